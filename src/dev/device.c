@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.c - device discovery, the engine thread and its sleep/wake protocol, and the
+ * counters file. See device.h.
+ *
+ * Configuration (README "Configuration"): URNIC_ADDR=<ip>[,<ip>...] names the devices'
+ * addresses (urnic0, urnic1, ...); else the file $URNIC_CONFIG (default
+ * /etc/urnic.conf) with lines `device <ip>`; else one device per IPv4 address of each
+ * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
+ * is none. URNIC_SPIN_US sets how long the engine polls before sleeping.
+ */
+#include "dev/device.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <fcntl.h>
+#include <time.h>
+
+#include "dev/counters_shm.h"
+
+static struct urnic_dev *devices[URNIC_MAX_DEVICES];
+static int ndevices;
+static pthread_once_t list_once = PTHREAD_ONCE_INIT;
+
+uint64_t urnic_dev_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Largest IB MTU that fits a netdev MTU with RoCEv2 headers (rxe: netdev MTU - 80). */
+static int ib_mtu_for(int netdev_mtu)
+{
+	int room = netdev_mtu - 80;
+
+	if (room >= 4096)
+		return 5;
+	if (room >= 2048)
+		return 4;
+	if (room >= 1024)
+		return 3;
+	if (room >= 512)
+		return 2;
+	return 1;
+}
+
+static int netdev_mtu_of(const struct urnic_dev *d)
+{
+	struct ifaddrs *ifa_list, *ifa;
+	int mtu = 1500, fd;
+
+	if (!d->ipv6 && d->addr[0] == 127)
+		return 65536; /* the loopback device owns all of 127/8 */
+	if (getifaddrs(&ifa_list) < 0)
+		return mtu;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	for (ifa = ifa_list; ifa && fd >= 0; ifa = ifa->ifa_next) {
+		const void *a;
+
+		if (!ifa->ifa_addr)
+			continue;
+		if (ifa->ifa_addr->sa_family == AF_INET && !d->ipv6)
+			a = &((struct sockaddr_in *)(void *)ifa->ifa_addr)->sin_addr;
+		else if (ifa->ifa_addr->sa_family == AF_INET6 && d->ipv6)
+			a = &((struct sockaddr_in6 *)(void *)ifa->ifa_addr)->sin6_addr;
+		else
+			continue;
+		if (memcmp(a, d->addr, d->ipv6 ? 16 : 4) == 0) {
+			struct ifreq ifr = { 0 };
+
+			snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifa->ifa_name);
+			if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+				mtu = ifr.ifr_mtu;
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	freeifaddrs(ifa_list);
+	return mtu;
+}
+
+static void add_device(const char *addr_str)
+{
+	struct urnic_dev *d;
+	uint8_t mac[6];
+	uint8_t eui[8];
+	const char *spin;
+
+	if (ndevices == URNIC_MAX_DEVICES)
+		return;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return;
+	if (inet_pton(AF_INET, addr_str, d->addr) == 1) {
+		d->ipv6 = false;
+		memset(d->gid[1], 0, 10);
+		d->gid[1][10] = d->gid[1][11] = 0xff;
+		memcpy(d->gid[1] + 12, d->addr, 4);
+		mac[0] = 0x02;
+		mac[1] = 0x75; /* 'u': locally administered, urnic */
+		memcpy(mac + 2, d->addr, 4);
+	} else if (inet_pton(AF_INET6, addr_str, d->addr) == 1) {
+		d->ipv6 = true;
+		memcpy(d->gid[1], d->addr, 16);
+		mac[0] = 0x02;
+		memcpy(mac + 1, d->addr + 11, 5);
+	} else {
+		fprintf(stderr, "urnic: ignoring device address '%s': not an IPv4/IPv6 address\n",
+			addr_str);
+		free(d);
+		return;
+	}
+	/* Modified EUI-64 of a MAC derived from the address (RFC 4291 appendix A), as the
+	 * kernel derives rxe's GUID and link-local GID from the netdev's MAC. */
+	eui[0] = mac[0] ^ 0x02;
+	eui[1] = mac[1];
+	eui[2] = mac[2];
+	eui[3] = 0xff;
+	eui[4] = 0xfe;
+	eui[5] = mac[3];
+	eui[6] = mac[4];
+	eui[7] = mac[5];
+	memcpy(&d->guid, eui, 8);
+	d->gid[0][0] = 0xfe;
+	d->gid[0][1] = 0x80;
+	memcpy(d->gid[0] + 8, eui, 8);
+	snprintf(d->name, sizeof(d->name), "urnic%d", ndevices);
+	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
+	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
+	spin = getenv("URNIC_SPIN_US");
+	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : 50000u;
+	pthread_mutex_init(&d->lock, NULL);
+	d->wake_fd = -1;
+	d->epoll_fd = -1;
+	devices[ndevices++] = d;
+}
+
+static void add_list(const char *list)
+{
+	char buf[1024];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save))
+		add_device(tok);
+}
+
+static bool read_config(void)
+{
+	const char *path = getenv("URNIC_CONFIG");
+	char line[256];
+	FILE *f;
+
+	f = fopen(path ? path : "/etc/urnic.conf", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char word[32], addr[128];
+
+		if (sscanf(line, "%31s %127s", word, addr) == 2 && strcmp(word, "device") == 0)
+			add_device(addr);
+	}
+	fclose(f);
+	return ndevices > 0;
+}
+
+static void host_addresses(void)
+{
+	struct ifaddrs *ifa_list, *ifa;
+
+	if (getifaddrs(&ifa_list) == 0) {
+		for (ifa = ifa_list; ifa; ifa = ifa->ifa_next) {
+			char buf[INET_ADDRSTRLEN];
+
+			if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+			    (ifa->ifa_flags & IFF_LOOPBACK) || !(ifa->ifa_flags & IFF_UP))
+				continue;
+			inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)ifa->ifa_addr)->sin_addr,
+				  buf, sizeof(buf));
+			add_device(buf);
+		}
+		freeifaddrs(ifa_list);
+	}
+	if (ndevices == 0)
+		add_device("127.0.0.1");
+}
+
+static void build_list(void)
+{
+	const char *env = getenv("URNIC_ADDR");
+
+	if (env && *env)
+		add_list(env);
+	else if (!read_config())
+		host_addresses();
+}
+
+int urnic_dev_list(struct urnic_dev ***out)
+{
+	pthread_once(&list_once, build_list);
+	*out = devices;
+	return ndevices;
+}
+
+/* ---- counters file ---- */
+
+static void shm_open_counters(struct urnic_dev *d)
+{
+	size_t bytes = sizeof(struct urnic_shm_header) + URNIC_CTR_COUNT * sizeof(uint64_t);
+	struct urnic_shm_header *h;
+	void *map;
+	int fd;
+
+	snprintf(d->shm_path, sizeof(d->shm_path), "/dev/shm/" URNIC_SHM_PREFIX "%d.%s",
+		 (int)getpid(), d->name);
+	fd = open(d->shm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto no_file;
+	if (ftruncate(fd, (off_t)bytes) < 0) {
+		close(fd);
+		goto unlink_file;
+	}
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		goto unlink_file;
+	h = map;
+	h->pid = (uint32_t)getpid();
+	h->ncounters = URNIC_CTR_COUNT;
+	snprintf(h->dev, sizeof(h->dev), "%s", d->name);
+	snprintf(h->addr, sizeof(h->addr), "%s", d->addr_str);
+	memcpy(h->magic, URNIC_SHM_MAGIC, 8);
+	d->shm_counters = (uint64_t *)(h + 1);
+	return;
+unlink_file:
+	unlink(d->shm_path);
+no_file:
+	d->shm_path[0] = 0;
+	d->shm_counters = NULL;
+}
+
+static void shm_close_counters(struct urnic_dev *d)
+{
+	size_t bytes = sizeof(struct urnic_shm_header) + URNIC_CTR_COUNT * sizeof(uint64_t);
+
+	if (!d->shm_counters)
+		return;
+	munmap((uint8_t *)d->shm_counters - sizeof(struct urnic_shm_header), bytes);
+	unlink(d->shm_path);
+	d->shm_counters = NULL;
+}
+
+void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f)
+{
+	fprintf(f, "urnic: counters of %s (%s)\n", d->name, d->addr_str);
+	for (int i = 0; i < URNIC_CTR_COUNT; i++)
+		if (d->eng->counters[i])
+			fprintf(f, "  %-24s %llu\n", urnic_counter_names[i],
+				(unsigned long long)d->eng->counters[i]);
+}
+
+/* ---- engine thread ---- */
+
+static void flush_tx(struct urnic_engine *e)
+{
+	struct urnic_dev *d = e->io;
+
+	urnic_udp_send(d->udp, e);
+}
+
+/* One pass of the NIC pipeline. Returns true if it did anything. */
+static bool engine_pass(struct urnic_dev *d, uint64_t *deadline)
+{
+	struct urnic_engine *e = d->eng;
+	bool did;
+
+	pthread_mutex_lock(&d->lock);
+	e->now_ns = urnic_dev_now_ns();
+	did = urnic_udp_recv(d->udp, e) > 0;
+	did |= urnic_engine_progress(e);
+	*deadline = urnic_engine_timers(e);
+	did |= urnic_engine_progress(e); /* retries the timers asked for */
+	if (e->ntx) {
+		flush_tx(e);
+		did = true;
+	}
+	if (did && d->shm_counters)
+		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
+	pthread_mutex_unlock(&d->lock);
+	return did;
+}
+
+static void *engine_thread(void *arg)
+{
+	struct urnic_dev *d = arg;
+	uint64_t idle_since = urnic_dev_now_ns();
+
+	while (!atomic_load(&d->stop)) {
+		struct epoll_event ev[4];
+		uint64_t deadline, now;
+		struct timespec ts, *tsp = NULL;
+		uint64_t drain;
+
+		if (engine_pass(d, &deadline)) {
+			idle_since = urnic_dev_now_ns();
+			continue;
+		}
+		now = urnic_dev_now_ns();
+		if (now - idle_since < d->spin_ns)
+			continue;
+		/* Going to sleep: announce it, then look once more, so that a doorbell
+		 * rung between the last pass and now is not missed (the poster checks
+		 * `sleeping` after publishing its work, urnic_dev_kick()). */
+		atomic_store(&d->sleeping, 1);
+		if (engine_pass(d, &deadline)) {
+			atomic_store(&d->sleeping, 0);
+			idle_since = urnic_dev_now_ns();
+			continue;
+		}
+		if (deadline) {
+			now = urnic_dev_now_ns();
+			deadline = deadline > now ? deadline - now : 0;
+			ts.tv_sec = (time_t)(deadline / 1000000000ull);
+			ts.tv_nsec = (long)(deadline % 1000000000ull);
+			tsp = &ts;
+		}
+		epoll_pwait2(d->epoll_fd, ev, 4, tsp, NULL);
+		atomic_store(&d->sleeping, 0);
+		if (read(d->wake_fd, &drain, sizeof(drain)) < 0)
+			drain = 0;
+		idle_since = urnic_dev_now_ns();
+	}
+	return NULL;
+}
+
+static int start(struct urnic_dev *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t seed = 0;
+	int ret;
+
+	d->eng = calloc(1, sizeof(*d->eng));
+	d->udp = calloc(1, sizeof(*d->udp));
+	if (!d->eng || !d->udp) {
+		ret = -ENOMEM;
+		goto free_mem;
+	}
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = urnic_dev_now_ns() ^ (uint64_t)getpid() << 32;
+	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, flush_tx, d, seed);
+	if (ret)
+		goto free_mem;
+	ret = urnic_udp_open(d->udp, d->ipv6, d->addr);
+	if (ret)
+		goto fini_engine;
+	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->wake_fd < 0 || d->epoll_fd < 0) {
+		ret = -errno;
+		goto close_fds;
+	}
+	ev.data.fd = d->udp->fd;
+	epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->udp->fd, &ev);
+	ev.data.fd = d->wake_fd;
+	epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->wake_fd, &ev);
+	shm_open_counters(d);
+	atomic_store(&d->stop, false);
+	ret = -pthread_create(&d->thread, NULL, engine_thread, d);
+	if (ret)
+		goto close_shm;
+	d->running = true;
+	return 0;
+
+close_shm:
+	shm_close_counters(d);
+close_fds:
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
+	if (d->epoll_fd >= 0)
+		close(d->epoll_fd);
+	d->wake_fd = d->epoll_fd = -1;
+	urnic_udp_close(d->udp);
+fini_engine:
+	urnic_engine_fini(d->eng);
+free_mem:
+	free(d->eng);
+	free(d->udp);
+	d->eng = NULL;
+	d->udp = NULL;
+	return ret;
+}
+
+static void stop(struct urnic_dev *d)
+{
+	uint64_t one = 1;
+	const char *print = getenv("URNIC_PRINT_COUNTERS");
+
+	atomic_store(&d->stop, true);
+	if (write(d->wake_fd, &one, sizeof(one)) < 0)
+		one = 0;
+	pthread_join(d->thread, NULL);
+	d->running = false;
+	if (print && *print == '1')
+		urnic_dev_print_counters(d, stderr);
+	shm_close_counters(d);
+	close(d->wake_fd);
+	close(d->epoll_fd);
+	d->wake_fd = d->epoll_fd = -1;
+	urnic_udp_close(d->udp);
+	urnic_engine_fini(d->eng);
+	free(d->eng);
+	free(d->udp);
+	d->eng = NULL;
+	d->udp = NULL;
+}
+
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int urnic_dev_get(struct urnic_dev *d)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&open_lock);
+	if (d->refs == 0)
+		ret = start(d);
+	if (ret == 0)
+		d->refs++;
+	pthread_mutex_unlock(&open_lock);
+	return ret;
+}
+
+void urnic_dev_put(struct urnic_dev *d)
+{
+	pthread_mutex_lock(&open_lock);
+	if (--d->refs == 0)
+		stop(d);
+	pthread_mutex_unlock(&open_lock);
+}

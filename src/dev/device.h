@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.h - a urnic device: one IP address, its engine thread, transport, clock and
+ * counters. The composition root of architecture.md §1.
+ *
+ * A device is opened once per process however many contexts use it; the first open
+ * binds UDP 4791 on the address and starts the engine thread, the last close stops it.
+ * The engine thread busy-polls while there is work and a short while after, then
+ * sleeps in epoll on the socket and a doorbell eventfd (architecture.md §2).
+ * Context: the device lock serializes the engine with control verbs (create, modify,
+ * destroy, register); posting and polling do not take it.
+ */
+#ifndef URNIC_DEV_DEVICE_H
+#define URNIC_DEV_DEVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "transport/udp.h"
+
+enum {
+	URNIC_MAX_DEVICES = 16,
+	URNIC_GID_TABLE_LEN = 16,
+};
+
+struct urnic_dev {
+	char name[32];
+	char addr_str[64];
+	bool ipv6;
+	uint8_t addr[16];
+	uint8_t gid[2][16]; /* 0: link-local from the address, 1: the RoCEv2 address GID */
+	uint64_t guid;      /* network order */
+	int active_mtu;     /* IB MTU enum for the port */
+	uint32_t spin_ns;   /* how long the engine polls after the last work */
+
+	pthread_mutex_t lock;
+	int refs;
+	int open_error;
+	bool running;
+	pthread_t thread;
+	_Atomic bool stop;
+	_Atomic int sleeping;
+	int wake_fd;
+	int epoll_fd;
+	struct urnic_engine *eng;
+	struct urnic_udp *udp;
+	uint64_t *shm_counters; /* the counters file under /dev/shm, or NULL */
+	char shm_path[128];
+};
+
+/* Fills the process-wide device list from URNIC_ADDR / the config / the host's
+ * addresses. Returns the number of devices. */
+int urnic_dev_list(struct urnic_dev ***out);
+
+/* Starts (first user) or references the device's engine. Returns 0 or -errno. */
+int urnic_dev_get(struct urnic_dev *d);
+void urnic_dev_put(struct urnic_dev *d);
+
+/* Doorbell: wakes the engine if it sleeps. Context: any thread, no lock. */
+static inline void urnic_dev_kick(struct urnic_dev *d)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&d->sleeping, memory_order_relaxed)) {
+		uint64_t one = 1;
+		ssize_t n = write(d->wake_fd, &one, sizeof(one));
+
+		(void)n;
+	}
+}
+
+uint64_t urnic_dev_now_ns(void);
+
+/* Prints the device counters (URNIC_PRINT_COUNTERS=1 at close). */
+void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f);
+
+#endif

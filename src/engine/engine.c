@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.c - receive validation and dispatch, the transmit batch, completions, errors,
+ * and the QP table of one device.
+ *
+ * Every received packet is checked before it may change anything, in the order of
+ * rxe_recv.c and IBTA 9.6 (packet header validation): headers decode (length, opcode,
+ * TVer, reserved bits), ICRC (Annex A17.3.3), destination QP exists and is in a state
+ * that receives (IBTA 10.3.1 table 90), the opcode belongs to the QP's transport, P_Key
+ * matches (10.9.3), source address is the connected peer (rxe check_addr). Each
+ * refusal has a counter (counters.def).
+ */
+#include "engine/engine.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "wire/byteorder.h"
+#include "wire/psn.h"
+
+const char *const urnic_counter_names[URNIC_CTR_COUNT] = {
+#define URNIC_COUNTER(name, desc) [URNIC_CTR_##name] = #name,
+#include "engine/counters.def"
+#undef URNIC_COUNTER
+};
+
+const char *const urnic_counter_descs[URNIC_CTR_COUNT] = {
+#define URNIC_COUNTER(name, desc) [URNIC_CTR_##name] = desc,
+#include "engine/counters.def"
+#undef URNIC_COUNTER
+};
+
+int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip,
+		      urnic_tx_flush_fn flush, void *io, uint64_t seed)
+{
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->ipv6 = ipv6;
+	memcpy(e->local_ip, local_ip, ipv6 ? 16 : 4);
+	e->flush = flush;
+	e->io = io;
+	e->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+	ret = urnic_mr_table_init(&e->mrs, 1 << 16);
+	if (ret)
+		return ret;
+	return 0;
+}
+
+void urnic_engine_fini(struct urnic_engine *e)
+{
+	urnic_mr_table_fini(&e->mrs);
+}
+
+uint32_t urnic_engine_random(struct urnic_engine *e)
+{
+	/* xorshift64*: unpredictable enough for key bits once seeded from getrandom(). */
+	e->rng ^= e->rng >> 12;
+	e->rng ^= e->rng << 25;
+	e->rng ^= e->rng >> 27;
+	return (uint32_t)((e->rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	/* QPN = generation << 12 | index. Indexes 0 and 1 are QP0/QP1 (IBTA 3.5.3). The
+	 * generation makes a recycled slot answer to a new number. */
+	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
+		if (e->qps[i])
+			continue;
+		e->qpn_generation = (e->qpn_generation + 1) & 0xfff;
+		if (e->qpn_generation == 0)
+			e->qpn_generation = 1;
+		qp->qpn = e->qpn_generation << URNIC_QPN_INDEX_BITS | i;
+		e->qps[i] = qp;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
+
+	if (e->qps[i] == qp)
+		e->qps[i] = NULL;
+}
+
+struct urnic_qp *urnic_engine_qp_find(struct urnic_engine *e, uint32_t qpn)
+{
+	struct urnic_qp *qp = e->qps[qpn & (URNIC_MAX_QP - 1)];
+
+	return qp && qp->qpn == qpn ? qp : NULL;
+}
+
+/* ---- transmit ---- */
+
+struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	struct urnic_txpkt *p;
+
+	if (e->ntx == URNIC_TX_BATCH)
+		e->flush(e);
+	p = &e->tx[e->ntx];
+	p->dst = qp->attr.peer;
+	p->hdr_bytes = 0;
+	p->payload_bytes = 0;
+	p->nfrags = 0;
+	p->trailer_bytes = 0;
+	return p;
+}
+
+void urnic_tx_commit(struct urnic_engine *e, struct urnic_txpkt *p)
+{
+	struct urnic_frag frags[2 + URNIC_MAX_SGE];
+	struct urnic_icrc_flow flow = { 0 };
+	uint32_t pad = (4 - (p->payload_bytes & 3)) & 3;
+	size_t n = 0, total;
+	uint32_t icrc;
+
+	frags[n++] = (struct urnic_frag){ p->hdr, p->hdr_bytes };
+	for (uint32_t i = 0; i < p->nfrags; i++)
+		frags[n++] = p->frags[i];
+	memset(p->trailer, 0, sizeof(p->trailer));
+	if (pad)
+		frags[n++] = (struct urnic_frag){ p->trailer, pad };
+	total = p->hdr_bytes + p->payload_bytes + pad;
+
+	flow.ipv6 = e->ipv6;
+	memcpy(flow.src, e->local_ip, 16);
+	memcpy(flow.dst, p->dst.ip, 16);
+	flow.ip_id = 0; /* what Linux sends from an unconnected DF socket */
+	flow.sport = p->dst.sport;
+	flow.dport = URNIC_ROCE_UDP_PORT;
+	icrc = urnic_icrc_flow(&flow, frags, n, total);
+	urnic_put_le32(p->trailer + pad, icrc);
+	p->trailer_bytes = pad + URNIC_ICRC_BYTES;
+	e->ntx++;
+	urnic_count(e, URNIC_CTR_tx_packets);
+	e->counters[URNIC_CTR_tx_bytes] += total + URNIC_ICRC_BYTES;
+}
+
+/* ---- completions and errors ---- */
+
+bool urnic_complete(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cq *cq,
+		    const struct urnic_cqe *cqe, bool solicited)
+{
+	if (urnic_cq_push(cq, cqe, solicited))
+		return true;
+	/* IBTA 11.4.2.1 (CQ overrun): the QP goes to the error state. */
+	urnic_count(e, URNIC_CTR_cq_overflow);
+	if (qp->state != URNIC_QPS_ERR)
+		urnic_qp_to_error(e, qp);
+	return false;
+}
+
+static void flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&qp->rq.prod, memory_order_acquire);
+
+	if (!qp->recv_cq || qp->rq.depth == 0)
+		return;
+	for (; cons != prod; cons++) {
+		const struct urnic_recv_wqe *w = urnic_wq_slot(&qp->rq, cons);
+		struct urnic_cqe cqe = {
+			.wr_id = w->wr_id,
+			.status = URNIC_WC_WR_FLUSH_ERR,
+			.opcode = URNIC_WC_RECV,
+			.qp_num = qp->qpn,
+		};
+
+		if (!urnic_cq_push(qp->recv_cq, &cqe, false)) {
+			urnic_count(e, URNIC_CTR_cq_overflow);
+			break;
+		}
+	}
+	atomic_store_explicit(&qp->rq.cons, cons, memory_order_release);
+	qp->resp.have_rwqe = false;
+}
+
+void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	qp->state = URNIC_QPS_ERR;
+	qp->req.rto_deadline_ns = 0;
+	qp->req.rnr_deadline_ns = 0;
+	qp->resp.ack_pending = false;
+	qp->resp.replying = 0;
+	urnic_rc_flush(e, qp);
+	flush_rq(e, qp);
+}
+
+static void reset_protocol_state(struct urnic_qp *qp)
+{
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	/* IBTA 10.3.1: RESET empties the work queues. */
+	atomic_store(&qp->sq.prod, 0);
+	atomic_store(&qp->sq.cons, 0);
+	atomic_store(&qp->rq.prod, 0);
+	atomic_store(&qp->rq.cons, 0);
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_qp_attr *attr, enum urnic_qp_state next,
+			   uint32_t mask)
+{
+	struct urnic_qp_attr *a = &qp->attr;
+
+	if (mask & URNIC_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & URNIC_QP_ACCESS_FLAGS)
+		a->access = attr->access;
+	if (mask & URNIC_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & URNIC_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & URNIC_QP_AV) {
+		a->peer = attr->peer;
+		a->sgid_index = attr->sgid_index;
+	}
+	if (mask & URNIC_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & URNIC_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & URNIC_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & URNIC_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & URNIC_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & URNIC_PSN_MASK;
+	if (mask & URNIC_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & URNIC_PSN_MASK;
+	if (mask & URNIC_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & URNIC_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & URNIC_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & URNIC_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+
+	if (!(mask & URNIC_QP_STATE) || next == qp->state)
+		return;
+	switch (next) {
+	case URNIC_QPS_RESET:
+		reset_protocol_state(qp);
+		break;
+	case URNIC_QPS_RTR:
+		qp->resp.epsn = a->rq_psn;
+		qp->resp.msn = 0;
+		qp->resp.res_count = pow2_at_least(a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1);
+		break;
+	case URNIC_QPS_RTS:
+		qp->req.psn = a->sq_psn;
+		qp->comp.psn = a->sq_psn;
+		qp->req.retry_left = a->retry_cnt;
+		qp->req.rnr_left = a->rnr_retry;
+		break;
+	case URNIC_QPS_ERR:
+		qp->state = next;
+		urnic_qp_to_error(e, qp);
+		return;
+	default:
+		break;
+	}
+	qp->state = next;
+}
+
+/* ---- receive ---- */
+
+static bool op_matches_qp_type(uint32_t flags, enum urnic_qp_type t)
+{
+	switch (t) {
+	case URNIC_QPT_RC:
+		return flags & URNIC_OPF_RC;
+	case URNIC_QPT_UC:
+		return flags & URNIC_OPF_UC;
+	case URNIC_QPT_UD:
+		return flags & URNIC_OPF_UD;
+	}
+	return false;
+}
+
+void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
+		     const uint8_t *dst_ip, const uint8_t *buf, size_t len)
+{
+	const struct urnic_opcode_info *info;
+	struct urnic_pkt pkt;
+	struct urnic_qp *qp;
+
+	urnic_count(e, URNIC_CTR_rx_packets);
+	e->counters[URNIC_CTR_rx_bytes] += len;
+	if (urnic_pkt_decode(&pkt, buf, len) < 0) {
+		urnic_count(e, URNIC_CTR_drop_bad_header);
+		return;
+	}
+	if (!e->skip_icrc_check) {
+		struct urnic_icrc_flow flow = { 0 };
+		struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
+
+		flow.ipv6 = e->ipv6;
+		memcpy(flow.src, src_ip, e->ipv6 ? 16 : 4);
+		memcpy(flow.dst, dst_ip, e->ipv6 ? 16 : 4);
+		flow.sport = sport;
+		flow.dport = URNIC_ROCE_UDP_PORT;
+		if (urnic_icrc_flow(&flow, &frag, 1, frag.len) !=
+		    urnic_get_le32(buf + len - URNIC_ICRC_BYTES)) {
+			urnic_count(e, URNIC_CTR_drop_bad_icrc);
+			return;
+		}
+	}
+	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
+	if (!qp) {
+		urnic_count(e, URNIC_CTR_drop_unknown_qp);
+		return;
+	}
+	info = urnic_opcode_info(pkt.bth.opcode);
+	/* IBTA 10.3.1 table 90: RESET and INIT discard; ERR discards too. */
+	if (qp->state == URNIC_QPS_ERR) {
+		urnic_count(e, URNIC_CTR_drop_qp_error);
+		return;
+	}
+	if (qp->state < URNIC_QPS_RTR ||
+	    ((info->flags & URNIC_OPF_RESP) && qp->state < URNIC_QPS_RTS)) {
+		urnic_count(e, URNIC_CTR_drop_qp_state);
+		return;
+	}
+	if (!op_matches_qp_type(info->flags, qp->type)) {
+		urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
+		return;
+	}
+	/* IBTA 10.9.3: P_Keys match when the low 15 bits agree and one of the two is a
+	 * full member; our only P_Key is the default 0xffff (full member). */
+	if ((pkt.bth.pkey & 0x7fff) != 0x7fff) {
+		urnic_count(e, URNIC_CTR_drop_bad_pkey);
+		return;
+	}
+	if (qp->type != URNIC_QPT_UD &&
+	    memcmp(src_ip, qp->attr.peer.ip, e->ipv6 ? 16 : 4) != 0) {
+		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
+		return;
+	}
+	if (qp->type != URNIC_QPT_RC) {
+		urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
+		return;
+	}
+	if (info->flags & URNIC_OPF_REQ)
+		urnic_rc_responder_rx(e, qp, &pkt);
+	else
+		urnic_rc_completer_rx(e, qp, &pkt);
+}
+
+/* ---- progress and timers ---- */
+
+bool urnic_engine_progress(struct urnic_engine *e)
+{
+	bool did = false;
+
+	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
+		struct urnic_qp *qp = e->qps[i];
+
+		if (!qp)
+			continue;
+		if (qp->state == URNIC_QPS_ERR) {
+			/* Work posted to a QP in error completes with FLUSH_ERR (IBTA 10.3.1). */
+			if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx) {
+				urnic_rc_flush(e, qp);
+				did = true;
+			}
+			if (atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
+			    atomic_load_explicit(&qp->rq.cons, memory_order_relaxed)) {
+				flush_rq(e, qp);
+				did = true;
+			}
+			continue;
+		}
+		if (qp->type != URNIC_QPT_RC)
+			continue;
+		if (qp->state >= URNIC_QPS_RTR)
+			did |= urnic_rc_responder_progress(e, qp);
+		if (qp->state == URNIC_QPS_RTS)
+			did |= urnic_rc_requester_progress(e, qp);
+	}
+	return did;
+}
+
+uint64_t urnic_engine_timers(struct urnic_engine *e)
+{
+	uint64_t next = 0;
+
+	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
+		struct urnic_qp *qp = e->qps[i];
+
+		if (qp && qp->type == URNIC_QPT_RC && qp->state == URNIC_QPS_RTS)
+			urnic_rc_completer_timers(e, qp, &next);
+	}
+	return next;
+}

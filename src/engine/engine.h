@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.h - the sans-I/O RDMA engine of one device: receive dispatch, progress,
+ * timers, and the batch of packets it wants sent.
+ *
+ * The engine never calls the kernel or reads a clock: the device (src/dev) sets now_ns,
+ * feeds received UDP payloads to urnic_engine_rx(), calls urnic_engine_progress() and
+ * urnic_engine_timers(), and sends what accumulates in the tx batch. Tests drive the
+ * same code with an in-process fabric. Context: one thread at a time (the device lock).
+ */
+#ifndef URNIC_ENGINE_ENGINE_H
+#define URNIC_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/qp.h"
+#include "mem/mr.h"
+#include "wire/pkt.h"
+
+enum urnic_counter {
+#define URNIC_COUNTER(name, desc) URNIC_CTR_##name,
+#include "engine/counters.def"
+#undef URNIC_COUNTER
+	URNIC_CTR_COUNT
+};
+
+extern const char *const urnic_counter_names[URNIC_CTR_COUNT];
+extern const char *const urnic_counter_descs[URNIC_CTR_COUNT];
+
+enum {
+	URNIC_TX_HDR_MAX = 64,
+	URNIC_TX_BATCH = 64,
+	URNIC_MAX_QP = 4096,   /* QP table slots per device */
+	URNIC_QPN_INDEX_BITS = 12,
+};
+
+/* One packet to send: headers, payload fragments that point into registered memory
+ * or WQE inline data (valid until the batch is flushed), pad and ICRC. */
+struct urnic_txpkt {
+	struct urnic_peer dst;
+	uint32_t hdr_bytes;
+	uint32_t payload_bytes;
+	uint32_t nfrags;
+	uint32_t trailer_bytes; /* pad + ICRC */
+	uint8_t hdr[URNIC_TX_HDR_MAX];
+	uint8_t trailer[8];
+	struct urnic_frag frags[URNIC_MAX_SGE];
+};
+
+struct urnic_engine;
+typedef void (*urnic_tx_flush_fn)(struct urnic_engine *e);
+
+struct urnic_engine {
+	uint64_t now_ns;
+	bool ipv6;
+	uint8_t local_ip[16];
+	bool skip_icrc_check; /* fuzzing only, as lwIP's checksum switch */
+	uint64_t counters[URNIC_CTR_COUNT];
+	uint64_t *counters_shared; /* optional mirror a reader process can map */
+	struct urnic_mr_table mrs;
+	struct urnic_qp *qps[URNIC_MAX_QP];
+	uint32_t qpn_generation;
+	struct urnic_txpkt tx[URNIC_TX_BATCH];
+	uint32_t ntx;
+	urnic_tx_flush_fn flush;
+	void *io; /* the device or the test fabric */
+	uint64_t rng;
+};
+
+int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip,
+		      urnic_tx_flush_fn flush, void *io, uint64_t seed);
+void urnic_engine_fini(struct urnic_engine *e);
+
+static inline void urnic_count(struct urnic_engine *e, enum urnic_counter c)
+{
+	e->counters[c]++;
+}
+
+uint32_t urnic_engine_random(struct urnic_engine *e);
+
+/* QP table. */
+int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp);
+struct urnic_qp *urnic_engine_qp_find(struct urnic_engine *e, uint32_t qpn);
+
+/* Applies a validated modify (urnic_qp_check_modify) to the QP: RESET clears all
+ * protocol state, RTR/RTS set up PSNs and resources, ERR flushes (IBTA 10.3.1). */
+void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_qp_attr *attr, enum urnic_qp_state next,
+			   uint32_t mask);
+
+/* A received UDP payload (BTH .. ICRC) from src_ip:sport. */
+void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
+		     const uint8_t *dst_ip, const uint8_t *buf, size_t len);
+
+/* Sends what the QPs have to send (new work, retries, READ responses, ACKs) and
+ * flushes work of QPs in error. Returns true if it did anything. */
+bool urnic_engine_progress(struct urnic_engine *e);
+
+/* Runs due timers; returns the earliest pending deadline (0: none). */
+uint64_t urnic_engine_timers(struct urnic_engine *e);
+
+/* Packet building, for the protocol parts. */
+struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp *qp);
+void urnic_tx_commit(struct urnic_engine *e, struct urnic_txpkt *p);
+
+/* Completions and errors, for the protocol parts. */
+void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp);
+bool urnic_complete(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cq *cq,
+		    const struct urnic_cqe *cqe, bool solicited);
+
+/* RC protocol parts (src/engine/roce/). */
+void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_pkt *pkt);
+void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_pkt *pkt);
+bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
+bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
+void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp);
+
+#endif

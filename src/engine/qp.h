@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qp.h - queue pairs: attributes, the IBA state machine and the per-QP state of the
+ * RC requester, completer and responder.
+ *
+ * IBTA 10.3 (QP states and transitions, table 91 for the attributes each transition
+ * requires and allows), 9.7 (reliable service). The QP struct is shared by src/verbs
+ * (creation, modify, posting) and the engine; the engine is the only writer of the
+ * req/comp/resp parts. Context: modify and destroy hold the device lock.
+ * Out of scope here: UD/UC specifics, SQD, alternate paths (APM).
+ */
+#ifndef URNIC_ENGINE_QP_H
+#define URNIC_ENGINE_QP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mem/mr.h"
+#include "queue/wq.h"
+
+/* QP states, numerically equal to enum ibv_qp_state (IBTA 10.3.1). */
+#define URNIC_QP_STATES(X) \
+	X(RESET)           \
+	X(INIT)            \
+	X(RTR)             \
+	X(RTS)             \
+	X(SQD)             \
+	X(SQE)             \
+	X(ERR)
+
+enum urnic_qp_state {
+#define X(s) URNIC_QPS_##s,
+	URNIC_QP_STATES(X)
+#undef X
+	URNIC_QPS_COUNT
+};
+
+const char *urnic_qp_state_name(enum urnic_qp_state s);
+
+/* QP types, numerically equal to enum ibv_qp_type. */
+enum urnic_qp_type {
+	URNIC_QPT_RC = 2,
+	URNIC_QPT_UC = 3,
+	URNIC_QPT_UD = 4,
+};
+
+/* Attribute mask bits, numerically equal to enum ibv_qp_attr_mask. */
+enum urnic_qp_attr_mask {
+	URNIC_QP_STATE = 1 << 0,
+	URNIC_QP_CUR_STATE = 1 << 1,
+	URNIC_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	URNIC_QP_ACCESS_FLAGS = 1 << 3,
+	URNIC_QP_PKEY_INDEX = 1 << 4,
+	URNIC_QP_PORT = 1 << 5,
+	URNIC_QP_QKEY = 1 << 6,
+	URNIC_QP_AV = 1 << 7,
+	URNIC_QP_PATH_MTU = 1 << 8,
+	URNIC_QP_TIMEOUT = 1 << 9,
+	URNIC_QP_RETRY_CNT = 1 << 10,
+	URNIC_QP_RNR_RETRY = 1 << 11,
+	URNIC_QP_RQ_PSN = 1 << 12,
+	URNIC_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	URNIC_QP_ALT_PATH = 1 << 14,
+	URNIC_QP_MIN_RNR_TIMER = 1 << 15,
+	URNIC_QP_SQ_PSN = 1 << 16,
+	URNIC_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	URNIC_QP_PATH_MIG_STATE = 1 << 18,
+	URNIC_QP_CAP = 1 << 19,
+	URNIC_QP_DEST_QPN = 1 << 20,
+	URNIC_QP_RATE_LIMIT = 1 << 25,
+};
+
+/* The peer of a connected QP, from its address vector (RoCEv2: the GID is the IP). */
+struct urnic_peer {
+	bool ipv6;
+	uint8_t ip[16]; /* IPv4 in the first four bytes */
+	uint16_t sport; /* UDP source port, the kernel's convention (rxe-siw-perftest.md 2.5) */
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+};
+
+/* Host-order attributes; mtu in bytes. Names follow struct ibv_qp_attr. */
+struct urnic_qp_attr {
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	uint32_t access; /* enum urnic_access: remote rights the responder grants */
+	uint32_t path_mtu;
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t sgid_index;
+	struct urnic_peer peer;
+};
+
+enum {
+	URNIC_MAX_RD_ATOMIC = 128,
+	URNIC_MAX_UNACKED_PSNS = 128, /* requester window, as rxe (RXE_MAX_UNACKED_PSNS) */
+	URNIC_ACKREQ_EVERY = 64,      /* AckReq inside long messages, as rxe (noack_pkts) */
+};
+
+/* A responder resource (IBTA 9.7.5.1.3): a READ being answered or an executed atomic
+ * kept for duplicate replay. */
+enum urnic_res_type {
+	URNIC_RES_FREE,
+	URNIC_RES_READ,
+	URNIC_RES_ATOMIC,
+};
+
+struct urnic_res {
+	uint8_t type;
+	uint32_t first_psn;
+	uint32_t last_psn;
+	/* READ: the whole request and the replay cursor. */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t next_psn;  /* next response PSN to send */
+	uint32_t sent_bytes;
+	bool replying;
+	bool first_psn_replay; /* replay starts mid-READ: MIDDLE/LAST opcodes */
+	/* ATOMIC: the original value (IBTA 9.4.5 AtomicAckETH). */
+	uint64_t orig;
+	uint32_t msn;
+};
+
+/* Requester (IBTA 9.7.4) and completer (9.7.5.2) state. */
+struct urnic_req {
+	uint32_t psn;       /* next PSN to send */
+	uint32_t idx;       /* SQ slot being sent */
+	uint32_t off_bytes; /* bytes of that WQE already sent */
+	uint32_t rd_atomic; /* READ/atomic requests outstanding */
+	uint32_t noack_pkts;
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool need_retry;
+	uint64_t rto_deadline_ns; /* 0: not armed */
+	uint64_t rnr_deadline_ns;
+};
+
+struct urnic_comp {
+	uint32_t psn; /* oldest PSN not yet acknowledged */
+	uint32_t idx; /* oldest SQ slot not yet completed */
+	uint32_t read_off_bytes; /* bytes of the READ at idx received so far */
+};
+
+/* Responder (IBTA 9.7.5.1). */
+struct urnic_resp {
+	uint32_t epsn; /* next expected request PSN */
+	uint32_t msn;
+	bool sent_psn_nak;
+	/* Multi-packet message in progress (IBTA 9.7.5.1.4 opcode sequence). */
+	bool in_send;
+	bool in_write;
+	bool have_rwqe;
+	uint32_t rwqe_off; /* bytes placed in the current receive WQE */
+	uint64_t write_va;
+	uint32_t write_rkey;
+	uint32_t write_resid;
+	uint32_t write_len;
+	uint8_t *write_host;
+	/* Coalesced ACK waiting to go out (IBTA 9.7.5.1.1: an ACK covers all earlier PSNs). */
+	bool ack_pending;
+	uint32_t ack_psn;
+	struct urnic_res res[URNIC_MAX_RD_ATOMIC];
+	uint32_t res_head;  /* next resource slot to use, FIFO */
+	uint32_t res_count; /* max_dest_rd_atomic rounded up to a power of two */
+	uint32_t replying;  /* resources with READ responses still to send */
+};
+
+struct urnic_qp {
+	uint32_t qpn;
+	enum urnic_qp_type type;
+	enum urnic_qp_state state;
+	bool sq_sig_all;
+	struct urnic_pd *pd;
+	struct urnic_cq *send_cq;
+	struct urnic_cq *recv_cq;
+	struct urnic_wq sq; /* of struct urnic_send_wqe */
+	struct urnic_wq rq; /* of struct urnic_recv_wqe */
+	struct urnic_qp_attr attr;
+	struct urnic_req req;
+	struct urnic_comp comp;
+	struct urnic_resp resp;
+	uint32_t flushed_rq; /* RQ entries already flushed, engine-private */
+	struct urnic_qp *next_active; /* device list of QPs the engine visits */
+	void *owner; /* the ibv_qp, for async events */
+};
+
+/* Validation of ibv_modify_qp (IBTA 10.3, table 91). Returns 0 or -EINVAL.
+ * port_mtu_bytes: the largest path MTU the port allows. */
+int urnic_qp_check_modify(const struct urnic_qp *qp, const struct urnic_qp_attr *attr,
+			  enum urnic_qp_state cur, enum urnic_qp_state next, uint32_t mask);
+
+/* Retransmission timeout for the 5-bit timeout attribute: 4.096 us * 2^timeout
+ * (IBTA 9.7.6.1.3); 0 means no timer. */
+uint64_t urnic_qp_rto_ns(uint8_t timeout);
+
+/* IB MTU enum (1..5) <-> bytes. */
+uint32_t urnic_mtu_bytes(int ib_mtu);
+
+#endif

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * completer.c - the RC completer: ACKs, NAKs, READ responses and atomic ACKs coming
+ * back to the requester; retransmission and RNR timers; completions in post order.
+ *
+ * IBTA 9.7.5.2 (requester side of responses): an ACK with PSN p acknowledges every
+ * request up to p (coalesced ACKs, 9.7.5.1.1); a response naming a PSN beyond an
+ * unanswered READ/atomic means its response was lost, so the requester retries
+ * (IBTA 9.7.5.2 implicit NAK, rxe COMPST_ERROR_RETRY); READ responses are accepted strictly
+ * in PSN order (go-back-N); NAK sequence error and timeouts retry, counted by
+ * retry_cnt (9.7.6.1.3: seven means seven retries, unlike rxe's "infinite"); RNR NAK
+ * waits the encoded time and retries, counted by rnr_retry (7 = infinite, 9.7.5.2.8);
+ * other NAKs complete the WQE in error and move the QP to error (9.7.5.2.5, table 44).
+ */
+#include <string.h>
+
+#include "engine/roce/rc.h"
+#include "mem/sge.h"
+#include "wire/psn.h"
+
+static uint8_t wc_opcode(uint32_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case URNIC_WR_RDMA_WRITE:
+	case URNIC_WR_RDMA_WRITE_WITH_IMM:
+		return URNIC_WC_RDMA_WRITE;
+	case URNIC_WR_RDMA_READ:
+		return URNIC_WC_RDMA_READ;
+	case URNIC_WR_ATOMIC_CMP_AND_SWP:
+		return URNIC_WC_COMP_SWAP;
+	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
+		return URNIC_WC_FETCH_ADD;
+	default:
+		return URNIC_WC_SEND;
+	}
+}
+
+void rc_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
+{
+	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
+
+	/* IBTA 10.8.4: unsignaled WRs complete silently unless they fail. */
+	if (status != URNIC_WC_SUCCESS || qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED)) {
+		struct urnic_cqe cqe = {
+			.wr_id = w->wr_id,
+			.status = status,
+			.opcode = wc_opcode(w->opcode),
+			.byte_len = w->length,
+			.qp_num = qp->qpn,
+		};
+
+		urnic_complete(e, qp, qp->send_cq, &cqe, false);
+	}
+	w->done = true;
+	w->started = false;
+	qp->comp.idx++;
+	qp->comp.read_off_bytes = 0;
+	if (rc_wqe_is_read_atomic(w) && qp->req.rd_atomic)
+		qp->req.rd_atomic--;
+	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
+}
+
+void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
+{
+	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
+
+	w->done = true;
+	w->status = status;
+	urnic_qp_to_error(e, qp);
+}
+
+void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+
+	if (qp->sq.depth == 0)
+		return;
+	/* IBTA 10.3.1: in error, outstanding and new WRs complete with FLUSH_ERR; the one
+	 * that failed keeps its own status. Errors are always reported (10.8.4). */
+	while (qp->comp.idx != prod) {
+		struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
+		uint8_t status = w->done && w->status != URNIC_WC_SUCCESS ? w->status
+									 : URNIC_WC_WR_FLUSH_ERR;
+		struct urnic_cqe cqe = {
+			.wr_id = w->wr_id,
+			.status = status,
+			.opcode = wc_opcode(w->opcode),
+			.qp_num = qp->qpn,
+		};
+
+		if (!urnic_cq_push(qp->send_cq, &cqe, false)) {
+			urnic_count(e, URNIC_CTR_cq_overflow);
+			break;
+		}
+		w->started = false;
+		w->done = true;
+		qp->comp.idx++;
+	}
+	qp->req.idx = qp->comp.idx;
+	qp->req.off_bytes = 0;
+	qp->comp.read_off_bytes = 0;
+	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
+}
+
+/* Progress was made: reset the retry budget (rxe does the same on every completion)
+ * and restart or stop the timer. */
+static void progressed(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->req.rnr_left = qp->attr.rnr_retry;
+	if (qp->comp.psn == qp->req.psn)
+		qp->req.rto_deadline_ns = 0;
+	else
+		rc_arm_rto(e, qp);
+}
+
+static bool wqe_outstanding(struct urnic_qp *qp, struct urnic_send_wqe **out)
+{
+	if (qp->comp.idx == qp->req.idx && !(rc_swqe(qp, qp->comp.idx)->started))
+		return false;
+	if (qp->comp.idx == atomic_load_explicit(&qp->sq.prod, memory_order_acquire))
+		return false;
+	*out = rc_swqe(qp, qp->comp.idx);
+	return (*out)->started;
+}
+
+/* Completes SEND/WRITE WQEs whose last PSN is before psn (inclusive when acked). */
+static void complete_upto(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, bool inclusive)
+{
+	struct urnic_send_wqe *w;
+
+	while (qp->state == URNIC_QPS_RTS && wqe_outstanding(qp, &w)) {
+		int32_t d = urnic_psn_diff(psn, w->last_psn);
+
+		if (d < 0 || (d == 0 && !inclusive))
+			break;
+		if (rc_wqe_is_read_atomic(w)) {
+			/* The response to this READ/atomic was lost: retry from it. */
+			qp->req.need_retry = true;
+			break;
+		}
+		qp->comp.psn = urnic_psn_add(w->last_psn, 1);
+		rc_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	}
+}
+
+static uint8_t nak_status(uint8_t code, struct urnic_engine *e)
+{
+	switch (code) {
+	case URNIC_NAK_INVALID_REQ:
+		urnic_count(e, URNIC_CTR_nak_inv_req_rcvd);
+		return URNIC_WC_REM_INV_REQ_ERR;
+	case URNIC_NAK_REM_ACCESS_ERR:
+		urnic_count(e, URNIC_CTR_nak_rem_access_rcvd);
+		return URNIC_WC_REM_ACCESS_ERR;
+	default:
+		urnic_count(e, URNIC_CTR_nak_rem_op_rcvd);
+		return URNIC_WC_REM_OP_ERR;
+	}
+}
+
+static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	uint8_t syn = pkt->aeth.syndrome;
+	uint32_t psn = pkt->bth.psn;
+	struct urnic_send_wqe *w;
+
+	/* A NAK acknowledges everything before its PSN (IBTA 9.7.5.1.1). */
+	complete_upto(e, qp, psn, false);
+	if (qp->state != URNIC_QPS_RTS)
+		return;
+	if (urnic_psn_after(psn, qp->comp.psn)) {
+		qp->comp.psn = psn;
+		progressed(e, qp);
+	}
+	if ((syn & URNIC_AETH_TYPE_MASK) == URNIC_AETH_RNR_NAK) {
+		urnic_count(e, URNIC_CTR_rnr_nak_rcvd);
+		/* IBTA 9.7.5.2.8: rnr_retry 7 means retry forever. */
+		if (qp->attr.rnr_retry != 7) {
+			if (qp->req.rnr_left == 0) {
+				urnic_count(e, URNIC_CTR_rnr_retry_exceeded);
+				rc_fail(e, qp, URNIC_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			qp->req.rnr_left--;
+		}
+		qp->req.rnr_deadline_ns = e->now_ns + 1000ull * urnic_rnr_timer_us(syn & 0x1f);
+		qp->req.need_retry = true;
+		qp->req.rto_deadline_ns = 0;
+		return;
+	}
+	switch (syn & 0x1f) {
+	case URNIC_NAK_PSN_SEQ_ERR:
+		urnic_count(e, URNIC_CTR_nak_seq_rcvd);
+		if (qp->req.retry_left == 0) {
+			urnic_count(e, URNIC_CTR_retry_exceeded);
+			rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->req.retry_left--;
+		qp->req.need_retry = true;
+		return;
+	default:
+		if (!wqe_outstanding(qp, &w))
+			return;
+		rc_fail(e, qp, nak_status(syn & 0x1f, e));
+		return;
+	}
+}
+
+static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
+			     const struct urnic_pkt *pkt, uint32_t flags)
+{
+	uint32_t mtu = qp->attr.path_mtu;
+	struct urnic_send_wqe *w;
+	uint32_t off, rest;
+
+	complete_upto(e, qp, pkt->bth.psn, false);
+	if (qp->state != URNIC_QPS_RTS || !wqe_outstanding(qp, &w))
+		return;
+	if (w->opcode != URNIC_WR_RDMA_READ || pkt->bth.psn != qp->comp.psn) {
+		/* Out of order (a response was lost) or stale: go-back-N retries. */
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+		if (urnic_psn_after(pkt->bth.psn, qp->comp.psn))
+			qp->req.need_retry = true;
+		return;
+	}
+	off = qp->comp.read_off_bytes;
+	rest = w->length - off;
+	/* IBTA 9.7.5.2: response opcodes in sequence, full MTU except the last. */
+	if (((flags & URNIC_OPF_FIRST) != 0) != (off == 0)) {
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+		return;
+	}
+	if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != rest
+				     : (pkt->payload_bytes != mtu || rest <= mtu)) {
+		rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
+		return;
+	}
+	if (pkt->payload_bytes &&
+	    urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, off, pkt->payload,
+			      pkt->payload_bytes) < 0) {
+		rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->comp.read_off_bytes += pkt->payload_bytes;
+	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
+	if (flags & URNIC_OPF_LAST)
+		rc_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	progressed(e, qp);
+}
+
+static void on_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	struct urnic_send_wqe *w;
+	uint8_t orig[8];
+
+	complete_upto(e, qp, pkt->bth.psn, false);
+	if (qp->state != URNIC_QPS_RTS || !wqe_outstanding(qp, &w))
+		return;
+	if (!rc_wqe_is_read_atomic(w) || w->opcode == URNIC_WR_RDMA_READ ||
+	    pkt->bth.psn != w->first_psn) {
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+		return;
+	}
+	/* The original value lands in host byte order, as ibverbs delivers it. */
+	memcpy(orig, &pkt->atmack_orig, sizeof(orig));
+	if (urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, 0, orig, sizeof(orig)) < 0) {
+		rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+		return;
+	}
+	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
+	rc_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	progressed(e, qp);
+}
+
+void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
+	uint32_t psn = pkt->bth.psn;
+
+	/* Only PSNs in [oldest unacknowledged - 1, next to send) mean anything. */
+	if (urnic_psn_diff(psn, qp->comp.psn) < -1 || urnic_psn_diff(psn, qp->req.psn) >= 0) {
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+		return;
+	}
+	if (flags & URNIC_OPF_AETH) {
+		uint8_t type = pkt->aeth.syndrome & URNIC_AETH_TYPE_MASK;
+
+		if (type == URNIC_AETH_RNR_NAK || type == URNIC_AETH_NAK) {
+			on_nak(e, qp, pkt);
+			return;
+		}
+		if (type != URNIC_AETH_ACK) {
+			urnic_count(e, URNIC_CTR_drop_bad_header); /* reserved syndrome 0x40 */
+			return;
+		}
+	}
+	if (flags & URNIC_OPF_READ) {
+		on_read_response(e, qp, pkt, flags);
+	} else if (pkt->bth.opcode == URNIC_OP_RC_ATOMIC_ACKNOWLEDGE) {
+		urnic_count(e, URNIC_CTR_ack_rcvd);
+		on_atomic_ack(e, qp, pkt);
+	} else {
+		uint32_t before = qp->comp.psn;
+
+		urnic_count(e, URNIC_CTR_ack_rcvd);
+		complete_upto(e, qp, psn, true);
+		if (urnic_psn_after(urnic_psn_add(psn, 1), qp->comp.psn) &&
+		    urnic_psn_before(psn, qp->req.psn)) {
+			struct urnic_send_wqe *w;
+
+			/* Part of a multi-packet message acknowledged. */
+			if (wqe_outstanding(qp, &w) && !rc_wqe_is_read_atomic(w))
+				qp->comp.psn = urnic_psn_add(psn, 1);
+		}
+		if (qp->comp.psn != before)
+			progressed(e, qp);
+	}
+}
+
+void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next)
+{
+	struct urnic_req *r = &qp->req;
+
+	if (r->rnr_deadline_ns && e->now_ns >= r->rnr_deadline_ns)
+		r->rnr_deadline_ns = 0; /* need_retry is set: the requester resends */
+	if (r->rto_deadline_ns && e->now_ns >= r->rto_deadline_ns) {
+		if (qp->comp.psn == r->psn) {
+			r->rto_deadline_ns = 0;
+		} else {
+			urnic_count(e, URNIC_CTR_retry_timeout);
+			if (r->retry_left == 0) {
+				urnic_count(e, URNIC_CTR_retry_exceeded);
+				rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
+				return;
+			}
+			r->retry_left--;
+			r->need_retry = true;
+			rc_arm_rto(e, qp);
+		}
+	}
+	if (r->rto_deadline_ns && (!*next || r->rto_deadline_ns < *next))
+		*next = r->rto_deadline_ns;
+	if (r->rnr_deadline_ns && (!*next || r->rnr_deadline_ns < *next))
+		*next = r->rnr_deadline_ns;
+}

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * responder.c - the RC responder: checks and executes inbound requests, answers them.
+ *
+ * IBTA 9.7.5.1 (responder behaviour), in rxe_resp.c's order, validate then mutate:
+ * PSN (9.7.5.1.1: ahead -> one NAK sequence error, then silence until the expected PSN;
+ * behind -> duplicate, 9.7.5.1.2) -> opcode sequence (9.7.5.1.4) -> the QP grants the
+ * operation (its remote access flags, rxe check_op_valid) -> resources (receive WQE, else RNR NAK
+ * 9.7.5.1.5; responder resources for READ/atomic) -> lengths (9.7.5.1.6: FIRST/MIDDLE
+ * carry exactly the path MTU, LAST/ONLY at most) -> R_Key, bounds and rights
+ * (9.7.5.1.7; failure = NAK remote access error) -> execute -> acknowledge. Class C
+ * errors (invalid request, remote access) NAK and move the QP to error (9.9.3.1).
+ * Duplicates: SEND/WRITE are re-ACKed without re-execution (C9-105 as rxe cites it),
+ * READs are replayed from the saved resource when the new range lies inside it, atomics
+ * return the saved original value without executing again.
+ * ACKs are coalesced per receive batch: an ACK names the newest PSN and covers all
+ * earlier ones (9.7.5.1.1).
+ */
+#include <string.h>
+
+#include "engine/roce/rc.h"
+#include "mem/sge.h"
+#include "wire/psn.h"
+
+enum { READ_BUDGET_PKTS = 64 };
+
+void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	if (!qp->resp.ack_pending)
+		return;
+	qp->resp.ack_pending = false;
+	rc_send_ack(e, qp, qp->resp.ack_psn, URNIC_AETH_ACK_UNLIMITED);
+}
+
+void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	struct urnic_pkt h = { 0 };
+
+	rc_flush_pending_ack(e, qp);
+	h.bth.opcode = URNIC_OP_RC_ACKNOWLEDGE;
+	h.bth.psn = psn;
+	h.aeth.syndrome = syndrome;
+	h.aeth.msn = qp->resp.msn & URNIC_PSN_MASK;
+	urnic_tx_commit(e, rc_emit(e, qp, &h, 0));
+	urnic_count(e, URNIC_CTR_ack_sent);
+}
+
+static void queue_ack(struct urnic_qp *qp, uint32_t psn)
+{
+	qp->resp.ack_pending = true;
+	qp->resp.ack_psn = psn;
+}
+
+/* NAK for a class C error (IBTA 9.9.3.1): the QP goes to error. */
+static void class_c_error(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn,
+			  enum urnic_nak_code code)
+{
+	rc_send_ack(e, qp, psn, (uint8_t)(URNIC_AETH_NAK | code));
+	urnic_count(e, code == URNIC_NAK_REM_ACCESS_ERR ? URNIC_CTR_nak_rem_access_sent
+			: code == URNIC_NAK_REM_OP_ERR	 ? URNIC_CTR_nak_rem_op_sent
+							 : URNIC_CTR_nak_inv_req_sent);
+	urnic_qp_to_error(e, qp);
+}
+
+static struct urnic_res *res_alloc(struct urnic_qp *qp)
+{
+	struct urnic_resp *r = &qp->resp;
+	struct urnic_res *res = &r->res[r->res_head];
+
+	/* FIFO reuse of max_dest_rd_atomic entries (IBTA 9.7.5.1.3; rxe does the same
+	 * and leaves the requester's limit to the requester). */
+	if (res->type == URNIC_RES_READ && res->replying)
+		r->replying--;
+	r->res_head = (r->res_head + 1) & (r->res_count - 1);
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+static struct urnic_res *res_find(struct urnic_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = 0; i < qp->resp.res_count; i++) {
+		struct urnic_res *res = &qp->resp.res[i];
+
+		if (res->type != URNIC_RES_FREE && urnic_psn_diff(psn, res->first_psn) >= 0 &&
+		    urnic_psn_diff(res->last_psn, psn) >= 0)
+			return res;
+	}
+	return NULL;
+}
+
+static void send_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_res *res)
+{
+	struct urnic_pkt h = { 0 };
+
+	rc_flush_pending_ack(e, qp);
+	h.bth.opcode = URNIC_OP_RC_ATOMIC_ACKNOWLEDGE;
+	h.bth.psn = res->first_psn;
+	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
+	h.aeth.msn = res->msn & URNIC_PSN_MASK;
+	h.atmack_orig = res->orig;
+	urnic_tx_commit(e, rc_emit(e, qp, &h, 0));
+	urnic_count(e, URNIC_CTR_ack_sent);
+}
+
+static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		      uint32_t flags)
+{
+	struct urnic_res *res;
+
+	urnic_count(e, URNIC_CTR_dup_request);
+	if (flags & (URNIC_OPF_SEND | URNIC_OPF_WRITE)) {
+		/* C9-105: ACK again with the last PSN acknowledged, do not execute. */
+		rc_flush_pending_ack(e, qp);
+		queue_ack(qp, urnic_psn_add(qp->resp.epsn, URNIC_PSN_MASK));
+		return;
+	}
+	res = res_find(qp, pkt->bth.psn);
+	if (!res) {
+		urnic_count(e, URNIC_CTR_drop_dup_no_resource);
+		return;
+	}
+	if (flags & URNIC_OPF_READ) {
+		/* The retried range must lie inside the original one, same R_Key. */
+		if (res->type != URNIC_RES_READ || pkt->reth.rkey != res->rkey ||
+		    pkt->reth.va < res->va || pkt->reth.len > res->len ||
+		    pkt->reth.va - res->va > res->len - pkt->reth.len) {
+			urnic_count(e, URNIC_CTR_drop_dup_no_resource);
+			return;
+		}
+		if (!res->replying)
+			qp->resp.replying++;
+		res->replying = true;
+		res->next_psn = pkt->bth.psn;
+		res->va = pkt->reth.va;
+		res->len = pkt->reth.len;
+		res->sent_bytes = 0;
+		/* Remember whether this replay starts mid-message (MIDDLE/LAST opcodes). */
+		res->first_psn_replay = pkt->bth.psn != res->first_psn;
+		return;
+	}
+	if (res->type == URNIC_RES_ATOMIC && res->first_psn == pkt->bth.psn)
+		send_atomic_ack(e, qp, res);
+	else
+		urnic_count(e, URNIC_CTR_drop_dup_no_resource);
+}
+
+/* Takes the next receive WQE for a SEND / WRITE with immediate. */
+static bool take_rwqe(struct urnic_qp *qp)
+{
+	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+
+	if (qp->resp.have_rwqe)
+		return true;
+	if (cons == atomic_load_explicit(&qp->rq.prod, memory_order_acquire))
+		return false;
+	qp->resp.have_rwqe = true;
+	qp->resp.rwqe_off = 0;
+	return true;
+}
+
+static void complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  uint8_t opcode, uint32_t byte_len, uint8_t status)
+{
+	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+	const struct urnic_recv_wqe *rw = urnic_wq_slot(&qp->rq, cons);
+	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
+	struct urnic_cqe cqe = {
+		.wr_id = rw->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (flags & URNIC_OPF_IMMDT) {
+		cqe.wc_flags |= URNIC_WC_WITH_IMM;
+		cqe.imm_be = pkt->imm_be;
+	} else if (flags & URNIC_OPF_IETH) {
+		cqe.wc_flags |= URNIC_WC_WITH_INV;
+		cqe.imm_be = pkt->ieth_rkey;
+	}
+	qp->resp.have_rwqe = false;
+	atomic_store_explicit(&qp->rq.cons, cons + 1, memory_order_release);
+	urnic_complete(e, qp, qp->recv_cq, &cqe, pkt->bth.se);
+}
+
+static bool needs_rwqe(uint32_t flags)
+{
+	/* SENDs and the last packet of a WRITE with immediate consume a receive WQE. */
+	return (flags & URNIC_OPF_SEND) ||
+	       ((flags & URNIC_OPF_WRITE) && (flags & URNIC_OPF_IMMDT));
+}
+
+static bool op_sequence_ok(const struct urnic_resp *r, uint32_t flags)
+{
+	bool first = flags & URNIC_OPF_FIRST;
+
+	if (r->in_send)
+		return (flags & URNIC_OPF_SEND) && !first;
+	if (r->in_write)
+		return (flags & URNIC_OPF_WRITE) && !first;
+	return first;
+}
+
+static void execute_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			 uint32_t flags)
+{
+	struct urnic_resp *r = &qp->resp;
+	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+	const struct urnic_recv_wqe *rw = urnic_wq_slot(&qp->rq, cons);
+	int ret = 0;
+
+	if (pkt->payload_bytes > rw->length - r->rwqe_off) {
+		ret = -1; /* IBTA 9.7.5.1.6: message longer than the receive buffer */
+	} else if (pkt->payload_bytes) {
+		ret = urnic_sge_scatter(&e->mrs, qp->pd, rw->sge, rw->num_sge, r->rwqe_off,
+					pkt->payload, pkt->payload_bytes);
+	}
+	if (ret) {
+		/* Local length or protection error at the responder: the WQE completes in
+		 * error and the requester gets NAK invalid request (rxe: class C). */
+		complete_rwqe(e, qp, pkt, URNIC_WC_RECV,
+			      r->rwqe_off + pkt->payload_bytes,
+			      ret == -1 ? URNIC_WC_LOC_LEN_ERR : URNIC_WC_LOC_PROT_ERR);
+		class_c_error(e, qp, pkt->bth.psn,
+			      ret == -1 ? URNIC_NAK_INVALID_REQ : URNIC_NAK_REM_OP_ERR);
+		return;
+	}
+	r->rwqe_off += pkt->payload_bytes;
+	r->in_send = !(flags & URNIC_OPF_LAST);
+	if (flags & URNIC_OPF_LAST) {
+		complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
+		r->msn++;
+	}
+}
+
+static void execute_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  uint32_t flags)
+{
+	struct urnic_resp *r = &qp->resp;
+
+	if (pkt->payload_bytes) {
+		memcpy(r->write_host, pkt->payload, pkt->payload_bytes);
+		r->write_host += pkt->payload_bytes;
+	}
+	r->write_resid -= pkt->payload_bytes;
+	r->in_write = !(flags & URNIC_OPF_LAST);
+	if (flags & URNIC_OPF_LAST) {
+		if (flags & URNIC_OPF_IMMDT)
+			complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
+				      URNIC_WC_SUCCESS);
+		r->msn++;
+	}
+}
+
+static void execute_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			   uint8_t *host)
+{
+	struct urnic_res *res = res_alloc(qp);
+	uint64_t *p = (uint64_t *)(void *)host; /* 8-byte aligned: checked by the caller */
+	uint64_t orig;
+
+	if (pkt->bth.opcode == URNIC_OP_RC_COMPARE_SWAP) {
+		orig = pkt->atmeth.compare;
+		__atomic_compare_exchange_n(p, &orig, pkt->atmeth.swap_add, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, pkt->atmeth.swap_add, __ATOMIC_SEQ_CST);
+	}
+	urnic_count(e, URNIC_CTR_atomic_executed);
+	qp->resp.msn++;
+	res->type = URNIC_RES_ATOMIC;
+	res->first_psn = res->last_psn = pkt->bth.psn;
+	res->orig = orig;
+	res->msn = qp->resp.msn;
+	send_atomic_ack(e, qp, res);
+}
+
+void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	struct urnic_resp *r = &qp->resp;
+	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
+	uint32_t psn = pkt->bth.psn;
+	uint32_t mtu = qp->attr.path_mtu;
+	int32_t d = urnic_psn_diff(psn, r->epsn);
+	enum urnic_mr_check chk;
+	uint8_t *host = NULL;
+
+	/* 1. PSN (IBTA 9.7.5.1.1 / 9.7.5.1.2). */
+	if (d > 0) {
+		if (!r->sent_psn_nak) {
+			r->sent_psn_nak = true;
+			rc_send_ack(e, qp, r->epsn, URNIC_AETH_NAK | URNIC_NAK_PSN_SEQ_ERR);
+			urnic_count(e, URNIC_CTR_nak_seq_sent);
+		} else {
+			urnic_count(e, URNIC_CTR_drop_psn_after_nak);
+		}
+		return;
+	}
+	if (d < 0) {
+		duplicate(e, qp, pkt, flags);
+		return;
+	}
+	r->sent_psn_nak = false;
+
+	/* 2. Opcode sequence (IBTA 9.7.5.1.4): a missing FIRST or LAST is invalid. */
+	if (!op_sequence_ok(r, flags)) {
+		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+		return;
+	}
+	/* 3. The QP must grant the operation (its access flags; rxe check_op_valid). */
+	if (((flags & URNIC_OPF_WRITE) && !(qp->attr.access & URNIC_ACCESS_REMOTE_WRITE)) ||
+	    ((flags & URNIC_OPF_READ) && !(qp->attr.access & URNIC_ACCESS_REMOTE_READ)) ||
+	    ((flags & URNIC_OPF_ATOMIC) && !(qp->attr.access & URNIC_ACCESS_REMOTE_ATOMIC))) {
+		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+		return;
+	}
+	/* 4. Resources: READ/atomic need responder resources; receives need a WQE. */
+	if ((flags & (URNIC_OPF_READ | URNIC_OPF_ATOMIC)) && qp->attr.max_dest_rd_atomic == 0) {
+		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+		return;
+	}
+	if (needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) && !take_rwqe(qp)) {
+		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer; nothing changes. */
+		rc_send_ack(e, qp, psn, (uint8_t)(URNIC_AETH_RNR_NAK | qp->attr.min_rnr_timer));
+		urnic_count(e, URNIC_CTR_rnr_nak_sent);
+		return;
+	}
+	/* 5. Lengths (IBTA 9.7.5.1.6). */
+	if (flags & URNIC_OPF_PAYLOAD) {
+		bool last = flags & URNIC_OPF_LAST;
+
+		if (last ? pkt->payload_bytes > mtu : pkt->payload_bytes != mtu) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+	}
+	if (flags & URNIC_OPF_WRITE) {
+		if (flags & URNIC_OPF_FIRST) {
+			/* 6. R_Key, bounds, rights for the whole WRITE (IBTA 9.7.5.1.7). */
+			if (pkt->reth.len > (1u << 31) ||
+			    ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != pkt->reth.len
+						      : pkt->reth.len <= mtu)) {
+				class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+				return;
+			}
+			/* A zero-length WRITE checks no R_Key, like a zero-length READ. */
+			chk = pkt->reth.len == 0 ? URNIC_MR_OK
+			      : urnic_mr_resolve(&e->mrs, qp->pd, pkt->reth.rkey, pkt->reth.va,
+						 pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE, &host);
+			if (chk != URNIC_MR_OK) {
+				class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+				return;
+			}
+			r->write_host = host;
+			r->write_resid = pkt->reth.len;
+			r->write_len = pkt->reth.len;
+		} else if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != r->write_resid
+						    : pkt->payload_bytes >= r->write_resid) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+		execute_write(e, qp, pkt, flags);
+	} else if (flags & URNIC_OPF_SEND) {
+		execute_send(e, qp, pkt, flags);
+		if (qp->state == URNIC_QPS_ERR)
+			return;
+	} else if (flags & URNIC_OPF_READ) {
+		struct urnic_res *res;
+		uint32_t npsn;
+
+		if (pkt->reth.len > (1u << 31)) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+		/* C9-88: a zero-length READ checks no R_Key. */
+		if (pkt->reth.len) {
+			chk = urnic_mr_resolve(&e->mrs, qp->pd, pkt->reth.rkey, pkt->reth.va,
+					       pkt->reth.len, URNIC_ACCESS_REMOTE_READ, &host);
+			if (chk != URNIC_MR_OK) {
+				class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+				return;
+			}
+		}
+		npsn = pkt->reth.len ? (pkt->reth.len + mtu - 1) / mtu : 1;
+		res = res_alloc(qp);
+		res->type = URNIC_RES_READ;
+		res->first_psn = psn;
+		res->last_psn = urnic_psn_add(psn, npsn - 1);
+		res->va = pkt->reth.va;
+		res->rkey = pkt->reth.rkey;
+		res->len = pkt->reth.len;
+		res->next_psn = psn;
+		res->replying = true;
+		r->replying++;
+		r->msn++; /* C9-148: the MSN counts a READ when it is executed */
+		res->msn = r->msn;
+		rc_flush_pending_ack(e, qp);
+		r->epsn = urnic_psn_add(res->last_psn, 1);
+		return;
+	} else if (flags & URNIC_OPF_ATOMIC) {
+		/* IBTA 9.4.5: the target must be 8-byte aligned, else invalid request. */
+		if (pkt->atmeth.va & 7) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+		chk = urnic_mr_resolve(&e->mrs, qp->pd, pkt->atmeth.rkey, pkt->atmeth.va, 8,
+				       URNIC_ACCESS_REMOTE_ATOMIC, &host);
+		if (chk != URNIC_MR_OK) {
+			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+			return;
+		}
+		r->epsn = urnic_psn_add(psn, 1);
+		execute_atomic(e, qp, pkt, host);
+		return;
+	}
+	r->epsn = urnic_psn_add(psn, 1);
+	if (pkt->bth.ackreq)
+		queue_ack(qp, psn);
+}
+
+/* Sends the READ response packets of one resource, up to a budget (IBTA 9.7.5.1.3:
+ * responses carry the PSNs the READ reserved; AETH on FIRST, LAST and ONLY). */
+static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res,
+			   uint32_t budget)
+{
+	uint32_t mtu = qp->attr.path_mtu;
+	uint32_t sent = 0;
+
+	while (res->replying && sent < budget) {
+		uint32_t rest = res->len - res->sent_bytes;
+		uint32_t n = rest < mtu ? rest : mtu;
+		bool first = res->sent_bytes == 0 && !res->first_psn_replay;
+		bool last = rest <= mtu;
+		struct urnic_pkt h = { 0 };
+		struct urnic_txpkt *p;
+		uint8_t *host = NULL;
+
+		h.bth.opcode = first ? (last ? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
+					     : URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST)
+				     : (last ? URNIC_OP_RC_RDMA_READ_RESPONSE_LAST
+					     : URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
+		h.bth.psn = res->next_psn;
+		h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
+		h.aeth.msn = res->msn & URNIC_PSN_MASK;
+		/* The region is looked up again for every packet: if it was deregistered
+		 * meanwhile the READ fails with a remote access error, as in rxe. */
+		if (n && urnic_mr_resolve(&e->mrs, qp->pd, res->rkey, res->va + res->sent_bytes, n,
+					  URNIC_ACCESS_REMOTE_READ, &host) != URNIC_MR_OK) {
+			res->replying = false;
+			qp->resp.replying--;
+			class_c_error(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
+			return sent;
+		}
+		p = rc_emit(e, qp, &h, n);
+		if (n) {
+			p->frags[0] = (struct urnic_frag){ host, n };
+			p->nfrags = 1;
+		}
+		urnic_tx_commit(e, p);
+		urnic_count(e, URNIC_CTR_read_resp_sent);
+		res->sent_bytes += n;
+		res->next_psn = urnic_psn_add(res->next_psn, 1);
+		sent++;
+		if (last) {
+			res->replying = false;
+			qp->resp.replying--;
+		}
+	}
+	return sent;
+}
+
+bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	uint32_t budget = READ_BUDGET_PKTS;
+	bool did = qp->resp.ack_pending;
+
+	rc_flush_pending_ack(e, qp);
+	if (!qp->resp.replying)
+		return did;
+	/* Oldest first: resources are used FIFO from res_head. */
+	for (uint32_t k = 0; k < qp->resp.res_count && budget && qp->state != URNIC_QPS_ERR; k++) {
+		uint32_t i = (qp->resp.res_head + k) & (qp->resp.res_count - 1);
+		struct urnic_res *res = &qp->resp.res[i];
+
+		if (res->type == URNIC_RES_READ && res->replying) {
+			budget -= read_reply(e, qp, res, budget);
+			did = true;
+		}
+	}
+	return did;
+}

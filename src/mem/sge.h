@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sge.h - scatter/gather lists against the region table.
+ *
+ * IBTA 10.7.2.1 / 11.4.1.1: each SGE names local memory by L_Key; the engine resolves
+ * every entry through the region table (key, PD, bounds, local rights) at the moment it
+ * reads or writes, so a region deregistered under an outstanding WR is never touched.
+ */
+#ifndef URNIC_MEM_SGE_H
+#define URNIC_MEM_SGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem/mr.h"
+#include "queue/wq.h"
+#include "wire/pkt.h"
+
+/* Points frags at bytes [off, off+len) of the list, without copying. At most
+ * max_frags fragments. Returns the number of fragments, or -EFAULT when an entry
+ * does not resolve with the rights in need. */
+int urnic_sge_gather(const struct urnic_mr_table *t, const struct urnic_pd *pd,
+		     const struct urnic_sge *sge, uint32_t nsge, uint32_t off, uint32_t len,
+		     uint32_t need, struct urnic_frag *frags, uint32_t max_frags);
+
+/* Copies len bytes of data to offset off of the list (needs LOCAL_WRITE). Returns 0,
+ * -EFAULT (an entry does not resolve) or -EMSGSIZE (the list is too short). */
+int urnic_sge_scatter(const struct urnic_mr_table *t, const struct urnic_pd *pd,
+		      const struct urnic_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *data,
+		      uint32_t len);
+
+#endif

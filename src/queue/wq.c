@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wq.c - allocation of work queue and completion queue rings, and the CQ's push/poll.
+ *
+ * IBTA 11.4.2 (completion queues): completions are returned oldest first; an overrun
+ * is reported to the producer. Completion events (IBTA 11.4.2.2, ibv_req_notify_cq) are
+ * delivered by writing the CQ's cookie into the channel's pipe once per arming.
+ */
+#include "queue/wq.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+int urnic_wq_init(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes)
+{
+	memset(wq, 0, sizeof(*wq));
+	wq->max_wr = max_wr;
+	wq->depth = pow2_at_least(max_wr ? max_wr : 1);
+	wq->slot_bytes = slot_bytes;
+	wq->slots = calloc(wq->depth, slot_bytes);
+	if (!wq->slots)
+		return -ENOMEM;
+	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+void urnic_wq_fini(struct urnic_wq *wq)
+{
+	if (!wq->slots)
+		return;
+	pthread_spin_destroy(&wq->lock);
+	free(wq->slots);
+	wq->slots = NULL;
+}
+
+int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe)
+{
+	memset(cq, 0, sizeof(*cq));
+	cq->cqe = cqe;
+	cq->depth = pow2_at_least(cqe + 1);
+	cq->ring = calloc(cq->depth, sizeof(*cq->ring));
+	if (!cq->ring)
+		return -ENOMEM;
+	cq->event_fd = -1;
+	pthread_spin_init(&cq->poll_lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+void urnic_cq_fini(struct urnic_cq *cq)
+{
+	if (!cq->ring)
+		return;
+	pthread_spin_destroy(&cq->poll_lock);
+	free(cq->ring);
+	cq->ring = NULL;
+}
+
+static void notify(struct urnic_cq *cq, bool solicited)
+{
+	int arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
+
+	if (arm == URNIC_CQ_DISARMED || (arm == URNIC_CQ_ARM_SOLICITED && !solicited))
+		return;
+	if (!atomic_compare_exchange_strong(&cq->arm, &arm, URNIC_CQ_DISARMED))
+		return;
+	if (cq->event_fd >= 0) {
+		void *cookie = cq->event_cookie;
+		ssize_t n = write(cq->event_fd, &cookie, sizeof(cookie));
+
+		/* A full pipe means the consumer already has events to read: nothing lost. */
+		(void)n;
+	}
+}
+
+bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solicited)
+{
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_acquire);
+
+	if (prod - cons >= cq->cqe) {
+		cq->overflows++;
+		return false;
+	}
+	cq->ring[prod & (cq->depth - 1)] = *cqe;
+	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
+	notify(cq, solicited);
+	return true;
+}
+
+int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n)
+{
+	uint32_t cons, prod;
+	int got = 0;
+
+	pthread_spin_lock(&cq->poll_lock);
+	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	while (got < n && cons != prod) {
+		out[got++] = cq->ring[cons & (cq->depth - 1)];
+		cons++;
+	}
+	atomic_store_explicit(&cq->cons, cons, memory_order_release);
+	pthread_spin_unlock(&cq->poll_lock);
+	return got;
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wq.h - work queues (SQ, RQ) and the completion queue: rings between application
+ * threads and the engine thread.
+ *
+ * A work queue is a single-producer ring: application threads append work requests
+ * under the queue's post lock (rdma-core providers lock per queue the same way) and
+ * publish them with a release store of prod; the engine reads them with an acquire load
+ * and frees slots by advancing cons. The completion queue is the mirror image: the
+ * engine produces, ibv_poll_cq consumes under a spinlock. No system call and no
+ * allocation on either side; the only syscall is the doorbell when the engine sleeps.
+ * Context: prod is written by posters, cons by the engine (WQ) / the poller (CQ).
+ */
+#ifndef URNIC_QUEUE_WQ_H
+#define URNIC_QUEUE_WQ_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+	URNIC_MAX_SGE = 32,
+	URNIC_MAX_INLINE = URNIC_MAX_SGE * 16,
+	URNIC_MAX_WQ_DEPTH = 16384,
+	URNIC_MAX_CQE = 1 << 20,
+};
+
+struct urnic_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* Work request opcodes, numerically equal to enum ibv_wr_opcode (checked in src/verbs). */
+enum urnic_wr_opcode {
+	URNIC_WR_RDMA_WRITE = 0,
+	URNIC_WR_RDMA_WRITE_WITH_IMM = 1,
+	URNIC_WR_SEND = 2,
+	URNIC_WR_SEND_WITH_IMM = 3,
+	URNIC_WR_RDMA_READ = 4,
+	URNIC_WR_ATOMIC_CMP_AND_SWP = 5,
+	URNIC_WR_ATOMIC_FETCH_AND_ADD = 6,
+	URNIC_WR_LOCAL_INV = 7,
+	URNIC_WR_BIND_MW = 8,
+	URNIC_WR_SEND_WITH_INV = 9,
+};
+
+/* Send flags, numerically equal to enum ibv_send_flags. */
+enum urnic_send_flag {
+	URNIC_SEND_FENCE = 1,
+	URNIC_SEND_SIGNALED = 2,
+	URNIC_SEND_SOLICITED = 4,
+	URNIC_SEND_INLINE = 8,
+};
+
+/* A send work queue element as posted, plus the requester's bookkeeping for it. */
+struct urnic_send_wqe {
+	uint64_t wr_id;
+	uint32_t opcode; /* enum urnic_wr_opcode */
+	uint32_t flags;  /* enum urnic_send_flag */
+	uint32_t imm_be;
+	uint32_t rkey;
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t length; /* total bytes */
+	uint32_t num_sge; /* 0 with URNIC_SEND_INLINE: data is in inline_data */
+	/* Set by the requester when the WQE is first sent (IBTA 9.7.1: PSNs per packet;
+	 * a READ reserves one PSN per response packet). */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	bool started;
+	bool done;    /* completed at the completer, slot may be freed in order */
+	uint8_t status; /* enum urnic_wc_status once done */
+	union {
+		struct urnic_sge sge[URNIC_MAX_SGE];
+		uint8_t inline_data[URNIC_MAX_INLINE];
+	};
+};
+
+struct urnic_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length; /* sum of sge lengths */
+	struct urnic_sge sge[URNIC_MAX_SGE];
+};
+
+struct urnic_wq {
+	_Atomic uint32_t prod; /* next slot a poster fills */
+	_Atomic uint32_t cons; /* oldest slot still owned by the engine */
+	uint32_t depth;        /* power of two */
+	uint32_t max_wr;       /* what the application asked for: prod - cons <= max_wr */
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t slot_bytes;
+	uint8_t *slots;
+	pthread_spinlock_t lock;
+};
+
+int urnic_wq_init(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes);
+void urnic_wq_fini(struct urnic_wq *wq);
+
+static inline void *urnic_wq_slot(const struct urnic_wq *wq, uint32_t idx)
+{
+	return wq->slots + (size_t)(idx & (wq->depth - 1)) * wq->slot_bytes;
+}
+
+/* Completion statuses, numerically equal to enum ibv_wc_status. */
+enum urnic_wc_status {
+	URNIC_WC_SUCCESS,
+	URNIC_WC_LOC_LEN_ERR,
+	URNIC_WC_LOC_QP_OP_ERR,
+	URNIC_WC_LOC_EEC_OP_ERR,
+	URNIC_WC_LOC_PROT_ERR,
+	URNIC_WC_WR_FLUSH_ERR,
+	URNIC_WC_MW_BIND_ERR,
+	URNIC_WC_BAD_RESP_ERR,
+	URNIC_WC_LOC_ACCESS_ERR,
+	URNIC_WC_REM_INV_REQ_ERR,
+	URNIC_WC_REM_ACCESS_ERR,
+	URNIC_WC_REM_OP_ERR,
+	URNIC_WC_RETRY_EXC_ERR,
+	URNIC_WC_RNR_RETRY_EXC_ERR,
+	URNIC_WC_LOC_RDD_VIOL_ERR,
+	URNIC_WC_REM_INV_RD_REQ_ERR,
+	URNIC_WC_REM_ABORT_ERR,
+	URNIC_WC_INV_EECN_ERR,
+	URNIC_WC_INV_EEC_STATE_ERR,
+	URNIC_WC_FATAL_ERR,
+	URNIC_WC_RESP_TIMEOUT_ERR,
+	URNIC_WC_GENERAL_ERR,
+};
+
+/* Completion opcodes, numerically equal to enum ibv_wc_opcode. */
+enum urnic_wc_opcode {
+	URNIC_WC_SEND = 0,
+	URNIC_WC_RDMA_WRITE = 1,
+	URNIC_WC_RDMA_READ = 2,
+	URNIC_WC_COMP_SWAP = 3,
+	URNIC_WC_FETCH_ADD = 4,
+	URNIC_WC_BIND_MW = 5,
+	URNIC_WC_LOCAL_INV = 6,
+	URNIC_WC_RECV = 128,
+	URNIC_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
+enum urnic_wc_flag {
+	URNIC_WC_WITH_GRH = 1,
+	URNIC_WC_WITH_IMM = 2,
+	URNIC_WC_WITH_INV = 8,
+};
+
+struct urnic_cqe {
+	uint64_t wr_id;
+	uint8_t status; /* enum urnic_wc_status */
+	uint8_t wc_flags;
+	uint16_t opcode; /* enum urnic_wc_opcode */
+	uint32_t byte_len;
+	uint32_t imm_be; /* or the invalidated rkey with URNIC_WC_WITH_INV */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t vendor_err;
+};
+
+/* Armed state of a CQ for completion events (ibv_req_notify_cq). */
+enum urnic_cq_arm {
+	URNIC_CQ_DISARMED = 0,
+	URNIC_CQ_ARM_SOLICITED = 1,
+	URNIC_CQ_ARM_NEXT = 2,
+};
+
+struct urnic_cq {
+	_Atomic uint32_t prod; /* engine */
+	_Atomic uint32_t cons; /* poller */
+	uint32_t depth;        /* power of two */
+	uint32_t cqe;          /* capacity the application asked for */
+	struct urnic_cqe *ring;
+	pthread_spinlock_t poll_lock;
+	_Atomic int arm;       /* enum urnic_cq_arm */
+	int event_fd;          /* write end of the completion channel, or -1 */
+	void *event_cookie;    /* what the channel carries (the ibv_cq) */
+	uint64_t overflows;
+};
+
+int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe);
+void urnic_cq_fini(struct urnic_cq *cq);
+
+/*
+ * Engine side: append one completion. Returns false when the CQ is full (IBTA 11.4.2.1:
+ * CQ overrun is an error; the caller puts the QP in error).
+ * solicited tells whether the completion satisfies an ARM_SOLICITED request.
+ */
+bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solicited);
+
+/* Poller side: copy out up to n completions, oldest first. */
+int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n);
+
+#endif

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udp.c - the RoCEv2 UDP transport: sockets, batched receive and send. See udp.h.
+ */
+#include "transport/udp.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static socklen_t fill_addr(struct sockaddr_storage *ss, bool ipv6, const uint8_t *ip,
+			   uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (ipv6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, ip, 16);
+		return sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		memcpy(&s4->sin_addr, ip, 4);
+		return sizeof(*s4);
+	}
+}
+
+static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiver)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = fill_addr(&ss, ipv6, ip, port);
+	int one = 1, fd, ret;
+	int pmtu = ipv6 ? IPV6_PMTUDISC_DO : IP_PMTUDISC_DO;
+	int bufsz = 8 << 20;
+
+	fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* DF set: Linux then sends IP ID 0 from an unconnected socket, which the ICRC
+	 * covers (ip_select_ident_segs); RoCE never fragments anyway. */
+	if (ipv6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	else
+		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	if (ipv6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	/* Large buffers: a window of packets arrives in one burst. FORCE works as root;
+	 * otherwise the kernel caps SO_RCVBUF at net.core.rmem_max. */
+	if (setsockopt(fd, SOL_SOCKET, receiver ? SO_RCVBUFFORCE : SO_SNDBUFFORCE, &bufsz,
+		       sizeof(bufsz)) < 0)
+		setsockopt(fd, SOL_SOCKET, receiver ? SO_RCVBUF : SO_SNDBUF, &bufsz, sizeof(bufsz));
+	if (receiver)
+		setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	ret = bind(fd, (struct sockaddr *)&ss, len);
+	if (ret < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr)
+{
+	int fd;
+
+	memset(u, 0, offsetof(struct urnic_udp, rx_msgs));
+	u->ipv6 = ipv6;
+	memcpy(u->addr, addr, ipv6 ? 16 : 4);
+	fd = bound_socket(ipv6, addr, URNIC_ROCE_UDP_PORT, true);
+	if (fd < 0)
+		return fd;
+	u->fd = fd;
+	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
+		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
+	}
+	return 0;
+}
+
+void urnic_udp_close(struct urnic_udp *u)
+{
+	for (uint32_t i = 0; i < u->nsports; i++)
+		close(u->sports[i].fd);
+	u->nsports = 0;
+	if (u->fd >= 0)
+		close(u->fd);
+	u->fd = -1;
+}
+
+static int sport_fd(const struct urnic_udp *u, uint16_t port)
+{
+	if (port == URNIC_ROCE_UDP_PORT)
+		return u->fd;
+	for (uint32_t i = 0; i < u->nsports; i++)
+		if (u->sports[i].port == port)
+			return u->sports[i].fd;
+	return u->fd;
+}
+
+uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport)
+{
+	int fd;
+
+	for (uint32_t i = 0; i < u->nsports; i++)
+		if (u->sports[i].port == sport)
+			return sport;
+	if (u->nsports == URNIC_UDP_MAX_SPORTS)
+		return URNIC_ROCE_UDP_PORT;
+	fd = bound_socket(u->ipv6, u->addr, sport, false);
+	if (fd < 0)
+		return URNIC_ROCE_UDP_PORT; /* taken by someone else: receivers ignore it */
+	u->sports[u->nsports++] = (struct urnic_udp_sport){ sport, fd };
+	return sport;
+}
+
+uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
+{
+	/* include/rdma/ib_verbs.h rdma_calc_flow_label() and rdma_flow_label_to_udp_sport(). */
+	uint32_t fl = flow_label & 0xfffff;
+
+	if (!fl) {
+		uint64_t v = (uint64_t)lqpn * rqpn;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		fl = (uint32_t)(v & 0xfffff);
+	}
+	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
+}
+
+int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
+{
+	int n;
+
+	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
+		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
+
+		m->msg_name = &u->rx_from[i];
+		m->msg_namelen = sizeof(u->rx_from[i]);
+		m->msg_iov = &u->rx_iov[i];
+		m->msg_iovlen = 1;
+		m->msg_control = u->rx_ctrl[i];
+		m->msg_controllen = sizeof(u->rx_ctrl[i]);
+		m->msg_flags = 0;
+	}
+	n = recvmmsg(u->fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
+		const uint8_t *src;
+		uint16_t sport;
+
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+				uint32_t ovfl;
+
+				memcpy(&ovfl, CMSG_DATA(c), sizeof(ovfl));
+				e->counters[URNIC_CTR_drop_socket_overflow] += ovfl - u->last_ovfl;
+				u->last_ovfl = ovfl;
+			}
+		}
+		if (m->msg_flags & MSG_TRUNC) {
+			urnic_count(e, URNIC_CTR_drop_bad_header);
+			continue;
+		}
+		if (u->ipv6) {
+			const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&u->rx_from[i];
+
+			src = (const uint8_t *)&s6->sin6_addr;
+			sport = ntohs(s6->sin6_port);
+		} else {
+			const struct sockaddr_in *s4 = (const struct sockaddr_in *)&u->rx_from[i];
+
+			src = (const uint8_t *)&s4->sin_addr;
+			sport = ntohs(s4->sin_port);
+		}
+		urnic_engine_rx(e, src, sport, u->addr, u->rx_buf[i], u->rx_msgs[i].msg_len);
+	}
+	return n;
+}
+
+void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e)
+{
+	uint32_t i = 0;
+
+	for (uint32_t k = 0; k < e->ntx; k++) {
+		struct urnic_txpkt *p = &e->tx[k];
+		struct iovec *iov = u->tx_iov[k];
+		struct msghdr *m = &u->tx_msgs[k].msg_hdr;
+		int n = 0;
+
+		iov[n++] = (struct iovec){ p->hdr, p->hdr_bytes };
+		for (uint32_t f = 0; f < p->nfrags; f++)
+			iov[n++] = (struct iovec){ (void *)p->frags[f].base, p->frags[f].len };
+		iov[n++] = (struct iovec){ p->trailer, p->trailer_bytes };
+		memset(m, 0, sizeof(*m));
+		m->msg_name = &u->tx_to[k];
+		m->msg_namelen = fill_addr(&u->tx_to[k], u->ipv6, p->dst.ip, URNIC_ROCE_UDP_PORT);
+		m->msg_iov = iov;
+		m->msg_iovlen = (size_t)n;
+	}
+	/* One sendmmsg per run of packets that leave from the same source port. */
+	while (i < e->ntx) {
+		int fd = sport_fd(u, e->tx[i].dst.sport);
+		uint32_t j = i + 1;
+		int sent;
+
+		while (j < e->ntx && sport_fd(u, e->tx[j].dst.sport) == fd)
+			j++;
+		while (i < j) {
+			sent = sendmmsg(fd, &u->tx_msgs[i], j - i, 0);
+			if (sent < 0) {
+				if (errno == EINTR)
+					continue;
+				if (errno == EAGAIN || errno == ENOBUFS) {
+					/* Send buffer full: wait for room rather than drop. */
+					struct timespec ts = { 0, 20000 };
+
+					nanosleep(&ts, NULL);
+					continue;
+				}
+				/* Unreachable peer and the like: the packet is lost and the
+				 * reliability protocol recovers, as on a real wire. */
+				urnic_count(e, URNIC_CTR_drop_tx_failed);
+				i++;
+				continue;
+			}
+			i += (uint32_t)sent;
+		}
+	}
+	e->ntx = 0;
+}

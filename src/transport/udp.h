@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * udp.h - RoCEv2 over kernel UDP sockets: one socket bound to <address>:4791 that
+ * receives, and sending sockets bound to the kernel's per-flow source ports.
+ *
+ * RoCEv2 (IBTA Annex A17.2): destination port 4791; the source port carries flow
+ * entropy, computed as the kernel's rdma_get_udp_sport() does (see engine/qp.h). Sends
+ * and receives are batched with sendmmsg/recvmmsg. DF is set (IP_PMTUDISC_DO) so
+ * that Linux emits IP ID 0, which is what the ICRC is computed over.
+ * Context: the device's engine thread, under the device lock.
+ */
+#ifndef URNIC_TRANSPORT_UDP_H
+#define URNIC_TRANSPORT_UDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "engine/engine.h"
+
+enum {
+	URNIC_UDP_RX_BATCH = 32,
+	URNIC_UDP_RX_BUF = 9216,
+	URNIC_UDP_MAX_SPORTS = 256,
+};
+
+struct urnic_udp_sport {
+	uint16_t port;
+	int fd;
+};
+
+struct urnic_udp {
+	int fd;
+	bool ipv6;
+	uint8_t addr[16];
+	uint32_t last_ovfl;
+	uint32_t nsports;
+	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
+	struct mmsghdr rx_msgs[URNIC_UDP_RX_BATCH];
+	struct iovec rx_iov[URNIC_UDP_RX_BATCH];
+	struct sockaddr_storage rx_from[URNIC_UDP_RX_BATCH];
+	char rx_ctrl[URNIC_UDP_RX_BATCH][64];
+	uint8_t rx_buf[URNIC_UDP_RX_BATCH][URNIC_UDP_RX_BUF];
+	struct mmsghdr tx_msgs[URNIC_TX_BATCH];
+	struct iovec tx_iov[URNIC_TX_BATCH][URNIC_MAX_SGE + 2];
+	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
+};
+
+/* Opens and binds the receiving socket. Returns 0 or -errno (-EADDRINUSE: another
+ * process owns the address, -EADDRNOTAVAIL: not a local address). */
+int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr);
+void urnic_udp_close(struct urnic_udp *u);
+
+/* Makes sure a sending socket exists for source port sport. Returns the port that
+ * will really be used: sport, or 4791 when it cannot be bound. */
+uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport);
+
+/* Receives one batch without blocking and hands each datagram to the engine.
+ * Returns the number received. */
+int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e);
+
+/* Sends the engine's tx batch and empties it. */
+void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e);
+
+/* The kernel's RoCEv2 UDP source port for a flow (rdma_get_udp_sport). */
+uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
+
+#endif

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cq.c - completion queues and completion channels.
+ *
+ * ibv_create_cq(3), ibv_get_cq_event(3), ibv_req_notify_cq(3): a channel is a pipe the
+ * engine writes a CQ pointer into when an armed CQ gets a completion (IBTA 11.4.2.2), so
+ * its fd works with poll/epoll and O_NONBLOCK as applications expect.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "verbs/verbs.h"
+
+URNIC_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
+{
+	struct urnic_vchannel *v = calloc(1, sizeof(*v));
+	int fds[2];
+
+	if (!v) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		free(v);
+		return NULL;
+	}
+	/* The engine must never block on a slow consumer. */
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	v->ibch.context = context;
+	v->ibch.fd = fds[0];
+	v->ibch.refcnt = 0;
+	v->write_fd = fds[1];
+	return &v->ibch;
+}
+
+URNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
+{
+	struct urnic_vchannel *v = urnic_container_of(channel, struct urnic_vchannel, ibch);
+
+	if (v->users)
+		return EBUSY;
+	close(v->ibch.fd);
+	close(v->write_fd);
+	free(v);
+	return 0;
+}
+
+URNIC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+					  struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct urnic_vcq *v;
+
+	if (cqe < 1 || cqe >= URNIC_MAX_CQE || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v || urnic_cq_init(&v->cq, (uint32_t)cqe)) {
+		free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	v->ibcq.context = context;
+	v->ibcq.channel = channel;
+	v->ibcq.cq_context = cq_context;
+	v->ibcq.cqe = cqe;
+	pthread_mutex_init(&v->ibcq.mutex, NULL);
+	pthread_cond_init(&v->ibcq.cond, NULL);
+	if (channel) {
+		v->vch = urnic_container_of(channel, struct urnic_vchannel, ibch);
+		v->vch->users++;
+		v->cq.event_fd = v->vch->write_fd;
+		v->cq.event_cookie = &v->ibcq;
+	}
+	return &v->ibcq;
+}
+
+URNIC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	struct urnic_vcq *v = to_vcq(cq);
+	struct urnic_dev *d = urnic_ctx_dev(cq->context);
+
+	if (v->users)
+		return EBUSY;
+	/* The engine may be delivering an event to this CQ: take the device lock. */
+	pthread_mutex_lock(&d->lock);
+	v->cq.event_fd = -1;
+	pthread_mutex_unlock(&d->lock);
+	if (v->vch)
+		v->vch->users--;
+	pthread_cond_destroy(&cq->cond);
+	pthread_mutex_destroy(&cq->mutex);
+	urnic_cq_fini(&v->cq);
+	free(v);
+	return 0;
+}
+
+URNIC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+				  void **cq_context)
+{
+	struct ibv_cq *got;
+
+	if (read(channel->fd, &got, sizeof(got)) != sizeof(got))
+		return -1;
+	*cq = got;
+	*cq_context = got->cq_context;
+	return 0;
+}
+
+URNIC_EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
+{
+	pthread_mutex_lock(&cq->mutex);
+	cq->comp_events_completed += nevents;
+	pthread_cond_signal(&cq->cond);
+	pthread_mutex_unlock(&cq->mutex);
+}
+
+int urnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	struct urnic_vcq *v = to_vcq(cq);
+
+	atomic_store(&v->cq.arm, solicited_only ? URNIC_CQ_ARM_SOLICITED : URNIC_CQ_ARM_NEXT);
+	return 0;
+}
+
+_Static_assert((int)IBV_WC_SUCCESS == (int)URNIC_WC_SUCCESS && (int)IBV_WC_GENERAL_ERR == (int)URNIC_WC_GENERAL_ERR,
+	       "completion status values");
+_Static_assert((int)IBV_WC_RECV == (int)URNIC_WC_RECV && (int)IBV_WC_RECV_RDMA_WITH_IMM ==
+	       (int)URNIC_WC_RECV_RDMA_WITH_IMM && (int)IBV_WC_FETCH_ADD == (int)URNIC_WC_FETCH_ADD,
+	       "completion opcode values");
+_Static_assert((int)IBV_WC_WITH_IMM == (int)URNIC_WC_WITH_IMM && (int)IBV_WC_WITH_INV == (int)URNIC_WC_WITH_INV,
+	       "completion flags");
+
+int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct urnic_cq *cq = &to_vcq(ibcq)->cq;
+	uint32_t cons, prod;
+	int got = 0;
+
+	pthread_spin_lock(&cq->poll_lock);
+	cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	prod = atomic_load_explicit(&cq->prod, memory_order_acquire);
+	while (got < num_entries && cons != prod) {
+		const struct urnic_cqe *c = &cq->ring[cons & (cq->depth - 1)];
+		struct ibv_wc *w = &wc[got++];
+
+		memset(w, 0, sizeof(*w));
+		w->wr_id = c->wr_id;
+		w->status = (enum ibv_wc_status)c->status;
+		w->opcode = (enum ibv_wc_opcode)c->opcode;
+		w->vendor_err = c->vendor_err;
+		w->byte_len = c->byte_len;
+		w->imm_data = c->imm_be;
+		w->qp_num = c->qp_num;
+		w->src_qp = c->src_qp;
+		w->wc_flags = c->wc_flags;
+		cons++;
+	}
+	atomic_store_explicit(&cq->cons, cons, memory_order_release);
+	pthread_spin_unlock(&cq->poll_lock);
+	return got;
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.c - ibv_get_device_list, ibv_open_device and the device, port and GID queries.
+ *
+ * Devices are urnic's configured addresses (src/dev/device.c). Each has one Ethernet
+ * port, ACTIVE, with RoCEv2 GIDs only, as rxe registers them (reference
+ * rxe-siw-perftest.md §2.7): index 0 the link-local GID from the derived EUI-64, index 1
+ * the address itself (::ffff:a.b.c.d for IPv4). The context is a full verbs_context
+ * with abi_compat = __VERBS_ABI_IS_EXTENDED and sz = sizeof, as verbs_init_context() in
+ * rdma-core does, so the inline wrappers find query_port and query_device_ex.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+
+#include "verbs/verbs.h"
+
+#undef ibv_get_device_list
+#undef ibv_query_port
+
+static struct urnic_vdevice *vdevs[URNIC_MAX_DEVICES];
+static int nvdevs;
+static pthread_once_t vdev_once = PTHREAD_ONCE_INIT;
+
+static void make_vdevs(void)
+{
+	struct urnic_dev **devs;
+	int n = urnic_dev_list(&devs);
+
+	for (int i = 0; i < n; i++) {
+		struct urnic_vdevice *v = calloc(1, sizeof(*v));
+
+		if (!v)
+			break;
+		v->dev = devs[i];
+		v->ibdev.node_type = IBV_NODE_CA;
+		v->ibdev.transport_type = IBV_TRANSPORT_IB;
+		snprintf(v->ibdev.name, sizeof(v->ibdev.name), "%s", devs[i]->name);
+		snprintf(v->ibdev.dev_name, sizeof(v->ibdev.dev_name), "uverbs%d", i);
+		snprintf(v->ibdev.dev_path, sizeof(v->ibdev.dev_path),
+			 "/sys/class/infiniband_verbs/uverbs%d", i);
+		snprintf(v->ibdev.ibdev_path, sizeof(v->ibdev.ibdev_path),
+			 "/sys/class/infiniband/%s", devs[i]->name);
+		vdevs[nvdevs++] = v;
+	}
+}
+
+URNIC_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+
+	pthread_once(&vdev_once, make_vdevs);
+	/* Devices are static: pointers stay valid after ibv_free_device_list, which
+	 * perftest and librdmacm rely on (verbs-abi-dropin.md §2.3 rule 9). */
+	list = calloc((size_t)nvdevs + 1, sizeof(*list));
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (int i = 0; i < nvdevs; i++)
+		list[i] = &vdevs[i]->ibdev;
+	if (num_devices)
+		*num_devices = nvdevs;
+	return list;
+}
+
+URNIC_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+URNIC_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+static struct urnic_dev *vdev_dev(struct ibv_device *device)
+{
+	return urnic_container_of(device, struct urnic_vdevice, ibdev)->dev;
+}
+
+URNIC_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return vdev_dev(device)->guid;
+}
+
+URNIC_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	for (int i = 0; i < nvdevs; i++)
+		if (&vdevs[i]->ibdev == device)
+			return i;
+	return -1;
+}
+
+static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "urnic %s", "0.1.0");
+	a->node_guid = d->guid;
+	a->sys_image_guid = d->guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 0xfffff000;
+	a->vendor_id = 0xffffff; /* as rxe: no IEEE OUI; perftest stays on ibv_post_send */
+	a->vendor_part_id = 0;
+	a->hw_ver = 0;
+	a->max_qp = URNIC_MAX_QP - 2;
+	a->max_qp_wr = URNIC_MAX_WQ_DEPTH;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+	a->max_sge = URNIC_MAX_SGE;
+	a->max_sge_rd = URNIC_MAX_SGE;
+	a->max_cq = 16384;
+	a->max_cqe = URNIC_MAX_CQE - 1;
+	a->max_mr = (1 << 16) - 1;
+	a->max_pd = 1 << 16;
+	a->max_qp_rd_atom = URNIC_MAX_RD_ATOMIC;
+	a->max_qp_init_rd_atom = URNIC_MAX_RD_ATOMIC;
+	a->max_res_rd_atom = URNIC_MAX_RD_ATOMIC * a->max_qp;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	a->phys_port_cnt = 1;
+}
+
+URNIC_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
+{
+	fill_device_attr(urnic_ctx_dev(context), attr);
+	return 0;
+}
+
+static int query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+			   struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ibv_device_attr_ex ex;
+
+	if (input && input->comp_mask)
+		return EINVAL;
+	if (attr_size < sizeof(attr->orig_attr))
+		return EINVAL;
+	memset(&ex, 0, sizeof(ex));
+	fill_device_attr(urnic_ctx_dev(context), &ex.orig_attr);
+	ex.max_dm_size = 0;
+	/* Copy what the caller's struct has room for, zero the rest (§2.3 rule 6). */
+	if (attr_size > sizeof(ex)) {
+		memset(attr, 0, attr_size);
+		attr_size = sizeof(ex);
+	}
+	memcpy(attr, &ex, attr_size);
+	return 0;
+}
+
+static void fill_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->state = IBV_PORT_ACTIVE;
+	p->max_mtu = IBV_MTU_4096;
+	p->active_mtu = (enum ibv_mtu)d->active_mtu;
+	p->gid_tbl_len = URNIC_GID_TABLE_LEN;
+	p->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
+	p->max_msg_sz = 1u << 31;
+	p->pkey_tbl_len = 1;
+	p->max_vl_num = 1;
+	p->active_width = 2; /* 4X */
+	p->active_speed = 32; /* EDR: a figure for tools to print, not a promise */
+	p->phys_state = 5; /* LinkUp */
+	p->link_layer = IBV_LINK_LAYER_ETHERNET;
+}
+
+static int query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
+		      size_t attr_size)
+{
+	struct ibv_port_attr p;
+
+	if (port_num != 1)
+		return EINVAL;
+	fill_port_attr(urnic_ctx_dev(context), &p);
+	if (attr_size > sizeof(p)) {
+		memset(attr, 0, attr_size);
+		attr_size = sizeof(p);
+	}
+	memcpy(attr, &p, attr_size);
+	return 0;
+}
+
+/* struct _compat_ibv_port_attr: struct ibv_port_attr without port_cap_flags2. */
+#define URNIC_COMPAT_PORT_ATTR_BYTES 48
+_Static_assert(offsetof(struct ibv_port_attr, port_cap_flags2) <= URNIC_COMPAT_PORT_ATTR_BYTES,
+	       "compat port attr");
+
+/* The exported symbol serves binaries built against the 48-byte struct of old
+ * headers (struct _compat_ibv_port_attr), exactly as rdma-core's __lib_query_port. */
+URNIC_EXPORT int ibv_query_port(struct ibv_context *context, uint8_t port_num,
+				struct _compat_ibv_port_attr *port_attr)
+{
+	return query_port(context, port_num, (struct ibv_port_attr *)(void *)port_attr,
+			  URNIC_COMPAT_PORT_ATTR_BYTES);
+}
+
+URNIC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index,
+			       union ibv_gid *gid)
+{
+	const struct urnic_dev *d = urnic_ctx_dev(context);
+
+	if (port_num != 1 || index < 0 || index >= URNIC_GID_TABLE_LEN) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(gid, 0, sizeof(*gid));
+	if (index < 2)
+		memcpy(gid->raw, d->gid[index], 16);
+	return 0;
+}
+
+/* rdma-core's private enum ibv_gid_type_sysfs (libibverbs/driver.h). */
+enum urnic_gid_type_sysfs {
+	URNIC_GID_TYPE_SYSFS_IB_ROCE_V1,
+	URNIC_GID_TYPE_SYSFS_ROCE_V2,
+};
+
+URNIC_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+				    unsigned int index, int *type)
+{
+	if (port_num != 1 || index >= URNIC_GID_TABLE_LEN) {
+		errno = EINVAL;
+		return -1;
+	}
+	*type = URNIC_GID_TYPE_SYSFS_ROCE_V2;
+	return 0;
+}
+
+URNIC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
+				   uint32_t gid_index, struct ibv_gid_entry *entry, uint32_t flags,
+				   size_t entry_size)
+{
+	const struct urnic_dev *d = urnic_ctx_dev(context);
+	struct ibv_gid_entry ent = { 0 };
+
+	if (flags || port_num != 1 || gid_index >= URNIC_GID_TABLE_LEN || entry_size < sizeof(ent))
+		return EINVAL;
+	if (gid_index >= 2)
+		return ENODATA; /* an empty slot, as the kernel's GID table reports it */
+	memcpy(ent.gid.raw, d->gid[gid_index], 16);
+	ent.gid_index = gid_index;
+	ent.port_num = port_num;
+	ent.gid_type = IBV_GID_TYPE_ROCE_V2;
+	ent.ndev_ifindex = 0;
+	memcpy(entry, &ent, sizeof(ent));
+	return 0;
+}
+
+URNIC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
+				__be16 *pkey)
+{
+	if (port_num != 1 || index != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*pkey = htons(0xffff); /* IBTA 10.9.1.2: the default P_Key, full member */
+	return 0;
+}
+
+URNIC_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, __be16 pkey)
+{
+	return port_num == 1 && (ntohs(pkey) & 0x7fff) == 0x7fff ? 0 : -1;
+}
+
+URNIC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
+{
+	/* There is no sysfs for urnic; answer the one file tools read (ibv_devinfo's
+	 * board_id) from memory and report the rest absent. */
+	if (strcmp(file, "board_id") == 0 && strstr(dir, "/sys/class/infiniband/urnic")) {
+		int n = snprintf(buf, size, "URNIC_SOFT_ROCE\n");
+
+		return n < (int)size ? n : (int)size;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* ---- contexts ---- */
+
+static int post_srq_recv_none(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	*bad = wr;
+	return EOPNOTSUPP;
+}
+
+static int bind_mw_none(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
+{
+	return EOPNOTSUPP;
+}
+
+static int dealloc_mw_none(struct ibv_mw *mw)
+{
+	return EOPNOTSUPP;
+}
+
+URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct urnic_dev *d = vdev_dev(device);
+	struct urnic_vcontext *c;
+	struct ibv_context *ctx;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = urnic_dev_get(d);
+	if (ret) {
+		fprintf(stderr, "urnic: cannot open %s on %s:4791: %s\n", d->name, d->addr_str,
+			strerror(-ret));
+		free(c);
+		errno = -ret;
+		return NULL;
+	}
+	c->dev = d;
+	ctx = &c->vctx.context;
+	ctx->device = device;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->ops._compat_query_device = (void *)ibv_query_device;
+	ctx->ops._compat_query_port = (void *)ibv_query_port;
+	ctx->ops.poll_cq = urnic_poll_cq;
+	ctx->ops.req_notify_cq = urnic_req_notify_cq;
+	ctx->ops.post_send = urnic_post_send;
+	ctx->ops.post_recv = urnic_post_recv;
+	ctx->ops.post_srq_recv = post_srq_recv_none;
+	ctx->ops.bind_mw = bind_mw_none;
+	ctx->ops.dealloc_mw = dealloc_mw_none;
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_port = query_port;
+	c->vctx.query_device_ex = query_device_ex;
+	return ctx;
+}
+
+URNIC_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	struct urnic_vcontext *c = urnic_container_of(context, struct urnic_vcontext, vctx.context);
+
+	if (context->async_fd >= 0)
+		close(context->async_fd);
+	pthread_mutex_destroy(&context->mutex);
+	urnic_dev_put(c->dev);
+	free(c);
+	return 0;
+}

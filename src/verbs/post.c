@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * post.c - ibv_post_send and ibv_post_recv: the application side of the work queues.
+ *
+ * ibv_post_send(3): a WR is checked (QP state, opcode for the transport, SGE count,
+ * inline size, queue room) and copied into the send ring; on the first bad WR the
+ * call stops, sets *bad_wr and returns the errno the man page lists (EINVAL, ENOMEM).
+ * Inline data is copied at post time, as IBTA 10.8.3 allows (the buffer is free on
+ * return). No lock but the queue's own, no system call unless the engine sleeps.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+_Static_assert((int)IBV_WR_SEND == (int)URNIC_WR_SEND && (int)IBV_WR_RDMA_READ == (int)URNIC_WR_RDMA_READ &&
+	       (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)URNIC_WR_ATOMIC_FETCH_AND_ADD &&
+	       (int)IBV_WR_SEND_WITH_INV == (int)URNIC_WR_SEND_WITH_INV, "work request opcodes");
+_Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED && (int)IBV_SEND_INLINE == (int)URNIC_SEND_INLINE &&
+	       (int)IBV_SEND_FENCE == (int)URNIC_SEND_FENCE && (int)IBV_SEND_SOLICITED == (int)URNIC_SEND_SOLICITED,
+	       "send flags");
+
+static bool rc_opcode_ok(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	uint64_t total = 0;
+
+	if (!rc_opcode_ok(wr->opcode))
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > (1ull << 31))
+		return EINVAL;
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->flags = wr->send_flags;
+	w->imm_be = wr->imm_data;
+	w->length = (uint32_t)total;
+	w->started = false;
+	w->done = false;
+	w->status = URNIC_WC_SUCCESS;
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+		break;
+	default:
+		w->remote_addr = 0;
+		w->rkey = 0;
+		break;
+	}
+	/* Inline applies to SEND and WRITE only (ibv_post_send(3)). */
+	if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
+	    wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		uint32_t off = 0;
+
+		if (total > qp->sq.max_inline)
+			return EINVAL;
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		w->num_sge = 0;
+	} else {
+		w->flags &= ~(uint32_t)IBV_SEND_INLINE;
+		w->num_sge = (uint32_t)wr->num_sge;
+		for (int i = 0; i < wr->num_sge; i++)
+			w->sge[i] = (struct urnic_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+							wr->sg_list[i].lkey };
+	}
+	return 0;
+}
+
+int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
+	struct urnic_vqp *v = to_vqp(ibqp);
+	struct urnic_qp *qp = &v->qp;
+	struct urnic_wq *sq = &qp->sq;
+	uint32_t prod, cons;
+	int ret = 0;
+
+	/* IBTA 10.3.1 table 90: posting to the send queue needs RTS (or ERR, where the
+	 * work is flushed). */
+	if (qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_ERR) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&sq->lock);
+	prod = atomic_load_explicit(&sq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+	for (; wr; wr = wr->next) {
+		if (prod - cons >= sq->max_wr) {
+			ret = ENOMEM;
+			break;
+		}
+		ret = fill_send_wqe(qp, urnic_wq_slot(sq, prod), wr);
+		if (ret)
+			break;
+		prod++;
+	}
+	atomic_store_explicit(&sq->prod, prod, memory_order_release);
+	pthread_spin_unlock(&sq->lock);
+	if (ret)
+		*bad_wr = wr;
+	urnic_dev_kick(v->dev);
+	return ret;
+}
+
+int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct urnic_vqp *v = to_vqp(ibqp);
+	struct urnic_qp *qp = &v->qp;
+	struct urnic_wq *rq = &qp->rq;
+	uint32_t prod, cons;
+	int ret = 0;
+
+	/* IBTA 10.3.1 table 90: receives may be posted from INIT on, not in RESET. */
+	if (qp->state == URNIC_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&rq->lock);
+	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+	for (; wr; wr = wr->next) {
+		struct urnic_recv_wqe *w;
+		uint64_t total = 0;
+
+		if (prod - cons >= rq->max_wr) {
+			ret = ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		w = urnic_wq_slot(rq, prod);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		for (int i = 0; i < wr->num_sge; i++) {
+			w->sge[i] = (struct urnic_sge){ wr->sg_list[i].addr, wr->sg_list[i].length,
+							wr->sg_list[i].lkey };
+			total += wr->sg_list[i].length;
+		}
+		w->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+		prod++;
+	}
+	atomic_store_explicit(&rq->prod, prod, memory_order_release);
+	pthread_spin_unlock(&rq->lock);
+	if (ret)
+		*bad_wr = wr;
+	if (qp->state == URNIC_QPS_ERR)
+		urnic_dev_kick(v->dev);
+	return ret;
+}

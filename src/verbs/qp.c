@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * qp.c - queue pair verbs: create, modify, query, destroy.
+ *
+ * ibv_create_qp(3) and ibv_modify_qp(3): capabilities beyond the device's are refused
+ * with EINVAL and the granted ones written back into cap; transitions and attributes
+ * are checked against IBTA 10.3.1 table 91 (engine/qp.c); on RoCE the address vector
+ * must carry a GRH (is_global), whose GID names the peer's IP address (RoCEv2, IBTA
+ * Annex A17.4). The UDP source port follows the kernel's flow-label convention.
+ * This issue's scope is RC; UC, UD and SRQ are refused with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+_Static_assert((int)IBV_QPS_RESET == (int)URNIC_QPS_RESET && (int)IBV_QPS_ERR == (int)URNIC_QPS_ERR,
+	       "QP state values");
+_Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UD == (int)URNIC_QPT_UD, "QP types");
+_Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE && (int)IBV_QP_DEST_QPN == (int)URNIC_QP_DEST_QPN &&
+	       (int)IBV_QP_RATE_LIMIT == (int)URNIC_QP_RATE_LIMIT, "attribute mask bits");
+
+URNIC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
+{
+	struct urnic_dev *d = urnic_ctx_dev(pd->context);
+	struct ibv_qp_cap *cap = &init->cap;
+	struct urnic_vqp *v;
+	int ret;
+
+	if (init->qp_type != IBV_QPT_RC || init->srq) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!init->send_cq || !init->recv_cq || cap->max_send_wr > URNIC_MAX_WQ_DEPTH ||
+	    cap->max_recv_wr > URNIC_MAX_WQ_DEPTH || cap->max_send_sge > URNIC_MAX_SGE ||
+	    cap->max_recv_sge > URNIC_MAX_SGE || cap->max_inline_data > URNIC_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = urnic_wq_init(&v->qp.sq, cap->max_send_wr, sizeof(struct urnic_send_wqe));
+	if (!ret)
+		ret = urnic_wq_init(&v->qp.rq, cap->max_recv_wr, sizeof(struct urnic_recv_wqe));
+	if (ret)
+		goto free_queues;
+	/* What we grant: the depths asked for, every SGE slot, the full inline area. */
+	v->qp.sq.max_sge = cap->max_send_sge;
+	v->qp.rq.max_sge = cap->max_recv_sge;
+	cap->max_inline_data = URNIC_MAX_INLINE;
+	v->qp.sq.max_inline = URNIC_MAX_INLINE;
+	v->cap = *cap;
+	v->qp.type = URNIC_QPT_RC;
+	v->qp.state = URNIC_QPS_RESET;
+	v->qp.sq_sig_all = init->sq_sig_all;
+	v->qp.pd = &to_vpd(pd)->pd;
+	v->send_vcq = to_vcq(init->send_cq);
+	v->recv_vcq = to_vcq(init->recv_cq);
+	v->qp.send_cq = &v->send_vcq->cq;
+	v->qp.recv_cq = &v->recv_vcq->cq;
+	v->qp.attr.path_mtu = 256; /* IBTA: a new QP's path MTU; rxe starts the same */
+	v->qp.owner = &v->ibqp;
+	v->vpd = to_vpd(pd);
+	v->dev = d;
+
+	pthread_mutex_lock(&d->lock);
+	ret = urnic_engine_qp_add(d->eng, &v->qp);
+	pthread_mutex_unlock(&d->lock);
+	if (ret)
+		goto free_queues;
+	v->send_vcq->users++;
+	v->recv_vcq->users++;
+	v->vpd->users++;
+
+	v->ibqp.context = pd->context;
+	v->ibqp.qp_context = init->qp_context;
+	v->ibqp.pd = pd;
+	v->ibqp.send_cq = init->send_cq;
+	v->ibqp.recv_cq = init->recv_cq;
+	v->ibqp.srq = NULL;
+	v->ibqp.handle = v->qp.qpn;
+	v->ibqp.qp_num = v->qp.qpn;
+	v->ibqp.state = IBV_QPS_RESET;
+	v->ibqp.qp_type = init->qp_type;
+	pthread_mutex_init(&v->ibqp.mutex, NULL);
+	pthread_cond_init(&v->ibqp.cond, NULL);
+	return &v->ibqp;
+
+free_queues:
+	urnic_wq_fini(&v->qp.sq);
+	urnic_wq_fini(&v->qp.rq);
+	free(v);
+	errno = ret ? -ret : ENOMEM;
+	return NULL;
+}
+
+URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct urnic_vqp *v = to_vqp(ibqp);
+
+	pthread_mutex_lock(&v->dev->lock);
+	urnic_engine_qp_remove(v->dev->eng, &v->qp);
+	pthread_mutex_unlock(&v->dev->lock);
+	v->send_vcq->users--;
+	v->recv_vcq->users--;
+	v->vpd->users--;
+	urnic_wq_fini(&v->qp.sq);
+	urnic_wq_fini(&v->qp.rq);
+	pthread_cond_destroy(&ibqp->cond);
+	pthread_mutex_destroy(&ibqp->mutex);
+	free(v);
+	return 0;
+}
+
+/* RoCEv2 address vector -> peer address (IBTA Annex A17.4.5: the GID is the IP). */
+static int peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
+			struct urnic_peer *peer)
+{
+	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	const uint8_t *g = ah->grh.dgid.raw;
+
+	if (!ah->is_global || ah->port_num > 1 || ah->grh.sgid_index >= 2)
+		return -EINVAL;
+	memset(peer, 0, sizeof(*peer));
+	if (memcmp(g, v4_prefix, 12) == 0) {
+		if (d->ipv6)
+			return -EINVAL;
+		memcpy(peer->ip, g + 12, 4);
+	} else {
+		if (!d->ipv6)
+			return -EINVAL;
+		memcpy(peer->ip, g, 16);
+		peer->ipv6 = true;
+	}
+	peer->hop_limit = ah->grh.hop_limit;
+	peer->traffic_class = ah->grh.traffic_class;
+	peer->flow_label = ah->grh.flow_label;
+	return 0;
+}
+
+URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask_in)
+{
+	struct urnic_vqp *v = to_vqp(ibqp);
+	struct urnic_dev *d = v->dev;
+	uint32_t mask = (uint32_t)mask_in;
+	struct urnic_qp_attr a = v->qp.attr;
+	enum urnic_qp_state cur, next;
+	int ret;
+
+	if ((mask & IBV_QP_PATH_MTU)) {
+		a.path_mtu = urnic_mtu_bytes(attr->path_mtu);
+		if (a.path_mtu > 4096)
+			a.path_mtu = 0;
+	}
+	if (mask & IBV_QP_AV) {
+		ret = peer_from_ah(d, &attr->ah_attr, &a.peer);
+		if (ret)
+			return -ret;
+		a.sgid_index = attr->ah_attr.grh.sgid_index;
+	}
+	a.qkey = attr->qkey;
+	a.rq_psn = attr->rq_psn;
+	a.sq_psn = attr->sq_psn;
+	a.dest_qp_num = attr->dest_qp_num;
+	a.access = attr->qp_access_flags;
+	a.pkey_index = attr->pkey_index;
+	a.port_num = attr->port_num;
+	a.max_rd_atomic = attr->max_rd_atomic;
+	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a.min_rnr_timer = attr->min_rnr_timer;
+	a.timeout = attr->timeout;
+	a.retry_cnt = attr->retry_cnt;
+	a.rnr_retry = attr->rnr_retry;
+
+	pthread_mutex_lock(&d->lock);
+	cur = v->qp.state;
+	if ((mask & IBV_QP_CUR_STATE) && (enum urnic_qp_state)attr->cur_qp_state != cur) {
+		pthread_mutex_unlock(&d->lock);
+		return EINVAL;
+	}
+	next = (mask & IBV_QP_STATE) ? (enum urnic_qp_state)attr->qp_state : cur;
+	ret = urnic_qp_check_modify(&v->qp, &a, cur, next, mask);
+	if (ret == 0 && (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))) {
+		uint32_t rqpn = (mask & IBV_QP_DEST_QPN) ? a.dest_qp_num : v->qp.attr.dest_qp_num;
+		uint16_t sport = urnic_udp_roce_sport(a.peer.flow_label, v->qp.qpn, rqpn);
+
+		/* The port really used goes into the ICRC, so ask the transport now. */
+		a.peer.sport = urnic_udp_prepare_sport(d->udp, sport);
+		mask |= IBV_QP_AV;
+	}
+	if (ret == 0) {
+		urnic_engine_qp_apply(d->eng, &v->qp, &a, next, mask);
+		ibqp->state = (enum ibv_qp_state)v->qp.state;
+	}
+	pthread_mutex_unlock(&d->lock);
+	if (ret == 0 && next == URNIC_QPS_ERR)
+		urnic_dev_kick(d);
+	return -ret;
+}
+
+URNIC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
+			      struct ibv_qp_init_attr *init)
+{
+	struct urnic_vqp *v = to_vqp(ibqp);
+	const struct urnic_qp_attr *a = &v->qp.attr;
+	static const int mtu_enum[] = { [1] = IBV_MTU_256, [2] = IBV_MTU_512, [3] = IBV_MTU_1024,
+					[4] = IBV_MTU_2048, [5] = IBV_MTU_4096 };
+
+	memset(attr, 0, sizeof(*attr));
+	pthread_mutex_lock(&v->dev->lock);
+	attr->qp_state = (enum ibv_qp_state)v->qp.state;
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = IBV_MTU_256;
+	for (int i = 1; i <= 5; i++)
+		if (urnic_mtu_bytes(i) == a->path_mtu)
+			attr->path_mtu = (enum ibv_mtu)mtu_enum[i];
+	attr->path_mig_state = IBV_MIG_MIGRATED;
+	attr->qkey = a->qkey;
+	attr->rq_psn = a->rq_psn;
+	attr->sq_psn = a->sq_psn;
+	attr->dest_qp_num = a->dest_qp_num;
+	attr->qp_access_flags = a->access;
+	attr->cap = v->cap;
+	attr->ah_attr.is_global = 1;
+	attr->ah_attr.port_num = a->port_num;
+	attr->ah_attr.grh.sgid_index = a->sgid_index;
+	attr->ah_attr.grh.hop_limit = a->peer.hop_limit;
+	attr->ah_attr.grh.traffic_class = a->peer.traffic_class;
+	attr->ah_attr.grh.flow_label = a->peer.flow_label;
+	if (a->peer.ipv6) {
+		memcpy(attr->ah_attr.grh.dgid.raw, a->peer.ip, 16);
+	} else {
+		attr->ah_attr.grh.dgid.raw[10] = attr->ah_attr.grh.dgid.raw[11] = 0xff;
+		memcpy(attr->ah_attr.grh.dgid.raw + 12, a->peer.ip, 4);
+	}
+	attr->pkey_index = a->pkey_index;
+	attr->sq_draining = 0;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->port_num = a->port_num;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	pthread_mutex_unlock(&v->dev->lock);
+	if (init) {
+		memset(init, 0, sizeof(*init));
+		init->qp_context = ibqp->qp_context;
+		init->send_cq = ibqp->send_cq;
+		init->recv_cq = ibqp->recv_cq;
+		init->cap = v->cap;
+		init->qp_type = ibqp->qp_type;
+		init->sq_sig_all = v->qp.sq_sig_all;
+	}
+	(void)mask;
+	return 0;
+}

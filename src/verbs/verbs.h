@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs.h - the ABI shim's objects: each libibverbs object with urnic's own behind it.
+ *
+ * The public structs (ibv_context inside verbs_context, ibv_pd, ibv_mr, ibv_cq, ibv_qp,
+ * ibv_comp_channel) come first in each wrapper, so the pointer an application holds
+ * converts back with container_of. Layouts are Debian's <infiniband/verbs.h>, filled
+ * as rdma-core does (reference/verbs-abi-dropin.md §2). This is the only place that
+ * converts between urnic's conventions and libibverbs' (errno, NULL + errno).
+ */
+#ifndef URNIC_VERBS_VERBS_H
+#define URNIC_VERBS_VERBS_H
+
+#include <stddef.h>
+
+#include <infiniband/verbs.h>
+
+#include "dev/device.h"
+#include "engine/qp.h"
+#include "export.h"
+
+#define urnic_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+struct urnic_vdevice {
+	struct ibv_device ibdev;
+	void *verbs_device_ops; /* stays NULL: see verbs-abi-dropin.md §1.1 option B */
+	struct urnic_dev *dev;
+};
+
+struct urnic_vcontext {
+	struct verbs_context vctx;
+	struct urnic_dev *dev;
+};
+
+struct urnic_vpd {
+	struct ibv_pd ibpd;
+	struct urnic_pd pd;
+	int users; /* MRs and QPs: dealloc refuses with EBUSY while any exist */
+};
+
+struct urnic_vmr {
+	struct ibv_mr ibmr;
+	struct urnic_mr *mr;
+	struct urnic_vpd *vpd;
+};
+
+struct urnic_vchannel {
+	struct ibv_comp_channel ibch;
+	int write_fd;
+	int users;
+};
+
+struct urnic_vcq {
+	struct ibv_cq ibcq;
+	struct urnic_cq cq;
+	struct urnic_vchannel *vch;
+	int users; /* QPs */
+};
+
+struct urnic_vqp {
+	struct ibv_qp ibqp;
+	struct urnic_qp qp;
+	struct urnic_vcq *send_vcq;
+	struct urnic_vcq *recv_vcq;
+	struct urnic_vpd *vpd;
+	struct ibv_qp_cap cap;
+	struct urnic_dev *dev;
+};
+
+static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)
+{
+	return urnic_container_of(ctx, struct urnic_vcontext, vctx.context)->dev;
+}
+
+static inline struct urnic_vpd *to_vpd(struct ibv_pd *pd)
+{
+	return urnic_container_of(pd, struct urnic_vpd, ibpd);
+}
+
+static inline struct urnic_vcq *to_vcq(struct ibv_cq *cq)
+{
+	return urnic_container_of(cq, struct urnic_vcq, ibcq);
+}
+
+static inline struct urnic_vqp *to_vqp(struct ibv_qp *qp)
+{
+	return urnic_container_of(qp, struct urnic_vqp, ibqp);
+}
+
+/* rdma-core exports without a public prototype (libibverbs/driver.h, sysfs.h). */
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       int *type);
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+
+/* Data path ops installed in every context (post.c). */
+int urnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+int urnic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+int urnic_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int urnic_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * icrc.c - the RoCEv2 invariant CRC (IBTA Annex A17.3.3; rxe_icrc.c; reference 2.4).
+ *
+ * CRC-32 (IEEE 802.3, reflected, as zlib and ISA-L's crc32_gzip_refl) over 8 bytes of
+ * 0xff for the masked LRH, the IP header and UDP header with their variant fields set to
+ * ones, the BTH with byte 4 set to 0xff, and the rest of the UDP payload before the ICRC.
+ * The caller's buffers are never written: masked bytes are fed from small stack copies.
+ * Out of scope: RoCEv1 (GRH instead of IP/UDP) and IPv4 options beyond copying them.
+ */
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+#include "wire/byteorder.h"
+#include "wire/pkt.h"
+
+/* crc32(8 x 0xff) in zlib convention: rxe's seed 0xdebb20e3 is its complement, the raw
+ * register value (rxe_icrc.c). Checked against ISA-L in tests/wire/test_icrc.c. */
+#define ICRC_SEED 0x2144df1cu
+
+#define IPV4_HDR_BYTES 20
+#define IPV6_HDR_BYTES 40
+#define UDP_HDR_BYTES 8
+#define IPPROTO_UDP_NUM 17
+#define IPV4_DF 0x4000u
+
+static uint32_t crc(uint32_t prev, const void *buf, size_t len)
+{
+	return crc32_gzip_refl(prev, buf, len);
+}
+
+/* Annex A17.3.3: the IP fields routers may change are replaced by ones. */
+static void mask_ip(uint8_t *ip, size_t len)
+{
+	if ((ip[0] >> 4) == 4) {
+		ip[1] = 0xff; /* TOS (DSCP + ECN) */
+		if (len > 8)
+			ip[8] = 0xff; /* TTL */
+		if (len > 11)
+			ip[10] = ip[11] = 0xff; /* header checksum */
+	} else {
+		ip[0] |= 0x0f; /* traffic class, high nibble */
+		if (len > 3)
+			ip[1] = ip[2] = ip[3] = 0xff; /* traffic class low nibble, flow label */
+		if (len > 7)
+			ip[7] = 0xff; /* hop limit */
+	}
+}
+
+static uint32_t crc_udp(uint32_t c, const uint8_t *udp)
+{
+	uint8_t u[UDP_HDR_BYTES];
+
+	memcpy(u, udp, UDP_HDR_BYTES);
+	u[6] = u[7] = 0xff; /* UDP checksum */
+	return crc(c, u, sizeof(u));
+}
+
+/* The BTH comes first; its byte 4 (FECN, BECN, Resv6) is variant. */
+static uint32_t crc_bth_first(uint32_t c, const uint8_t *bth, size_t len)
+{
+	uint8_t b[URNIC_BTH_BYTES];
+
+	if (len > URNIC_BTH_BYTES)
+		len = URNIC_BTH_BYTES;
+	if (len)
+		memcpy(b, bth, len);
+	if (len > 4)
+		b[4] = 0xff;
+	return crc(c, b, len);
+}
+
+uint32_t urnic_icrc_raw(const uint8_t *ip, size_t ip_bytes, const uint8_t *udp,
+			const uint8_t *payload, size_t payload_bytes)
+{
+	uint8_t h[IPV6_HDR_BYTES]; /* covers every masked byte of either version */
+	size_t head = ip_bytes < sizeof(h) ? ip_bytes : sizeof(h);
+	uint32_t c = ICRC_SEED;
+
+	if (head) {
+		memcpy(h, ip, head);
+		mask_ip(h, head);
+		c = crc(c, h, head);
+		c = crc(c, ip + head, ip_bytes - head); /* IPv4 options, unmasked */
+	}
+	c = crc_udp(c, udp);
+	c = crc_bth_first(c, payload, payload_bytes);
+	if (payload_bytes > URNIC_BTH_BYTES)
+		c = crc(c, payload + URNIC_BTH_BYTES, payload_bytes - URNIC_BTH_BYTES);
+	return c;
+}
+
+/* The IP header a socket sender's kernel writes, already masked (reference 2.1). */
+static uint32_t crc_flow_ip(uint32_t c, const struct urnic_icrc_flow *flow, size_t udp_bytes)
+{
+	uint8_t h[IPV6_HDR_BYTES];
+
+	if (flow->ipv6) {
+		h[0] = 0x6f; /* version 6, traffic class masked */
+		h[1] = h[2] = h[3] = 0xff;
+		urnic_put_be16(h + 4, (uint16_t)udp_bytes); /* payload length */
+		h[6] = IPPROTO_UDP_NUM;
+		h[7] = 0xff; /* hop limit */
+		memcpy(h + 8, flow->src, 16);
+		memcpy(h + 24, flow->dst, 16);
+		return crc(c, h, IPV6_HDR_BYTES);
+	}
+	h[0] = 0x45; /* version 4, IHL 5: no options */
+	h[1] = 0xff; /* TOS */
+	urnic_put_be16(h + 2, (uint16_t)(IPV4_HDR_BYTES + udp_bytes));
+	urnic_put_be16(h + 4, flow->ip_id);
+	urnic_put_be16(h + 6, IPV4_DF); /* IP_PMTUDISC_DO, as rxe: DF, offset 0 */
+	h[8] = 0xff; /* TTL */
+	h[9] = IPPROTO_UDP_NUM;
+	h[10] = h[11] = 0xff; /* header checksum */
+	memcpy(h + 12, flow->src, 4);
+	memcpy(h + 16, flow->dst, 4);
+	return crc(c, h, IPV4_HDR_BYTES);
+}
+
+/*
+ * total_bytes must equal the sum of the fragment lengths: it sizes the IP and UDP length
+ * fields. Fragments may split anywhere, even inside the BTH, so the first 12 bytes are
+ * gathered into a masked copy before the rest is fed in place.
+ */
+uint32_t urnic_icrc_flow(const struct urnic_icrc_flow *flow, const struct urnic_frag *frags,
+			 size_t nfrags, size_t total_bytes)
+{
+	size_t udp_bytes = UDP_HDR_BYTES + total_bytes + URNIC_ICRC_BYTES;
+	uint8_t udp[UDP_HDR_BYTES];
+	uint8_t bth[URNIC_BTH_BYTES];
+	size_t have = 0, i, skip;
+	uint32_t c = ICRC_SEED;
+
+	c = crc_flow_ip(c, flow, udp_bytes);
+	urnic_put_be16(udp, flow->sport);
+	urnic_put_be16(udp + 2, flow->dport);
+	urnic_put_be16(udp + 4, (uint16_t)udp_bytes);
+	urnic_put_be16(udp + 6, 0xffff); /* checksum, masked */
+	c = crc(c, udp, sizeof(udp));
+
+	for (i = 0; i < nfrags && have < sizeof(bth); i++) {
+		size_t n = sizeof(bth) - have;
+
+		if (n > frags[i].len)
+			n = frags[i].len;
+		if (n)
+			memcpy(bth + have, frags[i].base, n);
+		have += n;
+	}
+	c = crc_bth_first(c, bth, have);
+
+	skip = have;
+	for (i = 0; i < nfrags; i++) {
+		const uint8_t *p = frags[i].base;
+		size_t len = frags[i].len;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		c = crc(c, p + skip, len - skip);
+		skip = 0;
+	}
+	return c;
+}
