@@ -140,7 +140,7 @@ static void add_device(const char *addr_str)
 	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
 	spin = getenv("URNIC_SPIN_US");
-	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : 50000u;
+	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
 	d->epoll_fd = -1;
@@ -280,13 +280,13 @@ static void flush_tx(struct urnic_engine *e)
 	urnic_udp_send(d->udp, e);
 }
 
-/* One pass of the NIC pipeline. Returns true if it did anything. */
-static bool engine_pass(struct urnic_dev *d, uint64_t *deadline)
+/* One pass of the NIC pipeline. Returns true if it did anything. The caller holds
+ * the device lock. */
+static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 {
 	struct urnic_engine *e = d->eng;
 	bool did;
 
-	pthread_mutex_lock(&d->lock);
 	e->now_ns = urnic_dev_now_ns();
 	did = urnic_udp_recv(d->udp, e) > 0;
 	did |= urnic_engine_progress(e);
@@ -298,7 +298,37 @@ static bool engine_pass(struct urnic_dev *d, uint64_t *deadline)
 	}
 	if (did && d->shm_counters)
 		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
+	return did;
+}
+
+static bool engine_pass(struct urnic_dev *d, uint64_t *deadline)
+{
+	bool did;
+
+	pthread_mutex_lock(&d->lock);
+	did = pass_locked(d, deadline);
 	pthread_mutex_unlock(&d->lock);
+	return did;
+}
+
+bool urnic_dev_progress(struct urnic_dev *d)
+{
+	uint64_t deadline;
+	bool did;
+
+	/* Whoever holds the lock is already moving the pipeline: nothing to wait for. */
+	if (pthread_mutex_trylock(&d->lock) != 0)
+		return false;
+	did = pass_locked(d, &deadline);
+	pthread_mutex_unlock(&d->lock);
+	/* A sleeping engine thread must learn of a timer armed here (retransmission
+	 * must not depend on the application polling again). */
+	if (deadline && atomic_load(&d->sleeping)) {
+		uint64_t slept_until = atomic_load(&d->sleep_deadline);
+
+		if (slept_until == 0 || deadline < slept_until)
+			urnic_dev_kick(d);
+	}
 	return did;
 }
 
@@ -329,6 +359,7 @@ static void *engine_thread(void *arg)
 			idle_since = urnic_dev_now_ns();
 			continue;
 		}
+		atomic_store(&d->sleep_deadline, deadline);
 		if (deadline) {
 			now = urnic_dev_now_ns();
 			deadline = deadline > now ? deadline - now : 0;

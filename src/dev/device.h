@@ -28,6 +28,12 @@ enum {
 	URNIC_GID_TABLE_LEN = 16,
 };
 
+/* How long the engine thread polls after its last work before it sleeps. On a
+ * 2-vCPU machine a spinning engine steals the core of a spinning application
+ * (docs/performance.md), so the default is short; applications that poll drive the
+ * pipeline themselves (urnic_dev_progress). */
+#define URNIC_DEFAULT_SPIN_NS 0u
+
 struct urnic_dev {
 	char name[32];
 	char addr_str[64];
@@ -45,6 +51,7 @@ struct urnic_dev {
 	pthread_t thread;
 	_Atomic bool stop;
 	_Atomic int sleeping;
+	_Atomic uint64_t sleep_deadline; /* the timer the sleeping engine waits for, 0: none */
 	int wake_fd;
 	int epoll_fd;
 	struct urnic_engine *eng;
@@ -74,6 +81,11 @@ static inline void urnic_dev_kick(struct urnic_dev *d)
 }
 
 uint64_t urnic_dev_now_ns(void);
+
+/* Runs one pass of the pipeline in the calling thread if no one else is (ibv_poll_cq
+ * on an empty CQ, ibv_post_send): the application's polling thread becomes the NIC,
+ * saving a wake-up of the engine thread. Returns true if it did anything. */
+bool urnic_dev_progress(struct urnic_dev *d);
 
 /* Prints the device counters (URNIC_PRINT_COUNTERS=1 at close). */
 void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f);

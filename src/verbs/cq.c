@@ -135,7 +135,7 @@ _Static_assert((int)IBV_WC_RECV == (int)URNIC_WC_RECV && (int)IBV_WC_RECV_RDMA_W
 _Static_assert((int)IBV_WC_WITH_IMM == (int)URNIC_WC_WITH_IMM && (int)IBV_WC_WITH_INV == (int)URNIC_WC_WITH_INV,
 	       "completion flags");
 
-int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+static int poll_ring(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct urnic_cq *cq = &to_vcq(ibcq)->cq;
 	uint32_t cons, prod;
@@ -162,5 +162,15 @@ int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	}
 	atomic_store_explicit(&cq->cons, cons, memory_order_release);
 	pthread_spin_unlock(&cq->poll_lock);
+	return got;
+}
+
+int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	int got = poll_ring(ibcq, num_entries, wc);
+
+	/* Nothing yet: drive the pipeline from this thread and look again. */
+	if (got == 0 && urnic_dev_progress(urnic_ctx_dev(ibcq->context)))
+		got = poll_ring(ibcq, num_entries, wc);
 	return got;
 }

@@ -129,7 +129,10 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	pthread_spin_unlock(&sq->lock);
 	if (ret)
 		*bad_wr = wr;
-	urnic_dev_kick(v->dev);
+	/* Send now from this thread if the pipeline is free; else make sure the engine
+	 * thread is awake to do it. */
+	if (!urnic_dev_progress(v->dev))
+		urnic_dev_kick(v->dev);
 	return ret;
 }
 
