@@ -17,7 +17,7 @@
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -143,7 +143,6 @@ static void add_device(const char *addr_str)
 	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
-	d->epoll_fd = -1;
 	devices[ndevices++] = d;
 }
 
@@ -311,11 +310,13 @@ static bool engine_pass(struct urnic_dev *d, uint64_t *deadline)
 	return did;
 }
 
-bool urnic_dev_progress(struct urnic_dev *d)
+bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 {
 	uint64_t deadline;
 	bool did;
 
+	if (polling)
+		atomic_store_explicit(&d->app_poll_ns, urnic_dev_now_ns(), memory_order_relaxed);
 	/* Whoever holds the lock is already moving the pipeline: nothing to wait for. */
 	if (pthread_mutex_trylock(&d->lock) != 0)
 		return false;
@@ -332,15 +333,25 @@ bool urnic_dev_progress(struct urnic_dev *d)
 	return did;
 }
 
+/* How long after an application thread last drove the pipeline (ibv_poll_cq,
+ * ibv_post_send) the engine thread leaves the socket to it and sleeps on the doorbell
+ * and timers only: two threads racing for each packet on two vCPUs cost more than
+ * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle). */
+#define APP_ACTIVE_NS 2000000ull
+
 static void *engine_thread(void *arg)
 {
 	struct urnic_dev *d = arg;
 	uint64_t idle_since = urnic_dev_now_ns();
 
 	while (!atomic_load(&d->stop)) {
-		struct epoll_event ev[4];
-		uint64_t deadline, now;
-		struct timespec ts, *tsp = NULL;
+		struct pollfd fds[2] = {
+			{ .fd = d->wake_fd, .events = POLLIN },
+			{ .fd = d->udp->fd, .events = POLLIN },
+		};
+		uint64_t deadline, now, app, wait_ns = 0;
+		struct timespec ts;
+		nfds_t nfds = 2;
 		uint64_t drain;
 
 		if (engine_pass(d, &deadline)) {
@@ -360,25 +371,38 @@ static void *engine_thread(void *arg)
 			continue;
 		}
 		atomic_store(&d->sleep_deadline, deadline);
-		if (deadline) {
-			now = urnic_dev_now_ns();
-			deadline = deadline > now ? deadline - now : 0;
-			ts.tv_sec = (time_t)(deadline / 1000000000ull);
-			ts.tv_nsec = (long)(deadline % 1000000000ull);
-			tsp = &ts;
+		now = urnic_dev_now_ns();
+		if (deadline)
+			wait_ns = deadline > now ? deadline - now : 1;
+		app = atomic_load(&d->app_poll_ns);
+		if (app && now - app < APP_ACTIVE_NS) {
+			uint64_t left = APP_ACTIVE_NS - (now - app);
+
+			nfds = 1; /* an application is polling: the socket is its job */
+			if (!wait_ns || left < wait_ns)
+				wait_ns = left;
 		}
-		epoll_pwait2(d->epoll_fd, ev, 4, tsp, NULL);
+		ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
+		ts.tv_nsec = (long)(wait_ns % 1000000000ull);
+		ppoll(fds, nfds, wait_ns ? &ts : NULL, NULL);
 		atomic_store(&d->sleeping, 0);
-		if (read(d->wake_fd, &drain, sizeof(drain)) < 0)
-			drain = 0;
+		if (fds[0].revents & POLLIN) {
+			if (read(d->wake_fd, &drain, sizeof(drain)) < 0)
+				drain = 0;
+		}
 		idle_since = urnic_dev_now_ns();
 	}
 	return NULL;
 }
 
+void urnic_dev_app_idle(struct urnic_dev *d)
+{
+	atomic_store(&d->app_poll_ns, 0);
+	urnic_dev_kick(d);
+}
+
 static int start(struct urnic_dev *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t seed = 0;
 	int ret;
 
@@ -397,15 +421,10 @@ static int start(struct urnic_dev *d)
 	if (ret)
 		goto fini_engine;
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->wake_fd < 0 || d->epoll_fd < 0) {
+	if (d->wake_fd < 0) {
 		ret = -errno;
-		goto close_fds;
+		goto close_udp;
 	}
-	ev.data.fd = d->udp->fd;
-	epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->udp->fd, &ev);
-	ev.data.fd = d->wake_fd;
-	epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->wake_fd, &ev);
 	shm_open_counters(d);
 	atomic_store(&d->stop, false);
 	ret = -pthread_create(&d->thread, NULL, engine_thread, d);
@@ -416,12 +435,9 @@ static int start(struct urnic_dev *d)
 
 close_shm:
 	shm_close_counters(d);
-close_fds:
-	if (d->wake_fd >= 0)
-		close(d->wake_fd);
-	if (d->epoll_fd >= 0)
-		close(d->epoll_fd);
-	d->wake_fd = d->epoll_fd = -1;
+	close(d->wake_fd);
+	d->wake_fd = -1;
+close_udp:
 	urnic_udp_close(d->udp);
 fini_engine:
 	urnic_engine_fini(d->eng);
@@ -447,8 +463,7 @@ static void stop(struct urnic_dev *d)
 		urnic_dev_print_counters(d, stderr);
 	shm_close_counters(d);
 	close(d->wake_fd);
-	close(d->epoll_fd);
-	d->wake_fd = d->epoll_fd = -1;
+	d->wake_fd = -1;
 	urnic_udp_close(d->udp);
 	urnic_engine_fini(d->eng);
 	free(d->eng);

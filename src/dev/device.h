@@ -6,7 +6,7 @@
  * A device is opened once per process however many contexts use it; the first open
  * binds UDP 4791 on the address and starts the engine thread, the last close stops it.
  * The engine thread busy-polls while there is work and a short while after, then
- * sleeps in epoll on the socket and a doorbell eventfd (architecture.md §2).
+ * sleeps in poll on the socket and a doorbell eventfd (architecture.md §2).
  * Context: the device lock serializes the engine with control verbs (create, modify,
  * destroy, register); posting and polling do not take it.
  */
@@ -52,8 +52,8 @@ struct urnic_dev {
 	_Atomic bool stop;
 	_Atomic int sleeping;
 	_Atomic uint64_t sleep_deadline; /* the timer the sleeping engine waits for, 0: none */
+	_Atomic uint64_t app_poll_ns; /* when an application thread last drove the pipeline */
 	int wake_fd;
-	int epoll_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
 	uint64_t *shm_counters; /* the counters file under /dev/shm, or NULL */
@@ -84,8 +84,14 @@ uint64_t urnic_dev_now_ns(void);
 
 /* Runs one pass of the pipeline in the calling thread if no one else is (ibv_poll_cq
  * on an empty CQ, ibv_post_send): the application's polling thread becomes the NIC,
- * saving a wake-up of the engine thread. Returns true if it did anything. */
-bool urnic_dev_progress(struct urnic_dev *d);
+ * saving a wake-up of the engine thread. polling: the caller busy-polls a CQ that is
+ * not armed for events, so it will keep driving the pipeline. Returns true if it did
+ * anything. */
+bool urnic_dev_progress(struct urnic_dev *d, bool polling);
+
+/* The application stops polling (it arms a CQ to sleep on its channel): the engine
+ * thread takes the socket back at once. */
+void urnic_dev_app_idle(struct urnic_dev *d);
 
 /* Prints the device counters (URNIC_PRINT_COUNTERS=1 at close). */
 void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f);

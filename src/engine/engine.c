@@ -73,6 +73,8 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 			e->qpn_generation = 1;
 		qp->qpn = e->qpn_generation << URNIC_QPN_INDEX_BITS | i;
 		e->qps[i] = qp;
+		if (i + 1 > e->qp_end)
+			e->qp_end = i + 1;
 		return 0;
 	}
 	return -ENOMEM;
@@ -84,6 +86,8 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (e->qps[i] == qp)
 		e->qps[i] = NULL;
+	while (e->qp_end > 2 && !e->qps[e->qp_end - 1])
+		e->qp_end--;
 }
 
 struct urnic_qp *urnic_engine_qp_find(struct urnic_engine *e, uint32_t qpn)
@@ -367,7 +371,7 @@ bool urnic_engine_progress(struct urnic_engine *e)
 {
 	bool did = false;
 
-	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
+	for (uint32_t i = 2; i < e->qp_end; i++) {
 		struct urnic_qp *qp = e->qps[i];
 
 		if (!qp)
@@ -399,7 +403,7 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 {
 	uint64_t next = 0;
 
-	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
+	for (uint32_t i = 2; i < e->qp_end; i++) {
 		struct urnic_qp *qp = e->qps[i];
 
 		if (qp && qp->type == URNIC_QPT_RC && qp->state == URNIC_QPS_RTS)

@@ -61,6 +61,7 @@ struct urnic_engine {
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_mr_table mrs;
 	struct urnic_qp *qps[URNIC_MAX_QP];
+	uint32_t qp_end; /* one past the highest slot in use: the scans stop there */
 	uint32_t qpn_generation;
 	struct urnic_txpkt tx[URNIC_TX_BATCH];
 	uint32_t ntx;

@@ -124,6 +124,7 @@ int urnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	struct urnic_vcq *v = to_vcq(cq);
 
 	atomic_store(&v->cq.arm, solicited_only ? URNIC_CQ_ARM_SOLICITED : URNIC_CQ_ARM_NEXT);
+	urnic_dev_app_idle(urnic_ctx_dev(cq->context));
 	return 0;
 }
 
@@ -170,7 +171,8 @@ int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	int got = poll_ring(ibcq, num_entries, wc);
 
 	/* Nothing yet: drive the pipeline from this thread and look again. */
-	if (got == 0 && urnic_dev_progress(urnic_ctx_dev(ibcq->context)))
+	if (got == 0 && urnic_dev_progress(urnic_ctx_dev(ibcq->context),
+					   atomic_load(&to_vcq(ibcq)->cq.arm) == URNIC_CQ_DISARMED))
 		got = poll_ring(ibcq, num_entries, wc);
 	return got;
 }

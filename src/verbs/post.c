@@ -131,7 +131,7 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		*bad_wr = wr;
 	/* Send now from this thread if the pipeline is free; else make sure the engine
 	 * thread is awake to do it. */
-	if (!urnic_dev_progress(v->dev))
+	if (!urnic_dev_progress(v->dev, false))
 		urnic_dev_kick(v->dev);
 	return ret;
 }
