@@ -1,0 +1,29 @@
+#!/bin/sh
+# deps.sh - installs the Debian 12 packages urnic needs to build, test and demo.
+# Sourced by scripts/demo and scripts/test. Runs apt-get only when something is missing
+# (as root, or through sudo).
+URNIC_PACKAGES="build-essential cmake pkg-config libibverbs-dev librdmacm-dev libisal-dev
+liburing-dev ibverbs-utils perftest tshark nftables iproute2 util-linux clang"
+
+urnic_install_deps() {
+	missing=""
+	for p in $URNIC_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "urnic: installing Debian packages:$missing"
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q || return 1
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		$missing || return 1
+}
+
+urnic_build() {
+	build="$1"
+	shift
+	cmake -S "$URNIC_TOP" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null &&
+		cmake --build "$build" -j "$(nproc)"
+}
