@@ -337,7 +337,7 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
  * ibv_post_send) the engine thread leaves the socket to it and sleeps on the doorbell
  * and timers only: two threads racing for each packet on two vCPUs cost more than
  * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle). */
-#define APP_ACTIVE_NS 2000000ull
+#define APP_ACTIVE_NS 50000ull
 
 static void *engine_thread(void *arg)
 {

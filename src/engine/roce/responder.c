@@ -476,9 +476,13 @@ bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	uint32_t budget = READ_BUDGET_PKTS;
 	bool did = qp->resp.ack_pending;
 
-	rc_flush_pending_ack(e, qp);
-	if (!qp->resp.replying)
+	/* A queued ACK names a PSN after every READ still being answered (READ requests
+	 * flush it when they arrive): it goes out only after their responses, or the
+	 * requester would take the ACK as an implicit NAK of the READ. */
+	if (!qp->resp.replying) {
+		rc_flush_pending_ack(e, qp);
 		return did;
+	}
 	/* Oldest first: resources are used FIFO from res_head. */
 	for (uint32_t k = 0; k < qp->resp.res_count && budget && qp->state != URNIC_QPS_ERR; k++) {
 		uint32_t i = (qp->resp.res_head + k) & (qp->resp.res_count - 1);
@@ -489,5 +493,7 @@ bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp)
 			did = true;
 		}
 	}
+	if (!qp->resp.replying)
+		rc_flush_pending_ack(e, qp);
 	return did;
 }
