@@ -185,6 +185,8 @@ static void flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 
 void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
 {
+	bool by_itself = qp->state != URNIC_QPS_ERR;
+
 	qp->state = URNIC_QPS_ERR;
 	qp->req.rto_deadline_ns = 0;
 	qp->req.rnr_deadline_ns = 0;
@@ -192,6 +194,8 @@ void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
 	qp->resp.replying = 0;
 	urnic_rc_flush(e, qp);
 	flush_rq(e, qp);
+	if (by_itself && e->qp_fatal)
+		e->qp_fatal(e, qp);
 }
 
 static void reset_protocol_state(struct urnic_qp *qp)

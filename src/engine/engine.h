@@ -66,6 +66,9 @@ struct urnic_engine {
 	struct urnic_txpkt tx[URNIC_TX_BATCH];
 	uint32_t ntx;
 	urnic_tx_flush_fn flush;
+	/* Called when a QP falls into error by itself (not by ibv_modify_qp): the verbs
+	 * layer raises IBV_EVENT_QP_FATAL, as rxe does (IBTA 11.6.3.1). May be NULL. */
+	void (*qp_fatal)(struct urnic_engine *e, struct urnic_qp *qp);
 	void *io; /* the device or the test fabric */
 	uint64_t rng;
 };

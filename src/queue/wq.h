@@ -161,6 +161,7 @@ struct urnic_cqe {
 	uint32_t qp_num;
 	uint32_t src_qp;
 	uint32_t vendor_err;
+	uint64_t ts_ns; /* when the engine produced it (the engine's clock) */
 };
 
 /* Armed state of a CQ for completion events (ibv_req_notify_cq). */
@@ -180,6 +181,7 @@ struct urnic_cq {
 	_Atomic int arm;       /* enum urnic_cq_arm */
 	int event_fd;          /* write end of the completion channel, or -1 */
 	void *event_cookie;    /* what the channel carries (the ibv_cq) */
+	const uint64_t *clock_ns; /* the engine's notion of now, for completion timestamps */
 	uint64_t overflows;
 };
 

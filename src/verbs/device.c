@@ -14,7 +14,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "verbs/verbs.h"
 
@@ -143,6 +144,9 @@ static int query_device_ex(struct ibv_context *context, const struct ibv_query_d
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(urnic_ctx_dev(context), &ex.orig_attr);
 	ex.max_dm_size = 0;
+	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
+	ex.completion_timestamp_mask = UINT64_MAX;
+	ex.hca_core_clock = 1000000; /* kHz */
 	/* Copy what the caller's struct has room for, zero the rest (§2.3 rule 6). */
 	if (attr_size > sizeof(ex)) {
 		memset(attr, 0, attr_size);
@@ -303,6 +307,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct urnic_dev *d = vdev_dev(device);
 	struct urnic_vcontext *c;
 	struct ibv_context *ctx;
+	int fds[2];
 	int ret;
 
 	c = calloc(1, sizeof(*c));
@@ -319,10 +324,21 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = d;
+	d->eng->qp_fatal = urnic_verbs_qp_fatal;
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		ret = errno;
+		urnic_dev_put(d);
+		free(c);
+		errno = ret;
+		return NULL;
+	}
+	/* Events must never block the engine; the reader's mode is the application's. */
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	ctx->async_fd = fds[0];
+	c->async_write_fd = fds[1];
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -338,6 +354,8 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = query_port;
 	c->vctx.query_device_ex = query_device_ex;
+	c->vctx.create_cq_ex = urnic_create_cq_ex;
+	c->vctx.create_qp_ex = urnic_create_qp_ex;
 	return ctx;
 }
 
@@ -345,8 +363,8 @@ URNIC_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct urnic_vcontext *c = urnic_container_of(context, struct urnic_vcontext, vctx.context);
 
-	if (context->async_fd >= 0)
-		close(context->async_fd);
+	close(context->async_fd);
+	close(c->async_write_fd);
 	pthread_mutex_destroy(&context->mutex);
 	urnic_dev_put(c->dev);
 	free(c);

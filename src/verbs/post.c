@@ -36,7 +36,7 @@ static bool rc_opcode_ok(enum ibv_wr_opcode op)
 	}
 }
 
-static int fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const struct ibv_send_wr *wr)
+int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	uint64_t total = 0;
 
@@ -120,7 +120,7 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 			ret = ENOMEM;
 			break;
 		}
-		ret = fill_send_wqe(qp, urnic_wq_slot(sq, prod), wr);
+		ret = urnic_fill_send_wqe(qp, urnic_wq_slot(sq, prod), wr);
 		if (ret)
 			break;
 		prod++;
@@ -129,11 +129,16 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	pthread_spin_unlock(&sq->lock);
 	if (ret)
 		*bad_wr = wr;
+	urnic_send_doorbell(v);
+	return ret;
+}
+
+void urnic_send_doorbell(struct urnic_vqp *v)
+{
 	/* Send now from this thread if the pipeline is free; else make sure the engine
 	 * thread is awake to do it. */
 	if (!urnic_dev_progress(v->dev, false))
 		urnic_dev_kick(v->dev);
-	return ret;
 }
 
 int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)

@@ -21,7 +21,7 @@ _Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UD == (int)U
 _Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE && (int)IBV_QP_DEST_QPN == (int)URNIC_QP_DEST_QPN &&
 	       (int)IBV_QP_RATE_LIMIT == (int)URNIC_QP_RATE_LIMIT, "attribute mask bits");
 
-URNIC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
+static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
 {
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
 	struct ibv_qp_cap *cap = &init->cap;
@@ -88,6 +88,8 @@ URNIC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_
 	v->ibqp.qp_type = init->qp_type;
 	pthread_mutex_init(&v->ibqp.mutex, NULL);
 	pthread_cond_init(&v->ibqp.cond, NULL);
+	if (qp_ex)
+		urnic_wr_ops_init(v);
 	return &v->ibqp;
 
 free_queues:
@@ -96,6 +98,45 @@ free_queues:
 	free(v);
 	errno = ret ? -ret : ENOMEM;
 	return NULL;
+}
+
+URNIC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init)
+{
+	return create_qp(pd, init, false);
+}
+
+/* verbs_context.create_qp_ex: the inline ibv_create_qp_ex comes here for anything
+ * beyond a plain PD (ibv_create_qp_ex(3)). */
+struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ex)
+{
+	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp *qp;
+
+	if (!(ex->comp_mask & IBV_QP_INIT_ATTR_PD) || !ex->pd || ex->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((ex->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
+	    ((ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (ex->send_ops_flags & ~ops))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&init, 0, sizeof(init));
+	init.qp_context = ex->qp_context;
+	init.send_cq = ex->send_cq;
+	init.recv_cq = ex->recv_cq;
+	init.srq = ex->srq;
+	init.cap = ex->cap;
+	init.qp_type = ex->qp_type;
+	init.sq_sig_all = ex->sq_sig_all;
+	qp = create_qp(ex->pd, &init, ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
+	if (qp)
+		ex->cap = init.cap;
+	return qp;
 }
 
 URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)

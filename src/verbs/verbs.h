@@ -31,6 +31,7 @@ struct urnic_vdevice {
 struct urnic_vcontext {
 	struct verbs_context vctx;
 	struct urnic_dev *dev;
+	int async_write_fd; /* async events: context.async_fd is the read end */
 };
 
 struct urnic_vpd {
@@ -52,14 +53,31 @@ struct urnic_vchannel {
 };
 
 struct urnic_vcq {
-	struct ibv_cq ibcq;
+	union {
+		struct ibv_cq ibcq;
+		struct ibv_cq_ex ibcq_ex; /* ibv_create_cq_ex: starts with ibv_cq's fields */
+	};
 	struct urnic_cq cq;
+	const struct urnic_cqe *cur; /* the extended poll API's current completion */
+	uint32_t cur_cons;
 	struct urnic_vchannel *vch;
 	int users; /* QPs */
 };
 
 struct urnic_vqp {
-	struct ibv_qp ibqp;
+	union {
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex ibqp_ex; /* ibv_create_qp_ex: starts with ibv_qp */
+	};
+	bool has_qp_ex;
+	/* The ibv_wr_* batch between wr_start and wr_complete: each WR is built as an
+	 * ibv_send_wr and written to the ring when the next one starts or at complete. */
+	uint32_t wr_prod;
+	int wr_error;
+	bool wr_have_pending;
+	struct ibv_send_wr wr_pending;
+	struct ibv_sge wr_sge[URNIC_MAX_SGE];
+	uint8_t wr_inline[URNIC_MAX_INLINE];
 	struct urnic_qp qp;
 	struct urnic_vcq *send_vcq;
 	struct urnic_vcq *recv_vcq;
@@ -92,6 +110,24 @@ static inline struct urnic_vqp *to_vqp(struct ibv_qp *qp)
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
 		       int *type);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+
+/* Extended verbs installed in every context. */
+struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+void urnic_wr_ops_init(struct urnic_vqp *v);
+
+/* Async events (async.c): queue one for the context's async_fd. */
+void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, void *element);
+void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* Fills the work request ops; shared by ibv_post_send and the ibv_wr_* API. */
+int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,
+			const struct ibv_send_wr *wr);
+
+/* After publishing send work: send now or wake the engine. */
+void urnic_send_doorbell(struct urnic_vqp *v);
 
 /* Data path ops installed in every context (post.c). */
 int urnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
