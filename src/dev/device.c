@@ -474,11 +474,35 @@ static void stop(struct urnic_dev *d)
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A process that exits without closing its devices (an error path, exit() from a
+ * tool) still prints its counters when asked and leaves no counters file behind. */
+static void at_exit(void)
+{
+	const char *print = getenv("URNIC_PRINT_COUNTERS");
+
+	for (int i = 0; i < ndevices; i++) {
+		struct urnic_dev *d = devices[i];
+
+		if (!d->running)
+			continue;
+		if (print && *print == '1')
+			urnic_dev_print_counters(d, stderr);
+		if (d->shm_path[0])
+			unlink(d->shm_path);
+	}
+}
+
 int urnic_dev_get(struct urnic_dev *d)
 {
 	int ret = 0;
 
+	static bool exit_hook;
+
 	pthread_mutex_lock(&open_lock);
+	if (!exit_hook) {
+		atexit(at_exit);
+		exit_hook = true;
+	}
 	if (d->refs == 0)
 		ret = start(d);
 	if (ret == 0)

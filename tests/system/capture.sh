@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# capture.sh - what urnic puts on the wire is RoCEv2 that tshark dissects cleanly, with
+# a correct ICRC on every packet.
+#
+#   private namespace, lo:  tshark -i lo -f 'udp port 4791' -F pcap
+#     127.0.0.2 (server) <--- ibv_rc_pingpong -g 1, twice: defaults (4096 bytes,
+#     127.0.0.3 (client) ---> MTU 1024) and -s 65536 -n 20 -m 1024
+#   Then: (a) tshark decodes every captured UDP 4791 frame as InfiniBand (RRoCE, UDP 4791 is
+#   RoCEv2 by default) with a BTH opcode, only RC SEND_* and ACKNOWLEDGE opcodes, no
+#   malformed frame and no expert warning or error (rpcrdma heuristics off, as the
+#   lab's verify-pcaps.sh); the frame count equals the two devices' tx_packets;
+#   (b) pcap_icrc finds every ICRC correct.
+#   Usage: capture.sh PCAP_ICRC  (environment: LIBDIR, SANITIZE, CC, SLOT; common.sh)
+PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc}
+. "$(dirname "$0")/common.sh"
+sys_setup "$@"
+command -v tshark >/dev/null || fail "tshark not found"
+[ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
+
+# Probes to the discard port tell when the capture is live: dumpcap's "Capture started"
+# comes before packets are really being captured (the first ones were seen missing).
+PROBE="udp dst port 9 and dst host 127.0.0.1"
+FILTER="udp port 4791"
+[ "$URNIC_SYS_NETNS" = private ] || FILTER="$FILTER and host $SRV_ADDR and host $CLI_ADDR"
+PCAP=$SYS_WORK/pingpong.pcap
+TS_LOG=$SYS_WORK/tshark-capture.log
+# Wireshark's defaults, not the user's profile (decode-as, disabled protocols, ...)
+WIRESHARK_CONFIG_DIR=$SYS_WORK/wireshark
+export WIRESHARK_CONFIG_DIR
+mkdir "$WIRESHARK_CONFIG_DIR" || fail "mkdir $WIRESHARK_CONFIG_DIR"
+
+tshark -n -q -i lo -B 64 -f "($FILTER) or ($PROBE)" -F pcap -w "$PCAP" >"$TS_LOG" 2>&1 &
+TS_PID=$!
+track $TS_PID
+command -v bash >/dev/null || fail "bash not found (its /dev/udp sends the probes)"
+ticks=200
+until [ "$(stat -c %s "$PCAP" 2>/dev/null || echo 0)" -gt 24 ]; do # 24: pcap header
+	alive $TS_PID || fail "tshark exited before capturing"
+	[ $ticks -gt 0 ] || fail "tshark did not capture a probe within 20 s"
+	bash -c 'echo urnic-probe >/dev/udp/127.0.0.1/9' 2>/dev/null
+	sleep 0.1
+	ticks=$((ticks - 1))
+done
+
+pp_run default 120
+pp_run s65536_n20_m1024 120 -s 65536 -n 20 -m 1024
+
+sleep 0.5 # let the last frames reach dumpcap before it is told to stop
+kill -INT $TS_PID
+wait_exit $TS_PID 20 || fail "tshark exited with status $? when stopped"
+grep -E 'packets (captured|dropped)' "$TS_LOG"
+grep -Eq '[1-9][0-9]* packets dropped' "$TS_LOG" && fail "the capture dropped packets"
+
+tx=0
+for log in "$SYS_WORK"/*.server.log "$SYS_WORK"/*.client.log; do
+	tx=$((tx + $(counter "$log" tx_packets)))
+done
+
+# (a) dissection
+TS="tshark -n --disable-heuristic rpcrdma_infiniband --disable-heuristic rpcrdma_iwarp -r $PCAP"
+frames=$($TS -Y 'udp.port == 4791' 2>/dev/null | wc -l)
+ib=$($TS -Y infiniband 2>/dev/null | wc -l)
+$TS -Y infiniband -T fields -e infiniband.bth.opcode >"$SYS_WORK/opcodes" 2>/dev/null ||
+	fail "tshark cannot read $PCAP"
+bth=$(grep -c '^[0-9][0-9]*$' "$SYS_WORK/opcodes")
+$TS -Y '_ws.malformed || _ws.expert.severity >= warning' >"$SYS_WORK/malformed.log" 2>/dev/null
+bad=$(wc -l <"$SYS_WORK/malformed.log")
+say "captured $frames UDP 4791 frames; tshark: $ib InfiniBand (RoCEv2), $bth with a BTH opcode," \
+	"$bad malformed or with expert warnings; the devices sent $tx"
+echo "  BTH opcodes (count, opcode):"
+sort -n "$SYS_WORK/opcodes" | uniq -c | sed 's/^/  /'
+[ "$frames" -gt 0 ] || fail "nothing captured"
+[ "$ib" = "$frames" ] || fail "only $ib of $frames frames dissect as InfiniBand"
+[ "$bth" = "$frames" ] || fail "only $bth of $frames frames have one BTH opcode"
+[ "$bad" = 0 ] || { head -20 "$SYS_WORK/malformed.log"; fail "$bad malformed/warning frames"; }
+[ "$frames" = "$tx" ] || fail "captured $frames frames but the devices counted $tx tx_packets"
+# RC SEND_FIRST/MIDDLE/LAST/ONLY (0, 1, 2, 4) and ACKNOWLEDGE (17), nothing else
+others=$(grep -Evc '^(0|1|2|4|17)$' "$SYS_WORK/opcodes")
+[ "$others" = 0 ] || fail "$others frames with opcodes other than RC SEND_* and ACKNOWLEDGE"
+for op in 0 1 2 17; do
+	grep -qx "$op" "$SYS_WORK/opcodes" || fail "no frame with BTH opcode $op"
+done
+
+# (b) ICRC
+"$PCAP_ICRC" "$PCAP" || fail "pcap_icrc: bad ICRCs (or no RoCEv2 packets) in the capture"
+say ok

@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# pingpong.sh - Debian's unmodified ibv_rc_pingpong, server and client, over the drop-in.
+#
+#   pingpong.sh [--asan] [OPTS...]: one run of `ibv_rc_pingpong -g 1 [-c] OPTS` in a
+#   private network namespace; both sides must exit 0, print "bytes in ... seconds",
+#   report no invalid data and count no ICRC/header drops (see pp_pair in common.sh).
+#   --asan: the sanitizer hook; skipped (77) unless the build has URNIC_SANITIZE=ON.
+# Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
+. "$(dirname "$0")/common.sh"
+if [ "${1:-}" = --asan ] && [ "${SANITIZE:-OFF}" != ON ]; then
+	skip "the build was not configured with URNIC_SANITIZE=ON"
+fi
+sys_setup "$@"
+if [ "${1:-}" = --asan ]; then
+	shift
+	say "LD_PRELOAD=$ASAN_LIB: the ASan+UBSan library in Debian's unsanitized binary"
+fi
+
+tag=rc_pingpong
+[ $# -eq 0 ] || tag=$(echo "rc_pingpong $*" | tr -s ' ' '_')
+pp_run "$tag" 120 "$@"
+say ok
