@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * counters.c - `urnic counters [--json] [pid]`: every counters file under /dev/shm
+ * (one per open device of each process, counters_shm.h), in pid and device order.
+ * Files whose process is gone are stale (a killed process leaves its file behind)
+ * and skipped, with one note on stderr.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "counters_file.h"
+
+struct found {
+	struct urnic_ctrfile *files;
+	size_t n, cap;
+	unsigned int stale;
+};
+
+static int add(struct found *f, const struct urnic_ctrfile *c)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 8;
+		struct urnic_ctrfile *p = realloc(f->files, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		f->files = p;
+		f->cap = cap;
+	}
+	f->files[f->n++] = *c;
+	return 0;
+}
+
+static int by_pid_then_dev(const void *a, const void *b)
+{
+	const struct urnic_ctrfile *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->dev, y->dev);
+}
+
+/* Collects the live counters files of process `only` (0: of every process). */
+static int scan(struct found *f, pid_t only)
+{
+	struct urnic_ctrfile c;
+	struct dirent *de;
+	DIR *dir;
+	int ret = 0;
+
+	dir = opendir("/dev/shm");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t pid = urnic_ctrfile_name_pid(de->d_name);
+		char path[300];
+
+		if (pid < 0 || (only && pid != only))
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
+		if (urnic_ctrfile_read(path, pid, &c) < 0)
+			continue; /* gone since readdir, being created, or not ours */
+		if (!urnic_ctrfile_pid_alive(pid)) {
+			f->stale++;
+			continue;
+		}
+		ret = add(f, &c);
+		if (ret)
+			break;
+	}
+	closedir(dir);
+	if (f->n)
+		qsort(f->files, f->n, sizeof(*f->files), by_pid_then_dev);
+	return ret;
+}
+
+static const char *counter_name(uint32_t i, char *buf, size_t len)
+{
+	if (i < URNIC_CTRFILE_COUNT)
+		return urnic_ctrfile_names[i];
+	snprintf(buf, len, "counter_%u", i); /* kept by a newer library than this tool */
+	return buf;
+}
+
+static void print_text(const struct found *f)
+{
+	for (size_t d = 0; d < f->n; d++) {
+		const struct urnic_ctrfile *c = &f->files[d];
+
+		printf("%s%s (%s), pid %d\n", d ? "\n" : "", c->dev, c->addr, (int)c->pid);
+		for (uint32_t i = 0; i < c->ncounters; i++) {
+			char buf[32];
+
+			printf("  %-22s %14llu  %s\n", counter_name(i, buf, sizeof(buf)),
+			       (unsigned long long)c->values[i],
+			       i < URNIC_CTRFILE_COUNT ? urnic_ctrfile_descs[i] : "");
+		}
+	}
+}
+
+/* A JSON string: the file's device and address are the only text read from outside. */
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct found *f)
+{
+	printf("{\"devices\": [");
+	for (size_t d = 0; d < f->n; d++) {
+		const struct urnic_ctrfile *c = &f->files[d];
+
+		printf("%s\n  {\"pid\": %d, \"device\": ", d ? "," : "", (int)c->pid);
+		json_string(c->dev);
+		printf(", \"address\": ");
+		json_string(c->addr);
+		printf(", \"counters\": {");
+		for (uint32_t i = 0; i < c->ncounters; i++) {
+			char buf[32];
+
+			printf("%s\n    \"%s\": %llu", i ? "," : "",
+			       counter_name(i, buf, sizeof(buf)), (unsigned long long)c->values[i]);
+		}
+		printf("\n  }}");
+	}
+	printf("%s]}\n", f->n ? "\n" : "");
+}
+
+static int parse_pid(const char *s, pid_t *pid)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v == 0 || v > 0x7fffffffu)
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int urnic_cmd_counters(int argc, char **argv)
+{
+	struct found f = { 0 };
+	bool json = false;
+	pid_t pid = 0;
+	int ret;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (pid == 0 && parse_pid(argv[i], &pid) == 0) {
+			continue;
+		} else {
+			fprintf(stderr,
+				"urnic: counters: unexpected argument '%s'\n"
+				"usage: urnic counters [--json] [pid]\n",
+				argv[i]);
+			return URNIC_EXIT_USAGE;
+		}
+	}
+	if (pid && !urnic_ctrfile_pid_alive(pid)) {
+		fprintf(stderr, "urnic: no process %d\n", (int)pid);
+		return URNIC_EXIT_FAIL;
+	}
+	ret = scan(&f, pid);
+	if (ret) {
+		fprintf(stderr, "urnic: cannot read /dev/shm: %s\n", strerror(-ret));
+		free(f.files);
+		return URNIC_EXIT_FAIL;
+	}
+	if (f.stale)
+		fprintf(stderr, "urnic: skipped %u stale counters file%s of exited processes\n",
+			f.stale, f.stale == 1 ? "" : "s");
+	if (pid && f.n == 0 && !json) {
+		fprintf(stderr, "urnic: process %d has no urnic device open\n", (int)pid);
+	} else if (json) {
+		print_json(&f);
+	} else if (f.n == 0) {
+		printf("no running process has a urnic device open\n");
+	} else {
+		print_text(&f);
+	}
+	ret = pid && f.n == 0 ? URNIC_EXIT_FAIL : URNIC_EXIT_OK;
+	free(f.files);
+	return ret;
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * devices.c - `urnic devices`: the devices this process sees, through the verbs API
+ * only (ibv_get_device_list, ibv_query_port, ibv_query_gid), as any application sees
+ * them. Opening a device binds its address's UDP port 4791, so a device another
+ * process has open is listed without its attributes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+/* The address of a RoCEv2 GID: ::ffff:a.b.c.d is IPv4 a.b.c.d, any other the IPv6
+ * address itself (RoCEv2 GIDs are IP addresses, IBTA A17.8). */
+static void gid_addr(const union ibv_gid *gid, char *buf, socklen_t len)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (memcmp(gid->raw, v4mapped, sizeof(v4mapped)) == 0)
+		inet_ntop(AF_INET, gid->raw + 12, buf, len);
+	else
+		inet_ntop(AF_INET6, gid->raw, buf, len);
+}
+
+static int mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128 << mtu : 0;
+}
+
+static int show(struct ibv_device *dev)
+{
+	char addr[INET6_ADDRSTRLEN], gidstr[INET6_ADDRSTRLEN];
+	struct ibv_port_attr port;
+	struct ibv_context *ctx;
+	union ibv_gid gid;
+	int ret = URNIC_EXIT_OK;
+
+	ctx = ibv_open_device(dev);
+	if (!ctx) {
+		int err = errno;
+
+		printf("%-10s (cannot open: %s%s)\n", ibv_get_device_name(dev), strerror(err),
+		       err == EADDRINUSE ? "; another process has this address open" : "");
+		return URNIC_EXIT_FAIL;
+	}
+	if (ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 1, &gid)) {
+		printf("%-10s (cannot query port 1: %s)\n", ibv_get_device_name(dev),
+		       strerror(errno));
+		ret = URNIC_EXIT_FAIL;
+		goto close_device;
+	}
+	gid_addr(&gid, addr, sizeof(addr));
+	inet_ntop(AF_INET6, gid.raw, gidstr, sizeof(gidstr));
+	printf("%-10s %-16s %-24s %d\n", ibv_get_device_name(dev), addr, gidstr,
+	       mtu_bytes(port.active_mtu));
+close_device:
+	ibv_close_device(ctx);
+	return ret;
+}
+
+int urnic_cmd_devices(int argc, char **argv)
+{
+	struct ibv_device **list;
+	int n, ret = URNIC_EXIT_OK;
+
+	if (argc > 0) {
+		fprintf(stderr, "urnic: devices takes no arguments\n");
+		return URNIC_EXIT_USAGE;
+	}
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		fprintf(stderr, "urnic: cannot list devices: %s\n", strerror(errno));
+		return URNIC_EXIT_FAIL;
+	}
+	if (n == 0) {
+		fprintf(stderr, "urnic: no devices: set URNIC_ADDR=<ip> or list them in "
+				"/etc/urnic.conf\n");
+		ret = URNIC_EXIT_FAIL;
+		goto free_list;
+	}
+	printf("%-10s %-16s %-24s %s\n", "device", "address", "GID[1]", "active MTU");
+	for (int i = 0; i < n; i++)
+		if (show(list[i]) != URNIC_EXIT_OK)
+			ret = URNIC_EXIT_FAIL;
+free_list:
+	ibv_free_device_list(list);
+	return ret;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - `urnic`, the command-line tool: lists the devices a process would see and
+ * reads the counters of running processes. Subcommands live one per file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const char usage[] =
+	"usage: urnic <command> [arguments]\n"
+	"\n"
+	"commands:\n"
+	"  devices                  list the devices this process would see: name, address,\n"
+	"                           GID[1] (the RoCEv2 GID) and active MTU\n"
+	"  counters [--json] [pid]  print the counters of every device of every running urnic\n"
+	"                           process (or of process <pid>), read from\n"
+	"                           /dev/shm/urnic.<pid>.<device>; --json prints one JSON object\n"
+	"  help                     this text\n"
+	"\n"
+	"Devices come from URNIC_ADDR=<ip>[,<ip>...], else from the file $URNIC_CONFIG\n"
+	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n";
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{ "devices", urnic_cmd_devices },
+	{ "counters", urnic_cmd_counters },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return URNIC_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0) {
+		fputs(usage, stdout);
+		return URNIC_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 2, argv + 2);
+	fprintf(stderr, "urnic: unknown command '%s' (try 'urnic help')\n", argv[1]);
+	return URNIC_EXIT_USAGE;
+}
