@@ -318,6 +318,8 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 	if (polling)
 		atomic_store_explicit(&d->app_poll_ns, urnic_dev_now_ns(), memory_order_relaxed);
 	/* Whoever holds the lock is already moving the pipeline: nothing to wait for. */
+	if (!d->running)
+		return false;
 	if (pthread_mutex_trylock(&d->lock) != 0)
 		return false;
 	did = pass_locked(d, &deadline);
@@ -401,6 +403,9 @@ void urnic_dev_app_idle(struct urnic_dev *d)
 	urnic_dev_kick(d);
 }
 
+/* The engine state exists from the first open; the port and the thread only from the
+ * first QP (start_io), so that opening a device to query it (ibv_devinfo, urnic
+ * devices) never takes the address's UDP port 4791 from the process that uses it. */
 static int start(struct urnic_dev *d)
 {
 	uint64_t seed = 0;
@@ -412,14 +417,29 @@ static int start(struct urnic_dev *d)
 		ret = -ENOMEM;
 		goto free_mem;
 	}
+	d->udp->fd = -1;
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = urnic_dev_now_ns() ^ (uint64_t)getpid() << 32;
 	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, flush_tx, d, seed);
 	if (ret)
 		goto free_mem;
+	return 0;
+
+free_mem:
+	free(d->eng);
+	free(d->udp);
+	d->eng = NULL;
+	d->udp = NULL;
+	return ret;
+}
+
+static int start_io(struct urnic_dev *d)
+{
+	int ret;
+
 	ret = urnic_udp_open(d->udp, d->ipv6, d->addr);
 	if (ret)
-		goto fini_engine;
+		return ret;
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
 		ret = -errno;
@@ -439,13 +459,6 @@ close_shm:
 	d->wake_fd = -1;
 close_udp:
 	urnic_udp_close(d->udp);
-fini_engine:
-	urnic_engine_fini(d->eng);
-free_mem:
-	free(d->eng);
-	free(d->udp);
-	d->eng = NULL;
-	d->udp = NULL;
 	return ret;
 }
 
@@ -454,17 +467,19 @@ static void stop(struct urnic_dev *d)
 	uint64_t one = 1;
 	const char *print = getenv("URNIC_PRINT_COUNTERS");
 
-	atomic_store(&d->stop, true);
-	if (write(d->wake_fd, &one, sizeof(one)) < 0)
-		one = 0;
-	pthread_join(d->thread, NULL);
-	d->running = false;
-	if (print && *print == '1')
-		urnic_dev_print_counters(d, stderr);
-	shm_close_counters(d);
-	close(d->wake_fd);
-	d->wake_fd = -1;
-	urnic_udp_close(d->udp);
+	if (d->running) {
+		atomic_store(&d->stop, true);
+		if (write(d->wake_fd, &one, sizeof(one)) < 0)
+			one = 0;
+		pthread_join(d->thread, NULL);
+		d->running = false;
+		if (print && *print == '1')
+			urnic_dev_print_counters(d, stderr);
+		shm_close_counters(d);
+		close(d->wake_fd);
+		d->wake_fd = -1;
+		urnic_udp_close(d->udp);
+	}
 	urnic_engine_fini(d->eng);
 	free(d->eng);
 	free(d->udp);
@@ -507,6 +522,17 @@ int urnic_dev_get(struct urnic_dev *d)
 		ret = start(d);
 	if (ret == 0)
 		d->refs++;
+	pthread_mutex_unlock(&open_lock);
+	return ret;
+}
+
+int urnic_dev_start_io(struct urnic_dev *d)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&open_lock);
+	if (!d->running)
+		ret = start_io(d);
 	pthread_mutex_unlock(&open_lock);
 	return ret;
 }

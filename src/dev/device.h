@@ -47,7 +47,7 @@ struct urnic_dev {
 	pthread_mutex_t lock;
 	int refs;
 	int open_error;
-	bool running;
+	_Atomic bool running;
 	pthread_t thread;
 	_Atomic bool stop;
 	_Atomic int sleeping;
@@ -64,8 +64,12 @@ struct urnic_dev {
  * addresses. Returns the number of devices. */
 int urnic_dev_list(struct urnic_dev ***out);
 
-/* Starts (first user) or references the device's engine. Returns 0 or -errno. */
+/* Creates (first user) or references the device's engine. Returns 0 or -errno. */
 int urnic_dev_get(struct urnic_dev *d);
+
+/* Binds <address>:4791 and starts the engine thread, once (the first QP). Returns 0 or
+ * -errno: -EADDRINUSE when another process has the address. */
+int urnic_dev_start_io(struct urnic_dev *d);
 void urnic_dev_put(struct urnic_dev *d);
 
 /* Doorbell: wakes the engine if it sleeps. Context: any thread, no lock. */

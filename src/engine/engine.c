@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "engine/roce/rc.h"
 #include "wire/byteorder.h"
 #include "wire/psn.h"
 
@@ -187,6 +188,11 @@ void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	bool by_itself = qp->state != URNIC_QPS_ERR;
 
+	/* The ACK already owed for requests this QP executed still goes out (rxe sends
+	 * each ACK as it executes the request; only our coalescing held it back), or the
+	 * peer would fail work its receiver has completed. */
+	if (by_itself && qp->type == URNIC_QPT_RC && qp->state >= URNIC_QPS_RTR)
+		rc_flush_pending_ack(e, qp);
 	qp->state = URNIC_QPS_ERR;
 	qp->req.rto_deadline_ns = 0;
 	qp->req.rnr_deadline_ns = 0;

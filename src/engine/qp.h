@@ -124,7 +124,7 @@ struct urnic_res {
 	uint32_t len;
 	uint32_t next_psn;  /* next response PSN to send */
 	uint32_t sent_bytes;
-	bool replying;
+	bool replying;         /* READ responses, or the atomic ACK, still to send */
 	bool first_psn_replay; /* replay starts mid-READ: MIDDLE/LAST opcodes */
 	/* ATOMIC: the original value (IBTA 9.4.5 AtomicAckETH). */
 	uint64_t orig;
@@ -149,6 +149,7 @@ struct urnic_comp {
 	uint32_t psn; /* oldest PSN not yet acknowledged */
 	uint32_t idx; /* oldest SQ slot not yet completed */
 	uint32_t read_off_bytes; /* bytes of the READ at idx received so far */
+	bool read_retry_started; /* READ gap retried, no progress since (rxe started_retry) */
 };
 
 /* Responder (IBTA 9.7.5.1). */
@@ -166,13 +167,15 @@ struct urnic_resp {
 	uint32_t write_resid;
 	uint32_t write_len;
 	uint8_t *write_host;
-	/* Coalesced ACK waiting to go out (IBTA 9.7.5.1.1: an ACK covers all earlier PSNs). */
+	/* Coalesced ACK waiting to go out (IBTA 9.7.5.1.1: an ACK covers all earlier PSNs),
+	 * or a sequence / RNR NAK waiting behind READ responses still owed. */
 	bool ack_pending;
 	uint32_t ack_psn;
+	uint8_t ack_syndrome;
 	struct urnic_res res[URNIC_MAX_RD_ATOMIC];
 	uint32_t res_head;  /* next resource slot to use, FIFO */
 	uint32_t res_count; /* max_dest_rd_atomic rounded up to a power of two */
-	uint32_t replying;  /* resources with READ responses still to send */
+	uint32_t replying;  /* resources with READ responses or an atomic ACK still to send */
 };
 
 struct urnic_qp {

@@ -317,8 +317,6 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	ret = urnic_dev_get(d);
 	if (ret) {
-		fprintf(stderr, "urnic: cannot open %s on %s:4791: %s\n", d->name, d->addr_str,
-			strerror(-ret));
 		free(c);
 		errno = -ret;
 		return NULL;

@@ -10,6 +10,7 @@
  * This issue's scope is RC; UC, UD and SRQ are refused with EOPNOTSUPP.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,16 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	    cap->max_recv_wr > URNIC_MAX_WQ_DEPTH || cap->max_send_sge > URNIC_MAX_SGE ||
 	    cap->max_recv_sge > URNIC_MAX_SGE || cap->max_inline_data > URNIC_MAX_INLINE) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* The device takes its address's UDP port 4791 with its first QP. */
+	ret = urnic_dev_start_io(d);
+	if (ret) {
+		fprintf(stderr, "urnic: %s cannot use %s UDP port 4791: %s%s\n", d->name,
+			d->addr_str, strerror(-ret),
+			ret == -EADDRINUSE ? " (another process has this address open; give "
+					     "each process its own URNIC_ADDR)" : "");
+		errno = -ret;
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));

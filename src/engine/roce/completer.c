@@ -108,6 +108,7 @@ static void progressed(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
+	qp->comp.read_retry_started = false;
 	if (qp->comp.psn == qp->req.psn)
 		qp->req.rto_deadline_ns = 0;
 	else
@@ -165,11 +166,15 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	uint32_t psn = pkt->bth.psn;
 	struct urnic_send_wqe *w;
 
-	/* A NAK acknowledges everything before its PSN (IBTA 9.7.5.1.1). */
+	/* A NAK acknowledges everything before its PSN (IBTA 9.7.5.1.1), but not the data
+	 * of a READ/atomic before it whose response was lost (complete_upto stops there and
+	 * asks for a retry): the oldest unacknowledged PSN stays at that READ/atomic, or the
+	 * retry would resend it, and everything after it, under later PSNs. */
 	complete_upto(e, qp, psn, false);
 	if (qp->state != URNIC_QPS_RTS)
 		return;
-	if (urnic_psn_after(psn, qp->comp.psn)) {
+	if (urnic_psn_after(psn, qp->comp.psn) &&
+	    !(wqe_outstanding(qp, &w) && rc_wqe_is_read_atomic(w))) {
 		qp->comp.psn = psn;
 		progressed(e, qp);
 	}
@@ -192,6 +197,11 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	switch (syn & 0x1f) {
 	case URNIC_NAK_PSN_SEQ_ERR:
 		urnic_count(e, URNIC_CTR_nak_seq_rcvd);
+		/* A go-back-N from comp.psn is already due (typically an RNR NAK, whose
+		 * followers drew this NAK): it is not a second retry, so it does not use up
+		 * retry_cnt. */
+		if (qp->req.need_retry)
+			return;
 		if (qp->req.retry_left == 0) {
 			urnic_count(e, URNIC_CTR_retry_exceeded);
 			rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
@@ -219,10 +229,15 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 	if (qp->state != URNIC_QPS_RTS || !wqe_outstanding(qp, &w))
 		return;
 	if (w->opcode != URNIC_WR_RDMA_READ || pkt->bth.psn != qp->comp.psn) {
-		/* Out of order (a response was lost) or stale: go-back-N retries. */
+		/* Out of order (a response was lost) or stale: go-back-N retries, once
+		 * per gap. The rest of the burst shows the same gap again and would
+		 * restart the responder's replay each time: it waits for the retry to
+		 * make progress or for the timer (rxe's comp.started_retry). */
 		urnic_count(e, URNIC_CTR_drop_stale_response);
-		if (urnic_psn_after(pkt->bth.psn, qp->comp.psn))
+		if (urnic_psn_after(pkt->bth.psn, qp->comp.psn) && !qp->comp.read_retry_started) {
+			qp->comp.read_retry_started = true;
 			qp->req.need_retry = true;
+		}
 		return;
 	}
 	off = qp->comp.read_off_bytes;
@@ -337,6 +352,7 @@ void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint
 			}
 			r->retry_left--;
 			r->need_retry = true;
+			qp->comp.read_retry_started = false;
 			rc_arm_rto(e, qp);
 		}
 	}

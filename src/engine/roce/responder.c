@@ -14,7 +14,10 @@
  * READs are replayed from the saved resource when the new range lies inside it, atomics
  * return the saved original value without executing again.
  * ACKs are coalesced per receive batch: an ACK names the newest PSN and covers all
- * earlier ones (9.7.5.1.1).
+ * earlier ones (9.7.5.1.1). Responses leave in PSN order: while READ responses or an
+ * atomic ACK are still owed, a later ACK or sequence/RNR NAK waits behind them (the
+ * requester would take it as an implicit NAK of the READ/atomic), and a pending ACK
+ * that a newer READ/atomic response will imply is dropped.
  */
 #include <string.h>
 
@@ -26,10 +29,11 @@ enum { READ_BUDGET_PKTS = 64 };
 
 void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	if (!qp->resp.ack_pending)
+	/* Its PSN is later than every response still owed: it waits for them. */
+	if (!qp->resp.ack_pending || qp->resp.replying)
 		return;
 	qp->resp.ack_pending = false;
-	rc_send_ack(e, qp, qp->resp.ack_psn, URNIC_AETH_ACK_UNLIMITED);
+	rc_send_ack(e, qp, qp->resp.ack_psn, qp->resp.ack_syndrome);
 }
 
 void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
@@ -47,8 +51,40 @@ void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint
 
 static void queue_ack(struct urnic_qp *qp, uint32_t psn)
 {
-	qp->resp.ack_pending = true;
-	qp->resp.ack_psn = psn;
+	struct urnic_resp *r = &qp->resp;
+
+	/* A pending NAK names a later PSN and already acknowledges everything before it. */
+	if (r->ack_pending && r->ack_syndrome != URNIC_AETH_ACK_UNLIMITED &&
+	    urnic_psn_before(psn, r->ack_psn))
+		return;
+	r->ack_pending = true;
+	r->ack_psn = psn;
+	r->ack_syndrome = URNIC_AETH_ACK_UNLIMITED;
+}
+
+/* A sequence or RNR NAK for the expected PSN: at once, unless READ responses or atomic
+ * ACKs for earlier PSNs are still owed, which it must not overtake (IBTA 9.7.5.1.1). */
+static void queue_nak(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	struct urnic_resp *r = &qp->resp;
+
+	if (!r->replying) {
+		rc_send_ack(e, qp, psn, syndrome);
+		return;
+	}
+	r->ack_pending = true;
+	r->ack_psn = psn;
+	r->ack_syndrome = syndrome;
+}
+
+/* A READ or atomic will owe a response with a later PSN than the pending ACK: the ACK
+ * goes first, or, if older responses are still owed, the new response implies it. */
+static void before_new_response(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	if (qp->resp.replying)
+		qp->resp.ack_pending = false;
+	else
+		rc_flush_pending_ack(e, qp);
 }
 
 /* NAK for a class C error (IBTA 9.9.3.1): the QP goes to error. */
@@ -69,7 +105,7 @@ static struct urnic_res *res_alloc(struct urnic_qp *qp)
 
 	/* FIFO reuse of max_dest_rd_atomic entries (IBTA 9.7.5.1.3; rxe does the same
 	 * and leaves the requester's limit to the requester). */
-	if (res->type == URNIC_RES_READ && res->replying)
+	if (res->replying)
 		r->replying--;
 	r->res_head = (r->res_head + 1) & (r->res_count - 1);
 	memset(res, 0, sizeof(*res));
@@ -92,7 +128,6 @@ static void send_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const s
 {
 	struct urnic_pkt h = { 0 };
 
-	rc_flush_pending_ack(e, qp);
 	h.bth.opcode = URNIC_OP_RC_ATOMIC_ACKNOWLEDGE;
 	h.bth.psn = res->first_psn;
 	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
@@ -138,10 +173,15 @@ static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		res->first_psn_replay = pkt->bth.psn != res->first_psn;
 		return;
 	}
-	if (res->type == URNIC_RES_ATOMIC && res->first_psn == pkt->bth.psn)
-		send_atomic_ack(e, qp, res);
-	else
+	if (res->type != URNIC_RES_ATOMIC || res->first_psn != pkt->bth.psn) {
 		urnic_count(e, URNIC_CTR_drop_dup_no_resource);
+	} else if (qp->resp.replying) {
+		if (!res->replying)
+			qp->resp.replying++;
+		res->replying = true; /* after the READ responses still owed */
+	} else {
+		send_atomic_ack(e, qp, res);
+	}
 }
 
 /* Takes the next receive WQE for a SEND / WRITE with immediate. */
@@ -257,9 +297,12 @@ static void execute_write(struct urnic_engine *e, struct urnic_qp *qp, const str
 static void execute_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			   uint8_t *host)
 {
-	struct urnic_res *res = res_alloc(qp);
+	struct urnic_res *res;
 	uint64_t *p = (uint64_t *)(void *)host; /* 8-byte aligned: checked by the caller */
 	uint64_t orig;
+
+	before_new_response(e, qp);
+	res = res_alloc(qp);
 
 	if (pkt->bth.opcode == URNIC_OP_RC_COMPARE_SWAP) {
 		orig = pkt->atmeth.compare;
@@ -274,7 +317,12 @@ static void execute_atomic(struct urnic_engine *e, struct urnic_qp *qp, const st
 	res->first_psn = res->last_psn = pkt->bth.psn;
 	res->orig = orig;
 	res->msn = qp->resp.msn;
-	send_atomic_ack(e, qp, res);
+	if (qp->resp.replying) {
+		res->replying = true; /* after the READ responses still owed */
+		qp->resp.replying++;
+	} else {
+		send_atomic_ack(e, qp, res);
+	}
 }
 
 void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
@@ -291,7 +339,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	if (d > 0) {
 		if (!r->sent_psn_nak) {
 			r->sent_psn_nak = true;
-			rc_send_ack(e, qp, r->epsn, URNIC_AETH_NAK | URNIC_NAK_PSN_SEQ_ERR);
+			queue_nak(e, qp, r->epsn, URNIC_AETH_NAK | URNIC_NAK_PSN_SEQ_ERR);
 			urnic_count(e, URNIC_CTR_nak_seq_sent);
 		} else {
 			urnic_count(e, URNIC_CTR_drop_psn_after_nak);
@@ -323,7 +371,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	}
 	if (needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) && !take_rwqe(qp)) {
 		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer; nothing changes. */
-		rc_send_ack(e, qp, psn, (uint8_t)(URNIC_AETH_RNR_NAK | qp->attr.min_rnr_timer));
+		queue_nak(e, qp, psn, (uint8_t)(URNIC_AETH_RNR_NAK | qp->attr.min_rnr_timer));
 		urnic_count(e, URNIC_CTR_rnr_nak_sent);
 		return;
 	}
@@ -384,6 +432,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 			}
 		}
 		npsn = pkt->reth.len ? (pkt->reth.len + mtu - 1) / mtu : 1;
+		before_new_response(e, qp);
 		res = res_alloc(qp);
 		res->type = URNIC_RES_READ;
 		res->first_psn = psn;
@@ -396,7 +445,6 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		r->replying++;
 		r->msn++; /* C9-148: the MSN counts a READ when it is executed */
 		res->msn = r->msn;
-		rc_flush_pending_ack(e, qp);
 		r->epsn = urnic_psn_add(res->last_psn, 1);
 		return;
 	} else if (flags & URNIC_OPF_ATOMIC) {
@@ -474,26 +522,32 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t budget = READ_BUDGET_PKTS;
-	bool did = qp->resp.ack_pending;
+	bool did = false;
 
-	/* A queued ACK names a PSN after every READ still being answered (READ requests
-	 * flush it when they arrive): it goes out only after their responses, or the
-	 * requester would take the ACK as an implicit NAK of the READ. */
-	if (!qp->resp.replying) {
-		rc_flush_pending_ack(e, qp);
-		return did;
-	}
-	/* Oldest first: resources are used FIFO from res_head. */
-	for (uint32_t k = 0; k < qp->resp.res_count && budget && qp->state != URNIC_QPS_ERR; k++) {
+	/* Oldest first (resources are used FIFO from res_head), then the queued ACK or NAK,
+	 * which names a later PSN than all of them: sent before the READ responses, the
+	 * requester would take it as an implicit NAK of the READ. */
+	for (uint32_t k = 0; k < qp->resp.res_count && qp->resp.replying && budget &&
+			     qp->state != URNIC_QPS_ERR;
+	     k++) {
 		uint32_t i = (qp->resp.res_head + k) & (qp->resp.res_count - 1);
 		struct urnic_res *res = &qp->resp.res[i];
 
-		if (res->type == URNIC_RES_READ && res->replying) {
+		if (!res->replying)
+			continue;
+		if (res->type == URNIC_RES_READ) {
 			budget -= read_reply(e, qp, res, budget);
-			did = true;
+		} else {
+			res->replying = false;
+			qp->resp.replying--;
+			send_atomic_ack(e, qp, res);
+			budget--;
 		}
+		did = true;
 	}
-	if (!qp->resp.replying)
+	if (qp->resp.ack_pending && !qp->resp.replying && qp->state != URNIC_QPS_ERR) {
 		rc_flush_pending_ack(e, qp);
+		did = true;
+	}
 	return did;
 }
