@@ -1,0 +1,760 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fabric.c - the in-process fabric of the engine tests. See fabric.h.
+ *
+ * A pass is what src/dev/device.c does with the device lock held: progress, timers,
+ * progress, flush. Delivery order is send order unless a rule or a random fault says
+ * otherwise; faults draw from one xorshift64* PRNG seeded by the test, so a failing
+ * run replays exactly.
+ */
+#include "fabric.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/byteorder.h"
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n, sz);
+
+	CHECK(p != NULL);
+	return p;
+}
+
+uint32_t fab_random(struct fabric *f)
+{
+	f->rng ^= f->rng >> 12;
+	f->rng ^= f->rng << 25;
+	f->rng ^= f->rng >> 27;
+	return (uint32_t)((f->rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static bool chance(struct fabric *f, uint32_t ppm)
+{
+	return ppm && fab_random(f) % 1000000u < ppm;
+}
+
+/* ---- the queue ---- */
+
+static void enqueue(struct fabric *f, const struct fab_inflight *in)
+{
+	if (f->qlen == f->qcap) {
+		f->qcap = f->qcap ? f->qcap * 2 : 256;
+		f->q = realloc(f->q, f->qcap * sizeof(*f->q));
+		CHECK(f->q != NULL);
+	}
+	f->q[f->qlen++] = *in;
+}
+
+static uint8_t *dup_bytes(const uint8_t *buf, uint32_t len)
+{
+	uint8_t *p = malloc(len ? len : 1);
+
+	CHECK(p != NULL);
+	memcpy(p, buf, len);
+	return p;
+}
+
+static int host_by_ip(struct fabric *f, const uint8_t *ip)
+{
+	for (int i = 0; i < f->nhosts; i++)
+		if (memcmp(f->hosts[i].ip, ip, 4) == 0)
+			return i;
+	return -1;
+}
+
+void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint8_t *buf,
+		  uint32_t len)
+{
+	struct urnic_icrc_flow flow = { 0 };
+	struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
+
+	CHECK(len >= URNIC_ICRC_BYTES);
+	memcpy(flow.src, src_ip, 4);
+	memcpy(flow.dst, dst_ip, 4);
+	flow.sport = sport;
+	flow.dport = URNIC_ROCE_UDP_PORT;
+	urnic_put_le32(buf + len - URNIC_ICRC_BYTES, urnic_icrc_flow(&flow, &frag, 1, frag.len));
+}
+
+static void trace_add(struct fabric *f, const struct fab_pktinfo *pi)
+{
+	if (f->ntrace == f->trace_cap) {
+		f->trace_cap = f->trace_cap ? f->trace_cap * 2 : 1024;
+		f->trace = realloc(f->trace, f->trace_cap * sizeof(*f->trace));
+		CHECK(f->trace != NULL);
+	}
+	f->trace[f->ntrace++] = *pi;
+}
+
+static bool rule_matches(const struct fab_rule *r, const struct fab_pktinfo *pi)
+{
+	if ((r->match & FAB_M_SRC) && r->src != pi->src)
+		return false;
+	if ((r->match & FAB_M_OPCODE) && r->opcode != pi->opcode)
+		return false;
+	if ((r->match & FAB_M_PSN) && r->psn != pi->psn)
+		return false;
+	if ((r->match & FAB_M_INDEX) && r->index != pi->index)
+		return false;
+	if ((r->match & FAB_M_PRED) && !r->pred(pi, r->arg))
+		return false;
+	return true;
+}
+
+static void corrupt(uint8_t *buf, uint32_t hdr_bytes, uint32_t payload_bytes)
+{
+	/* A payload byte, else the low PSN byte: both decode, both are under the ICRC. */
+	uint32_t at = payload_bytes ? hdr_bytes + payload_bytes / 2 : 11;
+
+	buf[at] ^= 0x5a;
+}
+
+/* One packet leaves an engine: trace it, apply rules and faults, queue it. */
+static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_txpkt *p)
+{
+	uint32_t len = p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
+	struct fab_inflight in = { 0 };
+	struct fab_pktinfo pi = { 0 };
+	enum fab_action act = FAB_PASS;
+	struct fab_rule *rule = NULL;
+	struct urnic_pkt pkt;
+	uint8_t *buf = malloc(len);
+	uint32_t off = 0;
+
+	CHECK(buf != NULL);
+	memcpy(buf, p->hdr, p->hdr_bytes);
+	off = p->hdr_bytes;
+	for (uint32_t i = 0; i < p->nfrags; i++) {
+		memcpy(buf + off, p->frags[i].base, p->frags[i].len);
+		off += (uint32_t)p->frags[i].len;
+	}
+	CHECK_EQ(off, p->hdr_bytes + p->payload_bytes);
+	memcpy(buf + off, p->trailer, p->trailer_bytes);
+
+	pi.index = f->npkts++;
+	pi.t_ns = f->now_ns;
+	pi.src = h->idx;
+	pi.dst = host_by_ip(f, p->dst.ip);
+	pi.sport = p->dst.sport;
+	pi.len = len;
+	CHECK(urnic_pkt_decode(&pkt, buf, len) > 0); /* the engine only sends valid packets */
+	pi.opcode = pkt.bth.opcode;
+	pi.psn = pkt.bth.psn;
+	pi.dqpn = pkt.bth.dqpn;
+	pi.ackreq = pkt.bth.ackreq;
+	pi.se = pkt.bth.se;
+	pi.has_aeth = urnic_opcode_info(pkt.bth.opcode)->flags & URNIC_OPF_AETH;
+	pi.syndrome = pkt.aeth.syndrome;
+	pi.msn = pkt.aeth.msn;
+	pi.payload_bytes = pkt.payload_bytes;
+
+	for (uint32_t i = 0; i < f->nrules; i++) {
+		struct fab_rule *r = &f->rules[i];
+
+		if (!rule_matches(r, &pi))
+			continue;
+		if (r->seen++ < r->skip)
+			continue;
+		if (r->count && r->hits >= r->count)
+			continue;
+		r->hits++;
+		rule = r;
+		act = r->action;
+		break;
+	}
+	if (rule && rule->capture && !rule->cap_len) {
+		CHECK(len <= FAB_CAPTURE_BYTES);
+		memcpy(rule->cap, buf, len);
+		rule->cap_len = len;
+		rule->cap_info = pi;
+	}
+	if (!rule && (f->fault_src < 0 || f->fault_src == h->idx)) {
+		if (chance(f, f->drop_ppm))
+			act = FAB_DROP;
+		else if (chance(f, f->corrupt_ppm))
+			act = FAB_CORRUPT;
+		else if (chance(f, f->dup_ppm))
+			act = FAB_DUP;
+		else if (chance(f, f->reorder_ppm))
+			act = FAB_HOLD;
+	}
+
+	in.src = h->idx;
+	in.dst = pi.dst;
+	in.sport = pi.sport;
+	in.len = len;
+	in.buf = buf;
+	in.at_ns = f->now_ns;
+	in.hold = 0;
+	if (pi.dst < 0) {
+		pi.fate = FAB_FATE_NO_ROUTE;
+		act = FAB_DROP;
+	}
+	switch (act) {
+	case FAB_PASS:
+		pi.fate = FAB_FATE_SENT;
+		enqueue(f, &in);
+		break;
+	case FAB_DROP:
+		if (pi.fate != FAB_FATE_NO_ROUTE)
+			pi.fate = FAB_FATE_DROPPED;
+		free(buf);
+		break;
+	case FAB_DUP:
+		pi.fate = FAB_FATE_DUPLICATED;
+		enqueue(f, &in);
+		in.buf = dup_bytes(buf, len);
+		in.at_ns = f->now_ns + (rule ? rule->delay_ns : 0);
+		in.hold = rule ? rule->hold : 1 + fab_random(f) % 4;
+		enqueue(f, &in);
+		break;
+	case FAB_CORRUPT:
+		pi.fate = FAB_FATE_CORRUPTED;
+		corrupt(buf, p->hdr_bytes, pi.payload_bytes);
+		enqueue(f, &in);
+		break;
+	case FAB_HOLD:
+		pi.fate = FAB_FATE_HELD;
+		in.hold = rule ? rule->hold : 1 + fab_random(f) % 4;
+		enqueue(f, &in);
+		break;
+	case FAB_DELAY:
+		pi.fate = FAB_FATE_DELAYED;
+		in.at_ns = f->now_ns + rule->delay_ns;
+		enqueue(f, &in);
+		break;
+	case FAB_MUTATE:
+		pi.fate = FAB_FATE_MUTATED;
+		rule->mutate(buf, len, rule->arg);
+		fab_icrc_fix(h->ip, f->hosts[pi.dst].ip, pi.sport, buf, len);
+		enqueue(f, &in);
+		break;
+	}
+	trace_add(f, &pi);
+}
+
+static void flush_cb(struct urnic_engine *e)
+{
+	struct fab_host *h = e->io;
+
+	for (uint32_t i = 0; i < e->ntx; i++)
+		send_one(h->f, h, &e->tx[i]);
+	e->ntx = 0;
+}
+
+/* ---- setup ---- */
+
+struct fabric *fabric_new(int nhosts, uint64_t seed)
+{
+	struct fabric *f = xcalloc(1, sizeof(*f));
+
+	CHECK(nhosts >= 1 && nhosts <= FAB_MAX_HOSTS);
+	f->rng = seed ? seed : 1;
+	f->nhosts = nhosts;
+	f->fault_src = -1;
+	f->now_ns = 1000000000ull; /* 1 s: a deadline of 0 means "none" to the engine */
+	for (int i = 0; i < nhosts; i++) {
+		struct fab_host *h = &f->hosts[i];
+
+		h->f = f;
+		h->idx = i;
+		h->ip[0] = 10;
+		h->ip[3] = (uint8_t)(i + 1);
+		h->e = xcalloc(1, sizeof(*h->e));
+		CHECK_EQ(urnic_engine_init(h->e, false, h->ip, flush_cb, h,
+					   seed * 31 + (uint64_t)i + 1),
+			 0);
+		h->e->now_ns = f->now_ns;
+	}
+	return f;
+}
+
+void fabric_free(struct fabric *f)
+{
+	for (int i = 0; i < f->nhosts; i++) {
+		struct fab_host *h = &f->hosts[i];
+
+		/* Pools: every QP and MR a test made is gone (house style 7). */
+		CHECK_EQ(h->nqps, 0);
+		for (uint32_t k = 0; k < URNIC_MAX_QP; k++)
+			CHECK(h->e->qps[k] == NULL);
+		CHECK_EQ(h->e->mrs.nlive, 0);
+		CHECK_EQ(h->e->ntx, 0);
+		urnic_engine_fini(h->e);
+		free(h->e);
+	}
+	for (uint32_t i = 0; i < f->qlen; i++)
+		free(f->q[i].buf);
+	free(f->q);
+	free(f->trace);
+	free(f);
+}
+
+struct fab_rule *fab_add_rule(struct fabric *f, const struct fab_rule *r)
+{
+	struct fab_rule *slot;
+
+	CHECK(f->nrules < FAB_MAX_RULES);
+	slot = &f->rules[f->nrules++];
+	*slot = *r;
+	slot->seen = slot->hits = slot->cap_len = 0;
+	return slot;
+}
+
+void fab_clear_rules(struct fabric *f)
+{
+	f->nrules = 0;
+}
+
+void fab_trace_clear(struct fabric *f)
+{
+	f->ntrace = 0;
+}
+
+void fab_trace_dump(const struct fabric *f, uint32_t from, uint32_t to)
+{
+	static const char *const fates[] = { "sent", "DROPPED", "dup",	   "CORRUPT",
+					     "held", "delayed", "mutated", "no-route" };
+
+	for (uint32_t i = from; i < to && i < f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &f->trace[i];
+		const char *name = urnic_opcode_info(pi->opcode)->name;
+
+		fprintf(stderr, "%6llu t=%llu %d->%d qp %06x %-28s psn %06x%s len %u",
+			(unsigned long long)pi->index, (unsigned long long)(pi->t_ns / 1000),
+			pi->src, pi->dst, pi->dqpn, name ? name : "?", pi->psn,
+			pi->ackreq ? " A" : "  ", pi->payload_bytes);
+		if (pi->has_aeth)
+			fprintf(stderr, " aeth %02x msn %u", pi->syndrome, pi->msn);
+		fprintf(stderr, " %s\n", pi->fate < 8 ? fates[pi->fate] : "?");
+	}
+}
+
+/* ---- running ---- */
+
+static bool pass(struct fabric *f)
+{
+	bool did = false;
+
+	for (int i = 0; i < f->nhosts; i++) {
+		struct fab_host *h = &f->hosts[i];
+		struct urnic_engine *e = h->e;
+
+		e->now_ns = f->now_ns;
+		did |= urnic_engine_progress(e);
+		h->deadline = urnic_engine_timers(e);
+		did |= urnic_engine_progress(e);
+		if (e->ntx) {
+			flush_cb(e);
+			did = true;
+		}
+	}
+	return did;
+}
+
+static bool deliver(struct fabric *f)
+{
+	struct fab_inflight *batch = f->q;
+	uint32_t n = f->qlen;
+	bool did = false;
+
+	if (!n)
+		return false;
+	f->q = NULL;
+	f->qlen = f->qcap = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct fab_inflight in = batch[i];
+		struct fab_host *d = &f->hosts[in.dst];
+
+		if (in.at_ns > f->now_ns || in.hold) {
+			enqueue(f, &in);
+			continue;
+		}
+		d->e->now_ns = f->now_ns;
+		urnic_engine_rx(d->e, f->hosts[in.src].ip, in.sport, d->ip, in.buf, in.len);
+		free(in.buf);
+		f->ndelivered++;
+		did = true;
+		/* Packets held back so far have now been overtaken once more. */
+		for (uint32_t k = 0; k < f->qlen; k++)
+			if (f->q[k].hold)
+				f->q[k].hold--;
+	}
+	free(batch);
+	return did;
+}
+
+/* Nothing moved: release held packets, else jump to the next deadline. Returns false
+ * when the fabric is quiescent. */
+static bool idle(struct fabric *f)
+{
+	uint64_t next = 0;
+
+	for (uint32_t i = 0; i < f->qlen; i++) {
+		if (f->q[i].hold) {
+			/* Nothing else will come to overtake it. */
+			for (uint32_t k = 0; k < f->qlen; k++)
+				f->q[k].hold = 0;
+			return true;
+		}
+	}
+	for (uint32_t i = 0; i < f->qlen; i++)
+		if (!next || f->q[i].at_ns < next)
+			next = f->q[i].at_ns;
+	for (int i = 0; i < f->nhosts; i++) {
+		uint64_t d = f->hosts[i].deadline;
+
+		if (d && (!next || d < next))
+			next = d;
+	}
+	if (!next)
+		return false;
+	f->now_ns = next > f->now_ns ? next : f->now_ns + 1;
+	return true;
+}
+
+bool fabric_run(struct fabric *f, bool (*until)(struct fabric *f, void *arg), void *arg,
+		uint64_t max_steps)
+{
+	for (uint64_t step = 0; step < max_steps; step++) {
+		bool did;
+
+		if (until && until(f, arg))
+			return true;
+		f->steps++;
+		did = pass(f);
+		did |= deliver(f);
+		if (!did && !idle(f))
+			return until ? until(f, arg) : true;
+	}
+	return until ? until(f, arg) : false;
+}
+
+void fabric_settle(struct fabric *f)
+{
+	CHECK(fabric_run(f, NULL, NULL, 10000000));
+}
+
+void fab_flush(struct fabric *f)
+{
+	for (int i = 0; i < f->nhosts; i++)
+		if (f->hosts[i].e->ntx)
+			flush_cb(f->hosts[i].e);
+}
+
+void fab_inject(struct fabric *f, const uint8_t *src_ip, int dst, uint16_t sport, uint8_t *buf,
+		uint32_t len, bool fix_icrc)
+{
+	struct fab_host *d = &f->hosts[dst];
+
+	if (fix_icrc)
+		fab_icrc_fix(src_ip, d->ip, sport, buf, len);
+	d->e->now_ns = f->now_ns;
+	urnic_engine_rx(d->e, src_ip, sport, d->ip, buf, len);
+}
+
+/* ---- memory ---- */
+
+struct urnic_mr *fab_reg(struct fabric *f, int host, struct urnic_pd *pd, void *buf, uint64_t len,
+			 uint32_t access)
+{
+	struct urnic_engine *e = f->hosts[host].e;
+	struct urnic_mr *mr = NULL;
+
+	/* As src/verbs/memory.c: the iova is the process address, 8 random key bits. */
+	CHECK_EQ(urnic_mr_register(&e->mrs, pd, buf, (uint64_t)(uintptr_t)buf, len, access,
+				   (uint8_t)urnic_engine_random(e), &mr),
+		 0);
+	return mr;
+}
+
+void fab_dereg(struct fabric *f, int host, struct urnic_mr *mr)
+{
+	urnic_mr_deregister(&f->hosts[host].e->mrs, mr);
+}
+
+void fab_fill(uint8_t *p, uint64_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (uint64_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}
+
+void fab_buf_new(struct fabric *f, struct fab_buf *b, int host, struct urnic_pd *pd, uint64_t len,
+		 uint32_t access)
+{
+	b->p = xcalloc(1, len ? len : 1);
+	b->len = len;
+	b->host = host;
+	b->mr = fab_reg(f, host, pd, b->p, len, access);
+}
+
+void fab_buf_free(struct fabric *f, struct fab_buf *b)
+{
+	fab_dereg(f, b->host, b->mr);
+	free(b->p);
+	b->p = NULL;
+	b->mr = NULL;
+}
+
+/* ---- QPs ---- */
+
+struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint32_t max_send_wr,
+			  uint32_t max_recv_wr, bool sq_sig_all)
+{
+	struct fab_qp *q = xcalloc(1, sizeof(*q));
+	struct fab_host *h = &f->hosts[host];
+
+	/* As src/verbs/qp.c ibv_create_qp. */
+	CHECK_EQ(urnic_wq_init(&q->qp.sq, max_send_wr, sizeof(struct urnic_send_wqe)), 0);
+	CHECK_EQ(urnic_wq_init(&q->qp.rq, max_recv_wr, sizeof(struct urnic_recv_wqe)), 0);
+	CHECK_EQ(urnic_cq_init(&q->scq, FAB_CQE), 0);
+	CHECK_EQ(urnic_cq_init(&q->rcq, FAB_CQE), 0);
+	q->qp.sq.max_sge = URNIC_MAX_SGE;
+	q->qp.rq.max_sge = URNIC_MAX_SGE;
+	q->qp.sq.max_inline = URNIC_MAX_INLINE;
+	q->qp.type = URNIC_QPT_RC;
+	q->qp.state = URNIC_QPS_RESET;
+	q->qp.sq_sig_all = sq_sig_all;
+	q->qp.pd = pd;
+	q->qp.send_cq = &q->scq;
+	q->qp.recv_cq = &q->rcq;
+	q->qp.attr.path_mtu = 256;
+	q->h = h;
+	CHECK_EQ(urnic_engine_qp_add(h->e, &q->qp), 0);
+	h->nqps++;
+	return q;
+}
+
+void fab_qp_free(struct fab_qp *q)
+{
+	urnic_engine_qp_remove(q->h->e, &q->qp);
+	urnic_wq_fini(&q->qp.sq);
+	urnic_wq_fini(&q->qp.rq);
+	urnic_cq_fini(&q->scq);
+	urnic_cq_fini(&q->rcq);
+	CHECK(q->qp.sq.slots == NULL && q->qp.rq.slots == NULL && q->scq.ring == NULL &&
+	      q->rcq.ring == NULL);
+	q->h->nqps--;
+	free(q);
+}
+
+struct fab_conn fab_conn_default(void)
+{
+	return (struct fab_conn){
+		.mtu = 1024,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.min_rnr_timer = 12,
+		.max_rd_atomic = 16,
+		.max_dest_rd_atomic = 16,
+		.access = URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_REMOTE_WRITE |
+			  URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_REMOTE_ATOMIC,
+		.psn_a = 0x100,
+		.psn_b = 0x200,
+	};
+}
+
+int fab_modify(struct fab_qp *q, const struct urnic_qp_attr *attr, enum urnic_qp_state next,
+	       uint32_t mask)
+{
+	int ret = urnic_qp_check_modify(&q->qp, attr, q->qp.state, next, mask);
+
+	if (ret == 0)
+		urnic_engine_qp_apply(q->h->e, &q->qp, attr, next, mask);
+	return ret;
+}
+
+void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct fab_conn *c,
+		     uint32_t sq_psn, uint32_t rq_psn)
+{
+	struct urnic_qp_attr a = q->qp.attr;
+
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.access = c->access;
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_INIT,
+			    URNIC_QP_STATE | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT |
+				    URNIC_QP_ACCESS_FLAGS),
+		 0);
+	CHECK_EQ(q->qp.state, URNIC_QPS_INIT);
+
+	memset(&a.peer, 0, sizeof(a.peer));
+	memcpy(a.peer.ip, peer->h->ip, 4);
+	a.peer.hop_limit = 64;
+	/* The kernel's flow-label convention gives some port in 0xc000..0xffff. */
+	a.peer.sport = (uint16_t)(0xc000 | ((q->qp.qpn ^ peer->qp.qpn) & 0x3fff));
+	a.path_mtu = c->mtu;
+	a.dest_qp_num = peer->qp.qpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = c->max_dest_rd_atomic;
+	a.min_rnr_timer = c->min_rnr_timer;
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTR,
+			    URNIC_QP_STATE | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
+				    URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
+				    URNIC_QP_MIN_RNR_TIMER),
+		 0);
+	CHECK_EQ(q->qp.state, URNIC_QPS_RTR);
+
+	a.sq_psn = sq_psn;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = c->rnr_retry;
+	a.max_rd_atomic = c->max_rd_atomic;
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTS,
+			    URNIC_QP_STATE | URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT |
+				    URNIC_QP_RETRY_CNT | URNIC_QP_RNR_RETRY |
+				    URNIC_QP_MAX_QP_RD_ATOMIC),
+		 0);
+	CHECK_EQ(q->qp.state, URNIC_QPS_RTS);
+}
+
+void fab_connect(struct fab_qp *a, struct fab_qp *b, const struct fab_conn *c)
+{
+	fab_connect_one(a, b, c, c->psn_a, c->psn_b);
+	fab_connect_one(b, a, c, c->psn_b, c->psn_a);
+}
+
+/* ---- posting and polling, as src/verbs/post.c ---- */
+
+int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr)
+{
+	struct urnic_wq *sq = &q->qp.sq;
+	struct urnic_send_wqe *w;
+	uint32_t prod, cons;
+	uint64_t total = 0;
+
+	if (q->qp.state != URNIC_QPS_RTS && q->qp.state != URNIC_QPS_ERR)
+		return EINVAL;
+	if (wr->num_sge > sq->max_sge)
+		return EINVAL;
+	prod = atomic_load_explicit(&sq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+	if (prod - cons >= sq->max_wr)
+		return ENOMEM;
+	for (uint32_t i = 0; i < wr->num_sge; i++)
+		total += wr->sge[i].length;
+	if (total > (1ull << 31))
+		return EINVAL;
+	w = urnic_wq_slot(sq, prod);
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->flags = wr->flags;
+	w->imm_be = wr->imm_be;
+	w->length = (uint32_t)total;
+	w->started = false;
+	w->done = false;
+	w->status = URNIC_WC_SUCCESS;
+	w->remote_addr = wr->remote_addr;
+	w->rkey = wr->rkey;
+	w->compare_add = wr->compare_add;
+	w->swap = wr->swap;
+	if ((wr->flags & URNIC_SEND_INLINE) && wr->opcode != URNIC_WR_RDMA_READ &&
+	    wr->opcode != URNIC_WR_ATOMIC_CMP_AND_SWP &&
+	    wr->opcode != URNIC_WR_ATOMIC_FETCH_AND_ADD) {
+		uint32_t off = 0;
+
+		if (total > sq->max_inline)
+			return EINVAL;
+		for (uint32_t i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sge[i].addr,
+			       wr->sge[i].length);
+			off += wr->sge[i].length;
+		}
+		w->num_sge = 0;
+	} else {
+		w->flags &= ~(uint32_t)URNIC_SEND_INLINE;
+		w->num_sge = wr->num_sge;
+		for (uint32_t i = 0; i < wr->num_sge; i++)
+			w->sge[i] = wr->sge[i];
+	}
+	atomic_store_explicit(&sq->prod, prod + 1, memory_order_release);
+	return 0;
+}
+
+int fab_post_recv(struct fab_qp *q, uint64_t wr_id, const struct urnic_sge *sge, uint32_t nsge)
+{
+	struct urnic_wq *rq = &q->qp.rq;
+	struct urnic_recv_wqe *w;
+	uint32_t prod, cons;
+	uint64_t total = 0;
+
+	if (q->qp.state == URNIC_QPS_RESET)
+		return EINVAL;
+	if (nsge > rq->max_sge)
+		return EINVAL;
+	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+	if (prod - cons >= rq->max_wr)
+		return ENOMEM;
+	w = urnic_wq_slot(rq, prod);
+	w->wr_id = wr_id;
+	w->num_sge = nsge;
+	for (uint32_t i = 0; i < nsge; i++) {
+		w->sge[i] = sge[i];
+		total += sge[i].length;
+	}
+	w->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	atomic_store_explicit(&rq->prod, prod + 1, memory_order_release);
+	return 0;
+}
+
+int fab_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n)
+{
+	return urnic_cq_poll(cq, out, n);
+}
+
+struct cqe_wait {
+	struct urnic_cq *cq;
+	struct urnic_cqe *out;
+	int want;
+	int got;
+};
+
+static bool cqes_arrived(struct fabric *f, void *arg)
+{
+	struct cqe_wait *w = arg;
+
+	(void)f;
+	w->got += urnic_cq_poll(w->cq, w->out + w->got, w->want - w->got);
+	return w->got >= w->want;
+}
+
+void fab_wait_cqes(struct fabric *f, struct urnic_cq *cq, struct urnic_cqe *out, int n)
+{
+	struct cqe_wait w = { cq, out, n, 0 };
+
+	if (!fabric_run(f, cqes_arrived, &w, 10000000)) {
+		fprintf(stderr, "fab_wait_cqes: %d of %d completions\n", w.got, n);
+		CHECK(w.got == n);
+	}
+}
+
+/* ---- the usual pair ---- */
+
+void fab_pair_open(struct fab_pair *p, const struct fab_conn *c, uint64_t seed)
+{
+	memset(p, 0, sizeof(*p));
+	p->f = fabric_new(2, seed);
+	p->pd[0].handle = 1;
+	p->pd[1].handle = 1;
+	p->a = fab_qp_new(p->f, 0, &p->pd[0], 1024, 1024, true);
+	p->b = fab_qp_new(p->f, 1, &p->pd[1], 1024, 1024, true);
+	if (c)
+		fab_connect(p->a, p->b, c);
+}
+
+void fab_pair_close(struct fab_pair *p)
+{
+	fab_qp_free(p->a);
+	fab_qp_free(p->b);
+	fabric_free(p->f);
+	memset(p, 0, sizeof(*p));
+}

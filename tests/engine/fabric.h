@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fabric.h - an in-process fabric for the engine tests: engines ("hosts") joined by
+ * packet queues, a fake clock, fault injection from a fixed-seed PRNG, and helpers that
+ * create PDs, MRs, RC QPs and CQs, connect, post and poll the way src/verbs does.
+ *
+ *   host 0: engine, 10.0.0.1 --- fabric queue (drop, dup, reorder, delay, corrupt) ---
+ *   host 1: engine, 10.0.0.2          (hosts 2, 3: 10.0.0.3, 10.0.0.4 when asked for)
+ *
+ * Each engine's flush callback copies its tx batch (headers, fragments, trailer) into
+ * byte buffers addressed to the host that owns the destination IP. fabric_run() does
+ * what src/dev/device.c does in one pass (progress, timers, progress, flush) for every
+ * host, then delivers what is in flight with urnic_engine_rx(), and when nothing at all
+ * is pending jumps the clock to the next timer deadline, so retransmission tests take
+ * no wall time. Every packet sent is decoded into a trace (opcode, PSN, AckReq, AETH).
+ * Nothing here touches the network; a test is one thread.
+ */
+#ifndef URNIC_TESTS_ENGINE_FABRIC_H
+#define URNIC_TESTS_ENGINE_FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "engine/engine.h"
+#include "mem/mr.h"
+#include "queue/wq.h"
+#include "wire/pkt.h"
+#include "wire/psn.h"
+
+enum {
+	FAB_MAX_HOSTS = 4,
+	FAB_MAX_RULES = 8,
+	FAB_CAPTURE_BYTES = 8192,
+	FAB_CQE = 8192, /* CQ capacity of fab_qp_new() */
+};
+
+/* What the fabric did with a packet (recorded in the trace). */
+enum fab_fate {
+	FAB_FATE_SENT = 0, /* delivered (or queued for delivery) */
+	FAB_FATE_DROPPED,
+	FAB_FATE_DUPLICATED,
+	FAB_FATE_CORRUPTED,
+	FAB_FATE_HELD,
+	FAB_FATE_DELAYED,
+	FAB_FATE_MUTATED,
+	FAB_FATE_NO_ROUTE,
+};
+
+/* One packet as it left an engine. */
+struct fab_pktinfo {
+	uint64_t index; /* order of sending over the whole fabric, from 0 */
+	uint64_t t_ns;	/* fabric clock when sent */
+	int src, dst;	/* host indexes; dst -1: no host has the address */
+	uint16_t sport;
+	uint32_t len; /* UDP payload bytes, ICRC included */
+	uint8_t opcode;
+	uint32_t psn;
+	uint32_t dqpn;
+	bool ackreq;
+	bool se;
+	bool has_aeth;
+	uint8_t syndrome; /* AETH syndrome */
+	uint32_t msn;
+	uint32_t payload_bytes;
+	uint8_t fate; /* enum fab_fate */
+};
+
+enum fab_action {
+	FAB_PASS,
+	FAB_DROP,
+	FAB_DUP,     /* deliver it, then a copy after `hold` deliveries or `delay_ns` */
+	FAB_CORRUPT, /* flip a byte the ICRC covers (payload, else the PSN) */
+	FAB_HOLD,    /* deliver it after `hold` other packets were delivered (reorder) */
+	FAB_DELAY,   /* deliver it delay_ns later on the fabric clock */
+	FAB_MUTATE,  /* let mutate() edit the bytes, then recompute the ICRC */
+};
+
+/* Which fields of a rule must match. */
+enum fab_match {
+	FAB_M_SRC = 1 << 0,
+	FAB_M_OPCODE = 1 << 1,
+	FAB_M_PSN = 1 << 2,
+	FAB_M_INDEX = 1 << 3,
+	FAB_M_PRED = 1 << 4,
+};
+
+struct fab_rule {
+	uint32_t match; /* enum fab_match; 0 matches every packet */
+	int src;
+	uint8_t opcode;
+	uint32_t psn;
+	uint64_t index;
+	bool (*pred)(const struct fab_pktinfo *pi, void *arg);
+	void *arg;
+	uint32_t skip;	/* let this many matching packets through first */
+	uint32_t count; /* then act on this many (0: on every one) */
+	enum fab_action action;
+	uint32_t hold;
+	uint64_t delay_ns;
+	void (*mutate)(uint8_t *buf, uint32_t len, void *arg);
+	bool capture; /* keep a copy of the first packet acted on (before mutation) */
+	/* Out. */
+	uint32_t seen; /* matching packets */
+	uint32_t hits; /* packets acted on */
+	uint32_t cap_len;
+	struct fab_pktinfo cap_info;
+	uint8_t cap[FAB_CAPTURE_BYTES];
+};
+
+struct fab_inflight {
+	int src, dst;
+	uint16_t sport;
+	uint32_t len;
+	uint8_t *buf;
+	uint64_t at_ns; /* deliver no earlier than this */
+	uint32_t hold;	/* deliver after this many packets behind it were delivered */
+};
+
+struct fab_host {
+	struct fabric *f;
+	int idx;
+	uint8_t ip[16];
+	struct urnic_engine *e;
+	uint64_t deadline; /* last urnic_engine_timers() answer */
+	uint32_t nqps;	   /* live fab_qps */
+};
+
+struct fabric {
+	uint64_t now_ns;
+	uint64_t rng;
+	int nhosts;
+	struct fab_host hosts[FAB_MAX_HOSTS];
+	/* In flight. */
+	struct fab_inflight *q;
+	uint32_t qlen, qcap;
+	uint64_t ndelivered;
+	/* Random faults (parts per million), applied to packets no rule acted on. */
+	uint32_t drop_ppm, dup_ppm, reorder_ppm, corrupt_ppm;
+	int fault_src; /* -1: both directions, else only packets from this host */
+	struct fab_rule rules[FAB_MAX_RULES];
+	uint32_t nrules;
+	/* Every packet sent, in order. */
+	struct fab_pktinfo *trace;
+	uint32_t ntrace, trace_cap;
+	uint64_t npkts;
+	uint64_t steps;
+};
+
+struct fabric *fabric_new(int nhosts, uint64_t seed);
+/* Frees the fabric; CHECKs that every QP and MR was destroyed and nothing is queued
+ * that the engines could not have seen (pool leak check, house style 7). */
+void fabric_free(struct fabric *f);
+
+static inline struct urnic_engine *fab_engine(struct fabric *f, int host)
+{
+	return f->hosts[host].e;
+}
+
+static inline uint64_t fab_ctr(struct fabric *f, int host, enum urnic_counter c)
+{
+	return f->hosts[host].e->counters[c];
+}
+
+uint32_t fab_random(struct fabric *f);
+
+/* Rules: returns the rule as stored, to read its hits and capture later. */
+struct fab_rule *fab_add_rule(struct fabric *f, const struct fab_rule *r);
+void fab_clear_rules(struct fabric *f);
+void fab_trace_clear(struct fabric *f);
+/* Prints trace entries [from, to) to stderr, for debugging a failing test. */
+void fab_trace_dump(const struct fabric *f, uint32_t from, uint32_t to);
+
+/* Runs passes until until(f, arg) is true (checked before each pass) or the fabric is
+ * quiescent (nothing to send, nothing in flight, no timer armed) or max_steps passes.
+ * Returns until's last answer (true if until is NULL and the fabric went quiet). */
+bool fabric_run(struct fabric *f, bool (*until)(struct fabric *f, void *arg), void *arg,
+		uint64_t max_steps);
+/* Runs until quiescent; CHECKs it gets there. */
+void fabric_settle(struct fabric *f);
+/* Puts what the engines have batched on the wire (into the trace), delivering nothing:
+ * for a test that stopped fabric_run() right after an engine queued a packet. */
+void fab_flush(struct fabric *f);
+
+/* Delivers bytes to a host now, as if from src_ip:sport; with fix_icrc the ICRC is
+ * recomputed for that flow first (buf is modified). */
+void fab_inject(struct fabric *f, const uint8_t *src_ip, int dst, uint16_t sport, uint8_t *buf,
+		uint32_t len, bool fix_icrc);
+void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint8_t *buf,
+		  uint32_t len);
+
+/* ---- memory ---- */
+
+struct urnic_mr *fab_reg(struct fabric *f, int host, struct urnic_pd *pd, void *buf, uint64_t len,
+			 uint32_t access);
+void fab_dereg(struct fabric *f, int host, struct urnic_mr *mr);
+
+static inline struct urnic_sge fab_sge(const struct urnic_mr *mr, uint64_t off, uint32_t len)
+{
+	return (struct urnic_sge){ mr->iova + off, len, mr->key };
+}
+
+/* ---- QPs ---- */
+
+struct fab_qp {
+	struct urnic_qp qp;
+	struct urnic_cq scq, rcq;
+	struct fab_host *h;
+};
+
+struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint32_t max_send_wr,
+			  uint32_t max_recv_wr, bool sq_sig_all);
+void fab_qp_free(struct fab_qp *q);
+
+/* Connection attributes, in the units of struct urnic_qp_attr (path MTU in bytes). */
+struct fab_conn {
+	uint32_t mtu;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint32_t access;
+	uint32_t psn_a; /* a's sq_psn == b's rq_psn */
+	uint32_t psn_b; /* b's sq_psn == a's rq_psn */
+};
+
+/* MTU 1024, timeout 14 (67 ms), retry_cnt 7, rnr_retry 7, min_rnr_timer 12 (640 us),
+ * 16 READ/atomics each way, every remote right, PSNs 0x100 and 0x200. */
+struct fab_conn fab_conn_default(void);
+
+/* check_modify + qp_apply, as src/verbs/qp.c does. Returns check_modify's answer. */
+int fab_modify(struct fab_qp *q, const struct urnic_qp_attr *attr, enum urnic_qp_state next,
+	       uint32_t mask);
+/* RESET -> INIT -> RTR -> RTS of q towards peer (CHECKs every step). */
+void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct fab_conn *c,
+		     uint32_t sq_psn, uint32_t rq_psn);
+void fab_connect(struct fab_qp *a, struct fab_qp *b, const struct fab_conn *c);
+
+/* Work requests, filled like src/verbs/post.c. Returns 0 or a positive errno. */
+struct fab_send_wr {
+	uint64_t wr_id;
+	uint32_t opcode; /* enum urnic_wr_opcode */
+	uint32_t flags;	 /* enum urnic_send_flag */
+	uint32_t imm_be;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t num_sge;
+	struct urnic_sge sge[URNIC_MAX_SGE];
+};
+
+int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr);
+int fab_post_recv(struct fab_qp *q, uint64_t wr_id, const struct urnic_sge *sge, uint32_t nsge);
+
+/* Runs until n completions were polled from cq into out (CHECKs it). */
+void fab_wait_cqes(struct fabric *f, struct urnic_cq *cq, struct urnic_cqe *out, int n);
+/* Polls what is there without running. */
+int fab_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n);
+
+/* ---- the usual two-host setup ---- */
+
+struct fab_pair {
+	struct fabric *f;
+	struct urnic_pd pd[2];
+	struct fab_qp *a; /* host 0 */
+	struct fab_qp *b; /* host 1 */
+};
+
+void fab_pair_open(struct fab_pair *p, const struct fab_conn *c, uint64_t seed);
+/* Destroys both QPs and the fabric (with its leak checks). MRs must be gone. */
+void fab_pair_close(struct fab_pair *p);
+
+/* A buffer with its MR. */
+struct fab_buf {
+	uint8_t *p;
+	uint64_t len;
+	struct urnic_mr *mr;
+	int host;
+};
+
+void fab_buf_new(struct fabric *f, struct fab_buf *b, int host, struct urnic_pd *pd, uint64_t len,
+		 uint32_t access);
+void fab_buf_free(struct fabric *f, struct fab_buf *b);
+void fab_fill(uint8_t *p, uint64_t len, uint32_t seed);
+
+#define FAB_ALL_ACCESS                                                                             \
+	(URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_REMOTE_WRITE | URNIC_ACCESS_REMOTE_READ |         \
+	 URNIC_ACCESS_REMOTE_ATOMIC)
+
+/* Checks one completion's fields. */
+#define CHECK_CQE(cqe, wrid, st, op, len)                                                          \
+	do {                                                                                       \
+		CHECK_EQ((cqe).wr_id, (wrid));                                                     \
+		CHECK_EQ((cqe).status, (st));                                                      \
+		CHECK_EQ((cqe).opcode, (op));                                                      \
+		CHECK_EQ((cqe).byte_len, (len));                                                   \
+	} while (0)
+
+#endif
