@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +81,12 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr)
 	u->fd = fd;
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
+	}
+	u->gso = !getenv("URNIC_NO_GSO");
+	if (!getenv("URNIC_NO_GRO")) {
+		int one = 1;
+
+		u->gro = setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	}
 	return 0;
 }
@@ -157,6 +165,8 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		const uint8_t *src;
 		uint16_t sport;
 
+		uint32_t seg = 0, len = u->rx_msgs[i].msg_len;
+
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
 				uint32_t ovfl;
@@ -164,6 +174,11 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 				memcpy(&ovfl, CMSG_DATA(c), sizeof(ovfl));
 				e->counters[URNIC_CTR_drop_socket_overflow] += ovfl - u->last_ovfl;
 				u->last_ovfl = ovfl;
+			} else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+				int gso_size;
+
+				memcpy(&gso_size, CMSG_DATA(c), sizeof(gso_size));
+				seg = gso_size > 0 ? (uint32_t)gso_size : 0;
 			}
 		}
 		if (m->msg_flags & MSG_TRUNC) {
@@ -181,38 +196,99 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 			src = (const uint8_t *)&s4->sin_addr;
 			sport = ntohs(s4->sin_port);
 		}
-		urnic_engine_rx(e, src, sport, u->addr, u->rx_buf[i], u->rx_msgs[i].msg_len);
+		/* A GRO super-packet is the original datagrams back to back, each seg
+		 * bytes but the last. */
+		if (!seg || seg >= len) {
+			urnic_engine_rx(e, src, sport, u->addr, u->rx_buf[i], len);
+			continue;
+		}
+		for (uint32_t off = 0; off < len; off += seg)
+			urnic_engine_rx(e, src, sport, u->addr, u->rx_buf[i] + off,
+					len - off < seg ? len - off : seg);
 	}
 	return n;
 }
 
+static uint32_t pkt_bytes(const struct urnic_txpkt *p)
+{
+	return p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
+}
+
+static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
+{
+	return a->dst.sport == b->dst.sport && memcmp(a->dst.ip, b->dst.ip, 16) == 0;
+}
+
+/* Builds the messages of a batch: one per packet, or with GSO one per run of packets to
+ * the same peer from the same port, all of the run's first packet's size except
+ * possibly a shorter last one (the rule of UDP_SEGMENT). Returns the message count. */
+static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t from)
+{
+	uint32_t nmsg = 0, niov = 0;
+	uint32_t k = from;
+
+	while (k < e->ntx) {
+		struct urnic_txpkt *first = &e->tx[k];
+		uint32_t seg = pkt_bytes(first), total = 0, nseg = 0;
+		struct msghdr *m = &u->tx_msgs[nmsg].msg_hdr;
+		uint32_t iov0 = niov;
+
+		memset(m, 0, sizeof(*m));
+		u->tx_first_pkt[nmsg] = k;
+		do {
+			struct urnic_txpkt *p = &e->tx[k];
+
+			u->tx_iov[niov++] = (struct iovec){ p->hdr, p->hdr_bytes };
+			for (uint32_t f = 0; f < p->nfrags; f++)
+				u->tx_iov[niov++] = (struct iovec){ (void *)p->frags[f].base,
+								    p->frags[f].len };
+			u->tx_iov[niov++] = (struct iovec){ p->trailer, p->trailer_bytes };
+			total += pkt_bytes(p);
+			nseg++;
+			k++;
+			if (!u->gso || pkt_bytes(p) < seg)
+				break; /* a short segment ends a GSO run */
+		} while (k < e->ntx && nseg < URNIC_UDP_GSO_MAX_SEGS &&
+			 same_flow(first, &e->tx[k]) && pkt_bytes(&e->tx[k]) <= seg &&
+			 total + pkt_bytes(&e->tx[k]) <= URNIC_UDP_GSO_MAX_BYTES &&
+			 niov + URNIC_MAX_SGE + 2 <= URNIC_UDP_TX_IOVS);
+		m->msg_name = &u->tx_to[nmsg];
+		m->msg_namelen = fill_addr(&u->tx_to[nmsg], u->ipv6, first->dst.ip,
+					   URNIC_ROCE_UDP_PORT);
+		m->msg_iov = &u->tx_iov[iov0];
+		m->msg_iovlen = niov - iov0;
+		if (nseg > 1) {
+			struct cmsghdr *c;
+			uint16_t gso_size = (uint16_t)seg;
+
+			m->msg_control = u->tx_ctrl[nmsg];
+			m->msg_controllen = CMSG_SPACE(sizeof(gso_size));
+			c = CMSG_FIRSTHDR(m);
+			c->cmsg_level = IPPROTO_UDP;
+			c->cmsg_type = UDP_SEGMENT;
+			c->cmsg_len = CMSG_LEN(sizeof(gso_size));
+			memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
+		}
+		u->tx_fd[nmsg] = sport_fd(u, first->dst.sport);
+		nmsg++;
+	}
+	return nmsg;
+}
+
 void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e)
 {
-	uint32_t i = 0;
+	uint32_t nmsg, i = 0;
 
-	for (uint32_t k = 0; k < e->ntx; k++) {
-		struct urnic_txpkt *p = &e->tx[k];
-		struct iovec *iov = u->tx_iov[k];
-		struct msghdr *m = &u->tx_msgs[k].msg_hdr;
-		int n = 0;
-
-		iov[n++] = (struct iovec){ p->hdr, p->hdr_bytes };
-		for (uint32_t f = 0; f < p->nfrags; f++)
-			iov[n++] = (struct iovec){ (void *)p->frags[f].base, p->frags[f].len };
-		iov[n++] = (struct iovec){ p->trailer, p->trailer_bytes };
-		memset(m, 0, sizeof(*m));
-		m->msg_name = &u->tx_to[k];
-		m->msg_namelen = fill_addr(&u->tx_to[k], u->ipv6, p->dst.ip, URNIC_ROCE_UDP_PORT);
-		m->msg_iov = iov;
-		m->msg_iovlen = (size_t)n;
-	}
-	/* One sendmmsg per run of packets that leave from the same source port. */
-	while (i < e->ntx) {
-		int fd = sport_fd(u, e->tx[i].dst.sport);
+again:
+	nmsg = build_msgs(u, e, i);
+	i = 0;
+	/* One sendmmsg per run of messages that leave from the same socket. */
+	while (i < nmsg) {
+		int fd = u->tx_fd[i];
 		uint32_t j = i + 1;
 		int sent;
 
-		while (j < e->ntx && sport_fd(u, e->tx[j].dst.sport) == fd)
+		while (j < nmsg && u->tx_fd[j] == fd)
 			j++;
 		while (i < j) {
 			sent = sendmmsg(fd, &u->tx_msgs[i], j - i, 0);
@@ -225,6 +301,14 @@ void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e)
 
 					nanosleep(&ts, NULL);
 					continue;
+				}
+				if (u->gso && u->tx_msgs[i].msg_hdr.msg_controllen &&
+				    (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+					/* No UDP GSO here: send this batch and the next ones
+					 * packet by packet. */
+					u->gso = false;
+					i = u->tx_first_pkt[i];
+					goto again;
 				}
 				/* Unreachable peer and the like: the packet is lost and the
 				 * reliability protocol recovers, as on a real wire. */

@@ -5,7 +5,10 @@
  *
  * RoCEv2 (IBTA Annex A17.2): destination port 4791; the source port carries flow
  * entropy, computed as the kernel's rdma_get_udp_sport() does (see engine/qp.h). Sends
- * and receives are batched with sendmmsg/recvmmsg. DF is set (IP_PMTUDISC_DO) so
+ * and receives are batched with sendmmsg/recvmmsg, and runs of equal-sized packets to
+ * one peer leave as a single UDP GSO send (UDP_SEGMENT: the kernel cuts it into the
+ * very datagrams we would have sent one by one); received GRO super-packets
+ * (UDP_GRO) are cut back into RoCE packets at the segment size. DF is set (IP_PMTUDISC_DO) so
  * that Linux emits IP ID 0, which is what the ICRC is computed over.
  * Context: the device's engine thread, under the device lock.
  */
@@ -20,8 +23,11 @@
 
 enum {
 	URNIC_UDP_RX_BATCH = 32,
-	URNIC_UDP_RX_BUF = 9216,
+	URNIC_UDP_RX_BUF = 65536, /* a GRO super-packet: up to 64 KiB of RoCE packets */
 	URNIC_UDP_MAX_SPORTS = 256,
+	URNIC_UDP_GSO_MAX_SEGS = 64,  /* UDP_MAX_SEGMENTS in Linux 6.1 */
+	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
+	URNIC_UDP_TX_IOVS = URNIC_TX_BATCH * (URNIC_MAX_SGE + 2),
 };
 
 struct urnic_udp_sport {
@@ -41,9 +47,14 @@ struct urnic_udp {
 	struct sockaddr_storage rx_from[URNIC_UDP_RX_BATCH];
 	char rx_ctrl[URNIC_UDP_RX_BATCH][64];
 	uint8_t rx_buf[URNIC_UDP_RX_BATCH][URNIC_UDP_RX_BUF];
+	bool gso;    /* UDP_SEGMENT works: runs of equal-sized packets leave as one send */
+	bool gro;    /* UDP_GRO is on: a received datagram may hold several packets */
 	struct mmsghdr tx_msgs[URNIC_TX_BATCH];
-	struct iovec tx_iov[URNIC_TX_BATCH][URNIC_MAX_SGE + 2];
+	int tx_fd[URNIC_TX_BATCH];
+	uint32_t tx_first_pkt[URNIC_TX_BATCH]; /* the batch packet each message starts at */
+	struct iovec tx_iov[URNIC_UDP_TX_IOVS];
 	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
+	char tx_ctrl[URNIC_TX_BATCH][64];
 };
 
 /* Opens and binds the receiving socket. Returns 0 or -errno (-EADDRINUSE: another

@@ -11,8 +11,13 @@
 #   malformed frame and no expert warning or error (rpcrdma heuristics off, as the
 #   lab's verify-pcaps.sh); the frame count equals the two devices' tx_packets;
 #   (b) pcap_icrc finds every ICRC correct.
+#   UDP GSO is off for this test (URNIC_NO_GSO=1): on lo a GSO send is captured as one
+#   64 KiB datagram before the receiver splits it, where a real NIC's tap sees the
+#   segments; the packets themselves are the same either way.
 #   Usage: capture.sh PCAP_ICRC  (environment: LIBDIR, SANITIZE, CC, SLOT; common.sh)
 PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc}
+URNIC_NO_GSO=1
+export URNIC_NO_GSO
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
 command -v tshark >/dev/null || fail "tshark not found"
