@@ -347,13 +347,14 @@ static void *engine_thread(void *arg)
 	uint64_t idle_since = urnic_dev_now_ns();
 
 	while (!atomic_load(&d->stop)) {
-		struct pollfd fds[2] = {
+		struct pollfd fds[3] = {
 			{ .fd = d->wake_fd, .events = POLLIN },
 			{ .fd = d->udp->fd, .events = POLLIN },
+			{ .fd = d->udp->share.fd, .events = POLLIN },
 		};
 		uint64_t deadline, now, app, wait_ns = 0;
 		struct timespec ts;
-		nfds_t nfds = 2;
+		nfds_t nfds = 3;
 		uint64_t drain;
 
 		if (engine_pass(d, &deadline)) {
@@ -437,9 +438,12 @@ static int start_io(struct urnic_dev *d)
 {
 	int ret;
 
-	ret = urnic_udp_open(d->udp, d->ipv6, d->addr);
+	ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str);
 	if (ret)
 		return ret;
+	pthread_mutex_lock(&d->lock);
+	d->eng->qpn_owner = d->udp->share.slot;
+	pthread_mutex_unlock(&d->lock);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {
 		ret = -errno;

@@ -64,15 +64,18 @@ uint32_t urnic_engine_random(struct urnic_engine *e)
 
 int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	/* QPN = generation << 12 | index. Indexes 0 and 1 are QP0/QP1 (IBTA 3.5.3). The
-	 * generation makes a recycled slot answer to a new number. */
+	/* QPN = owner << 20 | generation << 12 | index. Indexes 0 and 1 are QP0/QP1
+	 * (IBTA 3.5.3). The owner is the process's slot on a shared address, so QPNs are
+	 * unique per address and packets can be steered by them; the generation makes a
+	 * recycled slot answer to a new number. */
 	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
 		if (e->qps[i])
 			continue;
-		e->qpn_generation = (e->qpn_generation + 1) & 0xfff;
+		e->qpn_generation = (e->qpn_generation + 1) & 0xff;
 		if (e->qpn_generation == 0)
 			e->qpn_generation = 1;
-		qp->qpn = e->qpn_generation << URNIC_QPN_INDEX_BITS | i;
+		qp->qpn = e->qpn_owner << URNIC_QPN_OWNER_SHIFT |
+			  e->qpn_generation << URNIC_QPN_INDEX_BITS | i;
 		e->qps[i] = qp;
 		if (i + 1 > e->qp_end)
 			e->qp_end = i + 1;

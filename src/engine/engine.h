@@ -34,6 +34,8 @@ enum {
 	URNIC_TX_BATCH = 64,
 	URNIC_MAX_QP = 4096,   /* QP table slots per device */
 	URNIC_QPN_INDEX_BITS = 12,
+	URNIC_QPN_OWNER_SHIFT = 20, /* QPN bits 23..20: which process on the address owns it */
+	URNIC_QPN_OWNERS = 16,
 };
 
 /* One packet to send: headers, payload fragments that point into registered memory
@@ -63,6 +65,7 @@ struct urnic_engine {
 	struct urnic_qp *qps[URNIC_MAX_QP];
 	uint32_t qp_end; /* one past the highest slot in use: the scans stop there */
 	uint32_t qpn_generation;
+	uint32_t qpn_owner; /* this engine's slot among the processes sharing its address */
 	struct urnic_txpkt tx[URNIC_TX_BATCH];
 	uint32_t ntx;
 	urnic_tx_flush_fn flush;

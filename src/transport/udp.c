@@ -4,6 +4,8 @@
  */
 #include "transport/udp.h"
 
+#include "wire/byteorder.h"
+
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -59,6 +61,9 @@ static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiv
 		setsockopt(fd, SOL_SOCKET, receiver ? SO_RCVBUF : SO_SNDBUF, &bufsz, sizeof(bufsz));
 	if (receiver)
 		setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	/* Every process on the address joins one group (transport/share.h); a sending
+	 * port may be wanted by several of them too (it hashes the two QPNs). */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	ret = bind(fd, (struct sockaddr *)&ss, len);
 	if (ret < 0) {
 		ret = -errno;
@@ -68,16 +73,23 @@ static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiv
 	return fd;
 }
 
-int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr)
+int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str)
 {
-	int fd;
+	int fd, ret;
 
 	memset(u, 0, offsetof(struct urnic_udp, rx_msgs));
 	u->ipv6 = ipv6;
 	memcpy(u->addr, addr, ipv6 ? 16 : 4);
+	ret = urnic_share_join(&u->share, addr_str);
+	if (ret)
+		return ret;
 	fd = bound_socket(ipv6, addr, URNIC_ROCE_UDP_PORT, true);
-	if (fd < 0)
+	if (fd < 0) {
+		urnic_share_leave(&u->share);
 		return fd;
+	}
+	/* The group's steering program: every member attaches the same one. */
+	urnic_share_attach_steering(fd);
 	u->fd = fd;
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
@@ -99,6 +111,7 @@ void urnic_udp_close(struct urnic_udp *u)
 	if (u->fd >= 0)
 		close(u->fd);
 	u->fd = -1;
+	urnic_share_leave(&u->share);
 }
 
 static int sport_fd(const struct urnic_udp *u, uint16_t port)
@@ -142,6 +155,60 @@ uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
 }
 
+/* One received RoCE packet: ours, or another process's on this address. */
+static void deliver(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
+		    uint16_t sport, const uint8_t *buf, uint32_t len)
+{
+	int owner = urnic_share_owner(buf, len);
+
+	if (owner < 0 || (uint32_t)owner == u->share.slot) {
+		urnic_engine_rx(e, src, sport, u->addr, buf, len);
+		return;
+	}
+	switch (urnic_share_forward(&u->share, (uint32_t)owner, src, sport, buf, len)) {
+	case 0:
+		urnic_count(e, URNIC_CTR_rx_forwarded);
+		break;
+	case -EAGAIN:
+		urnic_count(e, URNIC_CTR_drop_forward_full); /* the owner is not draining */
+		break;
+	default:
+		urnic_count(e, URNIC_CTR_drop_unknown_qp); /* no process owns that QPN */
+		break;
+	}
+}
+
+/* Packets other processes on this address received for our QPs. */
+static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
+{
+	int n;
+
+	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
+		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
+
+		memset(m, 0, sizeof(*m));
+		m->msg_iov = &u->rx_iov[i];
+		m->msg_iovlen = 1;
+	}
+	n = recvmmsg(u->share.fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const uint8_t *p = u->rx_buf[i];
+		uint32_t len = u->rx_msgs[i].msg_len;
+		uint8_t src[16];
+
+		if (len < URNIC_SHARE_HDR) {
+			urnic_count(e, URNIC_CTR_drop_bad_header);
+			continue;
+		}
+		memcpy(src, p, 16);
+		urnic_engine_rx(e, src, urnic_get_be16(p + 16), u->addr, p + URNIC_SHARE_HDR,
+				len - URNIC_SHARE_HDR);
+	}
+	return n;
+}
+
 int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 {
 	int n;
@@ -159,7 +226,7 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 	}
 	n = recvmmsg(u->fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
-		return 0;
+		return recv_forwarded(u, e);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
 		const uint8_t *src;
@@ -198,15 +265,13 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		}
 		/* A GRO super-packet is the original datagrams back to back, each seg
 		 * bytes but the last. */
-		if (!seg || seg >= len) {
-			urnic_engine_rx(e, src, sport, u->addr, u->rx_buf[i], len);
-			continue;
-		}
+		if (!seg || seg >= len)
+			seg = len;
 		for (uint32_t off = 0; off < len; off += seg)
-			urnic_engine_rx(e, src, sport, u->addr, u->rx_buf[i] + off,
-					len - off < seg ? len - off : seg);
+			deliver(u, e, src, sport, u->rx_buf[i] + off,
+				len - off < seg ? len - off : seg);
 	}
-	return n;
+	return n + recv_forwarded(u, e);
 }
 
 static uint32_t pkt_bytes(const struct urnic_txpkt *p)

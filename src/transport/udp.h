@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "engine/engine.h"
+#include "transport/share.h"
 
 enum {
 	URNIC_UDP_RX_BATCH = 32,
@@ -40,6 +41,7 @@ struct urnic_udp {
 	bool ipv6;
 	uint8_t addr[16];
 	uint32_t last_ovfl;
+	struct urnic_share share; /* the other processes on this address */
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct mmsghdr rx_msgs[URNIC_UDP_RX_BATCH];
@@ -57,9 +59,11 @@ struct urnic_udp {
 	char tx_ctrl[URNIC_TX_BATCH][64];
 };
 
-/* Opens and binds the receiving socket. Returns 0 or -errno (-EADDRINUSE: another
- * process owns the address, -EADDRNOTAVAIL: not a local address). */
-int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr);
+/* Joins the address's processes (share.h) and binds the receiving socket. Returns 0
+ * or -errno (-EADDRINUSE: the port is held outside the group, e.g. by another user or
+ * all 16 slots are taken; -EADDRNOTAVAIL: not a local address). u->share.slot is the
+ * slot the engine's QPNs must carry. */
+int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str);
 void urnic_udp_close(struct urnic_udp *u);
 
 /* Makes sure a sending socket exists for source port sport. Returns the port that

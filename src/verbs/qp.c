@@ -44,8 +44,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	if (ret) {
 		fprintf(stderr, "urnic: %s cannot use %s UDP port 4791: %s%s\n", d->name,
 			d->addr_str, strerror(-ret),
-			ret == -EADDRINUSE ? " (another process has this address open; give "
-					     "each process its own URNIC_ADDR)" : "");
+			ret == -EADDRINUSE ? " (held by a program that is not urnic, by "
+					     "another user, or by 16 urnic processes already)" : "");
 		errno = -ret;
 		return NULL;
 	}

@@ -6,18 +6,26 @@
 #   private network namespace; both sides must exit 0, print "bytes in ... seconds",
 #   report no invalid data and count no ICRC/header drops (see pp_pair in common.sh).
 #   --asan: the sanitizer hook; skipped (77) unless the build has URNIC_SANITIZE=ON.
+#   --same-addr: server and client on one address (127.0.0.2), sharing its UDP 4791
+#   (SO_REUSEPORT group, packets steered by destination QPN: transport/share.h).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 if [ "${1:-}" = --asan ] && [ "${SANITIZE:-OFF}" != ON ]; then
 	skip "the build was not configured with URNIC_SANITIZE=ON"
 fi
 sys_setup "$@"
+if [ "${1:-}" = --same-addr ]; then
+	shift
+	CLI_ADDR=$SRV_ADDR
+	say "server and client both on $SRV_ADDR"
+fi
 if [ "${1:-}" = --asan ]; then
 	shift
 	say "LD_PRELOAD=$ASAN_LIB: the ASan+UBSan library in Debian's unsanitized binary"
 fi
 
 tag=rc_pingpong
+[ "$CLI_ADDR" != "$SRV_ADDR" ] || tag=rc_pingpong_same_addr
 [ $# -eq 0 ] || tag=$(echo "rc_pingpong $*" | tr -s ' ' '_')
 pp_run "$tag" 120 "$@"
 say ok

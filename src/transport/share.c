@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * share.c - slots, steering and forwarding for processes sharing an address. See
+ * share.h.
+ */
+#include "transport/share.h"
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "wire/byteorder.h"
+
+/* BTH bytes 5..7 are the destination QP (IBTA 9.2, the BTH layout). */
+#define BTH_DQPN_OFFSET 5
+
+static void slot_name(struct urnic_share *s, const char *addr_str, uint32_t slot)
+{
+	struct sockaddr_un *un = &s->names[slot];
+	int n;
+
+	memset(un, 0, sizeof(*un));
+	un->sun_family = AF_UNIX;
+	/* Abstract namespace: sun_path[0] == 0, no file, scoped to the network namespace. */
+	n = snprintf(un->sun_path + 1, sizeof(un->sun_path) - 1, "urnic.%s.%u", addr_str, slot);
+	s->name_lens[slot] = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+int urnic_share_join(struct urnic_share *s, const char *addr_str)
+{
+	int bufsz = 4 << 20;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++)
+		slot_name(s, addr_str, slot);
+	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++) {
+		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return -errno;
+		if (bind(fd, (struct sockaddr *)&s->names[slot], s->name_lens[slot]) == 0) {
+			if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
+				setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+			s->fd = fd;
+			s->slot = slot;
+			return 0;
+		}
+		close(fd);
+	}
+	return -EADDRINUSE;
+}
+
+void urnic_share_leave(struct urnic_share *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+int urnic_share_attach_steering(int udp_fd)
+{
+	/* A = UDP payload bytes 4..7 (BTH: FECN/BECN/resv, destination QP);
+	 * return (A >> 20) & 15: the owner slot, used as the group's socket index. */
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4),
+		BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, URNIC_QPN_OWNER_SHIFT),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, URNIC_QPN_OWNERS - 1),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (setsockopt(udp_fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
+int urnic_share_owner(const uint8_t *payload, size_t len)
+{
+	if (len < BTH_DQPN_OFFSET + 3)
+		return -1;
+	return (int)(urnic_get_be24(payload + BTH_DQPN_OFFSET) >> URNIC_QPN_OWNER_SHIFT) &
+	       (URNIC_QPN_OWNERS - 1);
+}
+
+int urnic_share_forward(const struct urnic_share *s, uint32_t slot, const uint8_t *src_ip,
+			uint16_t sport, const uint8_t *payload, size_t len)
+{
+	uint8_t hdr[URNIC_SHARE_HDR];
+	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)payload, len } };
+	struct msghdr m = {
+		.msg_name = (void *)&s->names[slot],
+		.msg_namelen = s->name_lens[slot],
+		.msg_iov = iov,
+		.msg_iovlen = 2,
+	};
+
+	memcpy(hdr, src_ip, 16);
+	urnic_put_be16(hdr + 16, sport);
+	/* A unix datagram queue holds net.unix.max_dgram_qlen (10) messages whatever its
+	 * buffer: when full, give the owner up to ~200 us to drain it, never block. */
+	for (int tries = 0; tries < 20; tries++) {
+		struct timespec pause = { 0, 10000 };
+
+		if (sendmsg(s->fd, &m, MSG_DONTWAIT) >= 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+		nanosleep(&pause, NULL);
+	}
+	return -EAGAIN;
+}

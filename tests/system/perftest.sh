@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# perftest.sh - Debian's unmodified perftest over the drop-in: server and client run to
+# completion and report a plausible bandwidth or latency.
+#
+#   private namespace, lo:
+#     127.0.0.2 (server)  <--- TOOL -x 1 -F [OPTS] ---  127.0.0.3 (client)
+#     with --same-addr both on 127.0.0.2, sharing UDP 4791 (transport/share.h)
+#   perftest.sh [--same-addr] TOOL [OPTS...]   (environment: LIBDIR, SANITIZE, CC, SLOT)
+. "$(dirname "$0")/common.sh"
+sys_setup "$@"
+if [ "${1:-}" = --same-addr ]; then
+	shift
+	CLI_ADDR=$SRV_ADDR
+fi
+TOOL=${1:?usage: perftest.sh [--same-addr] TOOL [OPTS...]}
+shift
+command -v "$TOOL" >/dev/null || fail "$TOOL not found (perftest)"
+SLOG=$SYS_WORK/server.log
+CLOG=$SYS_WORK/client.log
+
+(ibv "$SRV_ADDR" "$TOOL" -x 1 -F -p "$PP_PORT" "$@") >"$SLOG" 2>"$SLOG.err" &
+SPID=$!
+track $SPID
+ticks=100
+until ss -Hltn "sport = :$PP_PORT" 2>/dev/null | grep -q .; do
+	alive $SPID || { cat "$SLOG" "$SLOG.err"; fail "$TOOL server exited before listening"; }
+	[ $ticks -gt 0 ] || fail "$TOOL server not listening on TCP $PP_PORT after 10 s"
+	sleep 0.1
+	ticks=$((ticks - 1))
+done
+(ibv "$CLI_ADDR" "$TOOL" -x 1 -F -p "$PP_PORT" "$@" "$SRV_ADDR") >"$CLOG" 2>"$CLOG.err" &
+CPID=$!
+track $CPID
+wait_exit $CPID 120
+crc=$?
+wait_exit $SPID 20
+src=$?
+if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+	say "--- server"; cat "$SLOG" "$SLOG.err"; say "--- client"; cat "$CLOG" "$CLOG.err"
+	fail "$TOOL $*: client exited $crc, server $src"
+fi
+# The result lines: a size, an iteration count, then figures. None may be zero or NaN.
+results=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print }' "$CLOG")
+[ -n "$results" ] || { cat "$CLOG"; fail "$TOOL printed no result line"; }
+echo "$results" | awk '{ for (i = 3; i <= NF; i++) if ($i !~ /^[0-9.]+$/ || $i + 0 == 0) bad = 1 }
+	END { exit bad }' || { cat "$CLOG"; fail "$TOOL printed a zero or non-numeric figure"; }
+for log in "$SLOG.err" "$CLOG.err"; do
+	for c in drop_bad_icrc drop_bad_header retry_exceeded rnr_retry_exceeded cq_overflow; do
+		v=$(counter "$log" $c)
+		[ "$v" = 0 ] || fail "$TOOL: $c = $v in $(basename "$log")"
+	done
+done
+say "$TOOL $* ($SRV_ADDR <- $CLI_ADDR): ok"
+echo "$results" | sed 's/^/    /'
