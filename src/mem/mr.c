@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEY_INDEX(key) ((key) >> 8)
+#define KEY_INDEX(key) ((key) >> 16)
 
 int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots)
 {
@@ -21,7 +21,7 @@ int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots)
 	if (!t->slots)
 		return -ENOMEM;
 	t->nslots = nslots;
-	t->next_free_hint = 1; /* index 0 would make keys 0..255, which apps use as "no key" */
+	t->next_free_hint = 1; /* index 0 would make keys below 65536, which apps use as "no key" */
 	return 0;
 }
 
@@ -32,7 +32,7 @@ void urnic_mr_table_fini(struct urnic_mr_table *t)
 }
 
 int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
-		      uint64_t length, uint32_t access, uint8_t key_bits, struct urnic_mr **out)
+		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out)
 {
 	for (uint32_t n = 0; n < t->nslots; n++) {
 		uint32_t idx = (t->next_free_hint + n) % t->nslots;
@@ -42,14 +42,14 @@ int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host,
 			continue;
 		mr = &t->slots[idx];
 		/* A reused slot must not hand out the key its previous region had. */
-		if (((mr->key & 0xff) == key_bits) && mr->key)
+		if (((mr->key & 0xffff) == key_bits) && mr->key)
 			key_bits++;
 		mr->pd = pd;
 		mr->host = host;
 		mr->iova = iova;
 		mr->length = length;
 		mr->access = access;
-		mr->key = idx << 8 | key_bits;
+		mr->key = idx << 16 | key_bits;
 		mr->live = true;
 		t->nlive++;
 		t->next_free_hint = idx + 1;

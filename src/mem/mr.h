@@ -3,10 +3,11 @@
  * mr.h - protection domains and the memory region table.
  *
  * IBTA 10.6: a memory region is a registered virtual range with access rights, named
- * locally by an L_Key and remotely by an R_Key. Keys are (table index << 8) | 8 bits
+ * locally by an L_Key and remotely by an R_Key. Keys are (table index << 16) | 16 bits
  * taken from the caller's random source (house style: randomness is an argument), so a
- * key freed and reused by a new region does not validate the old one and a peer cannot
- * walk the table by guessing. Lookups check key, PD, bounds and rights before any byte is
+ * key freed and reused by a new region does not validate the old one and a peer that
+ * knows one key guesses another region's with odds of 1 in 65536 per try (rxe keeps
+ * only 8 such bits). Lookups check key, PD, bounds and rights before any byte is
  * touched (order key -> PD -> bounds -> rights, as rxe_mr.c).
  * Context: the table is owned by a device; mutations and lookups run under the device lock.
  */
@@ -63,10 +64,10 @@ struct urnic_mr_table {
 int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots);
 void urnic_mr_table_fini(struct urnic_mr_table *t);
 
-/* Registers [iova, iova+length) at host address host. key_bits: 8 random bits.
+/* Registers [iova, iova+length) at host address host. key_bits: 16 random bits.
  * Returns 0 and the new region in *out, or -ENOMEM when the table is full. */
 int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
-		      uint64_t length, uint32_t access, uint8_t key_bits, struct urnic_mr **out);
+		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out);
 void urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr);
 
 /*

@@ -5,7 +5,7 @@
  * ibv_alloc_pd(3), ibv_reg_mr(3): remote write or remote atomic access requires local
  * write (IBTA 10.6.3.1, and the man page: EINVAL otherwise); unknown
  * access bits are refused, the "optional" range (IBV_ACCESS_OPTIONAL_RANGE, e.g.
- * relaxed ordering from perftest) is accepted and ignored. Keys carry 8 random bits.
+ * relaxed ordering from perftest) is accepted and ignored. Keys carry 16 random bits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -74,7 +74,7 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	}
 	pthread_mutex_lock(&d->lock);
 	ret = urnic_mr_register(&d->eng->mrs, &vpd->pd, addr, iova, length, access,
-				(uint8_t)urnic_engine_random(d->eng), &v->mr);
+				(uint16_t)urnic_engine_random(d->eng), &v->mr);
 	pthread_mutex_unlock(&d->lock);
 	if (ret) {
 		free(v);
