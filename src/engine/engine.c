@@ -7,8 +7,9 @@
  * rxe_recv.c and IBTA 9.6 (packet header validation): headers decode (length, opcode,
  * TVer, reserved bits), ICRC (Annex A17.3.3), destination QP exists and is in a state
  * that receives (IBTA 10.3.1 table 90), the opcode belongs to the QP's transport, P_Key
- * matches (10.9.3), source address is the connected peer (rxe check_addr). Each
- * refusal has a counter (counters.def).
+ * matches (10.9.3), source address is the connected peer (rxe check_addr; not for UD,
+ * which hears from anyone). Then the packet goes to its transport: RC responder or
+ * completer, UC or UD responder. Each refusal has a counter (counters.def).
  */
 #include "engine/engine.h"
 
@@ -167,6 +168,12 @@ static void flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
 	uint32_t prod = atomic_load_explicit(&qp->rq.prod, memory_order_acquire);
 
+	/* With an SRQ only the WQE this QP took out of it is the QP's to flush; the rest
+	 * stays in the shared ring for the other QPs (IBTA 10.2.9). */
+	if (qp->srq) {
+		roce_flush_held_rwqe(e, qp);
+		return;
+	}
 	if (!qp->recv_cq || qp->rq.depth == 0)
 		return;
 	for (; cons != prod; cons++) {
@@ -187,14 +194,16 @@ static void flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 	qp->resp.have_rwqe = false;
 }
 
-void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
+/* Moves the QP to error and flushes its work (IBTA 10.3.1). fatal: it fell into error
+ * by itself (IBV_EVENT_QP_FATAL), not by ibv_modify_qp. */
+static void enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 {
-	bool by_itself = qp->state != URNIC_QPS_ERR;
+	bool was_error = qp->state == URNIC_QPS_ERR;
 
 	/* The ACK already owed for requests this QP executed still goes out (rxe sends
 	 * each ACK as it executes the request; only our coalescing held it back), or the
 	 * peer would fail work its receiver has completed. */
-	if (by_itself && qp->type == URNIC_QPT_RC && qp->state >= URNIC_QPS_RTR)
+	if (fatal && qp->type == URNIC_QPT_RC && qp->state >= URNIC_QPS_RTR)
 		rc_flush_pending_ack(e, qp);
 	qp->state = URNIC_QPS_ERR;
 	qp->req.rto_deadline_ns = 0;
@@ -203,8 +212,17 @@ void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
 	qp->resp.replying = 0;
 	urnic_rc_flush(e, qp);
 	flush_rq(e, qp);
-	if (by_itself && e->qp_fatal)
+	if (fatal && e->qp_fatal)
 		e->qp_fatal(e, qp);
+	/* IBTA 10.2.9 / 11.6.3: a QP on an SRQ that enters error will take no more of its
+	 * WQEs; the application learns it from the Last WQE Reached event. */
+	if (!was_error && qp->srq && e->qp_last_wqe)
+		e->qp_last_wqe(e, qp);
+}
+
+void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	enter_error(e, qp, qp->state != URNIC_QPS_ERR);
 }
 
 static void reset_protocol_state(struct urnic_qp *qp)
@@ -285,8 +303,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 		qp->req.rnr_left = a->rnr_retry;
 		break;
 	case URNIC_QPS_ERR:
-		qp->state = next;
-		urnic_qp_to_error(e, qp);
+		enter_error(e, qp, false);
 		return;
 	default:
 		break;
@@ -368,14 +385,20 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
 		return;
 	}
-	if (qp->type != URNIC_QPT_RC) {
-		urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
-		return;
+	switch (qp->type) {
+	case URNIC_QPT_RC:
+		if (info->flags & URNIC_OPF_REQ)
+			urnic_rc_responder_rx(e, qp, &pkt);
+		else
+			urnic_rc_completer_rx(e, qp, &pkt);
+		break;
+	case URNIC_QPT_UC:
+		urnic_uc_responder_rx(e, qp, &pkt);
+		break;
+	case URNIC_QPT_UD:
+		urnic_ud_responder_rx(e, qp, &pkt, src_ip, dst_ip, len);
+		break;
 	}
-	if (info->flags & URNIC_OPF_REQ)
-		urnic_rc_responder_rx(e, qp, &pkt);
-	else
-		urnic_rc_completer_rx(e, qp, &pkt);
 }
 
 /* ---- progress and timers ---- */
@@ -402,12 +425,22 @@ bool urnic_engine_progress(struct urnic_engine *e)
 			}
 			continue;
 		}
-		if (qp->type != URNIC_QPT_RC)
-			continue;
-		if (qp->state >= URNIC_QPS_RTR)
-			did |= urnic_rc_responder_progress(e, qp);
-		if (qp->state == URNIC_QPS_RTS)
-			did |= urnic_rc_requester_progress(e, qp);
+		switch (qp->type) {
+		case URNIC_QPT_RC:
+			if (qp->state >= URNIC_QPS_RTR)
+				did |= urnic_rc_responder_progress(e, qp);
+			if (qp->state == URNIC_QPS_RTS)
+				did |= urnic_rc_requester_progress(e, qp);
+			break;
+		case URNIC_QPT_UC:
+			if (qp->state == URNIC_QPS_RTS)
+				did |= urnic_uc_requester_progress(e, qp);
+			break;
+		case URNIC_QPT_UD:
+			if (qp->state == URNIC_QPS_RTS)
+				did |= urnic_ud_requester_progress(e, qp);
+			break;
+		}
 	}
 	return did;
 }

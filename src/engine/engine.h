@@ -72,6 +72,13 @@ struct urnic_engine {
 	/* Called when a QP falls into error by itself (not by ibv_modify_qp): the verbs
 	 * layer raises IBV_EVENT_QP_FATAL, as rxe does (IBTA 11.6.3.1). May be NULL. */
 	void (*qp_fatal)(struct urnic_engine *e, struct urnic_qp *qp);
+	/* A QP attached to an SRQ entered the error state, by itself or by modify: no
+	 * more WQEs will be taken from the SRQ for it (IBV_EVENT_QP_LAST_WQE_REACHED,
+	 * IBTA 10.2.9 / 11.6.3). May be NULL. */
+	void (*qp_last_wqe)(struct urnic_engine *e, struct urnic_qp *qp);
+	/* An armed SRQ fell below its limit (IBV_EVENT_SRQ_LIMIT_REACHED); the engine has
+	 * disarmed it. May be NULL. */
+	void (*srq_limit)(struct urnic_engine *e, struct urnic_srq *srq);
 	void *io; /* the device or the test fabric */
 	uint64_t rng;
 };
@@ -127,5 +134,18 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
 bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
 void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* UC (src/engine/roce/uc.c) and UD (src/engine/roce/ud.c): requester and responder.
+ * udp_bytes is the whole UDP payload the packet came in (for the GRH's length). */
+bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_uc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_pkt *pkt);
+bool urnic_ud_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_ud_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			   const uint8_t *src_ip, const uint8_t *dst_ip, size_t udp_bytes);
+
+/* UD: the GRH area at the start of every receive buffer (IBTA 11.4.1.2, Post Receive
+ * Request: the first 40 bytes receive the GRH, here the IP header standing for it). */
+enum { URNIC_UD_GRH_BYTES = 40 };
 
 #endif

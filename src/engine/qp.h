@@ -7,7 +7,10 @@
  * requires and allows), 9.7 (reliable service). The QP struct is shared by src/verbs
  * (creation, modify, posting) and the engine; the engine is the only writer of the
  * req/comp/resp parts. Context: modify and destroy hold the device lock.
- * Out of scope here: UD/UC specifics, SQD, alternate paths (APM).
+ * UC and UD QPs use the same struct: their requester keeps req/comp (completion at
+ * send time), their responder the message-in-progress part of resp. A QP created with
+ * an SRQ takes its receives from it instead of rq.
+ * Out of scope here: SQD, alternate paths (APM).
  */
 #ifndef URNIC_ENGINE_QP_H
 #define URNIC_ENGINE_QP_H
@@ -16,6 +19,7 @@
 #include <stdint.h>
 
 #include "mem/mr.h"
+#include "queue/srq.h"
 #include "queue/wq.h"
 
 /* QP states, numerically equal to enum ibv_qp_state (IBTA 10.3.1). */
@@ -68,16 +72,6 @@ enum urnic_qp_attr_mask {
 	URNIC_QP_CAP = 1 << 19,
 	URNIC_QP_DEST_QPN = 1 << 20,
 	URNIC_QP_RATE_LIMIT = 1 << 25,
-};
-
-/* The peer of a connected QP, from its address vector (RoCEv2: the GID is the IP). */
-struct urnic_peer {
-	bool ipv6;
-	uint8_t ip[16]; /* IPv4 in the first four bytes */
-	uint16_t sport; /* UDP source port, the kernel's convention (rxe-siw-perftest.md 2.5) */
-	uint8_t hop_limit;
-	uint8_t traffic_class;
-	uint32_t flow_label;
 };
 
 /* Host-order attributes; mtu in bytes. Names follow struct ibv_qp_attr. */
@@ -161,7 +155,10 @@ struct urnic_resp {
 	bool in_send;
 	bool in_write;
 	bool have_rwqe;
+	bool uc_dropping;  /* UC: a message was broken, drop until a FIRST/ONLY (IBTA 9.8) */
 	uint32_t rwqe_off; /* bytes placed in the current receive WQE */
+	/* With an SRQ: the WQE taken out of the shared ring for the message in progress. */
+	struct urnic_recv_wqe srq_wqe;
 	uint64_t write_va;
 	uint32_t write_rkey;
 	uint32_t write_resid;
@@ -187,7 +184,8 @@ struct urnic_qp {
 	struct urnic_cq *send_cq;
 	struct urnic_cq *recv_cq;
 	struct urnic_wq sq; /* of struct urnic_send_wqe */
-	struct urnic_wq rq; /* of struct urnic_recv_wqe */
+	struct urnic_wq rq; /* of struct urnic_recv_wqe; unused with an SRQ */
+	struct urnic_srq *srq; /* receives come from here when set (IBTA 10.2.9) */
 	struct urnic_qp_attr attr;
 	struct urnic_req req;
 	struct urnic_comp comp;

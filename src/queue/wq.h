@@ -54,6 +54,17 @@ enum urnic_send_flag {
 	URNIC_SEND_INLINE = 8,
 };
 
+/* Where a packet goes: the peer of a connected QP (its address vector) or the address
+ * handle of a UD work request. RoCEv2: the GID is the IP address (IBTA Annex A17.4). */
+struct urnic_peer {
+	bool ipv6;
+	uint8_t ip[16]; /* IPv4 in the first four bytes */
+	uint16_t sport; /* UDP source port, the kernel's convention (rxe-siw-perftest.md 2.5) */
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+};
+
 /* A send work queue element as posted, plus the requester's bookkeeping for it. */
 struct urnic_send_wqe {
 	uint64_t wr_id;
@@ -66,6 +77,12 @@ struct urnic_send_wqe {
 	uint64_t swap;
 	uint32_t length; /* total bytes */
 	uint32_t num_sge; /* 0 with URNIC_SEND_INLINE: data is in inline_data */
+	/* UD only: the destination, copied from the work request's address handle at
+	 * post time (so destroying the AH later cannot touch queued work), its QP number
+	 * and the Q_Key for the DETH (IBTA 10.2.5). */
+	struct urnic_peer ud_dst;
+	uint32_t ud_remote_qpn;
+	uint32_t ud_remote_qkey;
 	/* Set by the requester when the WQE is first sent (IBTA 9.7.1: PSNs per packet;
 	 * a READ reserves one PSN per response packet). */
 	uint32_t first_psn;

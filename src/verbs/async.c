@@ -5,7 +5,9 @@
  * ibv_get_async_event(3): the context's async_fd is the read end of a pipe carrying
  * struct ibv_async_event records, so it blocks, or returns EAGAIN when the application
  * made it non-blocking, and works with poll/epoll. Events raised today: QP fatal when a
- * QP falls into error by itself (IBTA 11.6.3.1; as rxe raises IB_EVENT_QP_FATAL).
+ * QP falls into error by itself (IBTA 11.6.3.1; as rxe raises IB_EVENT_QP_FATAL), Last
+ * WQE Reached when a QP on an SRQ enters error, SRQ limit reached when an armed SRQ
+ * falls below its limit (IBTA 10.2.9, 11.6.3).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -25,6 +27,10 @@ void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, vo
 	case IBV_EVENT_PORT_ACTIVE:
 	case IBV_EVENT_PORT_ERR:
 		ev.element.port_num = 1;
+		break;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		ev.element.srq = element;
 		break;
 	default:
 		ev.element.qp = element;
@@ -55,6 +61,16 @@ URNIC_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 		pthread_mutex_unlock(&cq->mutex);
 		break;
 	}
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED: {
+		struct ibv_srq *srq = event->element.srq;
+
+		pthread_mutex_lock(&srq->mutex);
+		srq->events_completed++;
+		pthread_cond_signal(&srq->cond);
+		pthread_mutex_unlock(&srq->mutex);
+		break;
+	}
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
@@ -83,4 +99,22 @@ void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (ibqp)
 		urnic_async_event(ibqp->context, IBV_EVENT_QP_FATAL, ibqp);
+}
+
+/* The engine's hook (engine.h qp_last_wqe), under the device lock. */
+void urnic_verbs_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct ibv_qp *ibqp = qp->owner;
+
+	if (ibqp)
+		urnic_async_event(ibqp->context, IBV_EVENT_QP_LAST_WQE_REACHED, ibqp);
+}
+
+/* The engine's hook (engine.h srq_limit), under the device lock. */
+void urnic_verbs_srq_limit(struct urnic_engine *e, struct urnic_srq *srq)
+{
+	struct ibv_srq *ibsrq = srq->owner;
+
+	if (ibsrq)
+		urnic_async_event(ibsrq->context, IBV_EVENT_SRQ_LIMIT_REACHED, ibsrq);
 }

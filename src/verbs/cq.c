@@ -145,6 +145,7 @@ _Static_assert((int)IBV_WC_RECV == (int)URNIC_WC_RECV && (int)IBV_WC_RECV_RDMA_W
 	       "completion opcode values");
 _Static_assert((int)IBV_WC_WITH_IMM == (int)URNIC_WC_WITH_IMM && (int)IBV_WC_WITH_INV == (int)URNIC_WC_WITH_INV,
 	       "completion flags");
+_Static_assert((int)IBV_WC_GRH == (int)URNIC_WC_WITH_GRH, "completion flags: UD's GRH");
 
 static int poll_ring(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {

@@ -117,6 +117,10 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	a->max_cqe = URNIC_MAX_CQE - 1;
 	a->max_mr = (1 << 16) - 1;
 	a->max_pd = 1 << 16;
+	a->max_srq = URNIC_MAX_QP - 2; /* a figure: SRQs are allocated, not table slots */
+	a->max_srq_wr = URNIC_MAX_WQ_DEPTH;
+	a->max_srq_sge = URNIC_MAX_SGE;
+	a->max_ah = 1 << 16; /* a figure: an AH is a copy of an address, not a resource */
 	a->max_qp_rd_atom = URNIC_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = URNIC_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = URNIC_MAX_RD_ATOMIC * a->max_qp;
@@ -286,12 +290,6 @@ URNIC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *bu
 
 /* ---- contexts ---- */
 
-static int post_srq_recv_none(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	*bad = wr;
-	return EOPNOTSUPP;
-}
-
 static int bind_mw_none(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
 {
 	return EOPNOTSUPP;
@@ -323,6 +321,8 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	}
 	c->dev = d;
 	d->eng->qp_fatal = urnic_verbs_qp_fatal;
+	d->eng->qp_last_wqe = urnic_verbs_qp_last_wqe;
+	d->eng->srq_limit = urnic_verbs_srq_limit;
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
@@ -346,7 +346,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.req_notify_cq = urnic_req_notify_cq;
 	ctx->ops.post_send = urnic_post_send;
 	ctx->ops.post_recv = urnic_post_recv;
-	ctx->ops.post_srq_recv = post_srq_recv_none;
+	ctx->ops.post_srq_recv = urnic_post_srq_recv;
 	ctx->ops.bind_mw = bind_mw_none;
 	ctx->ops.dealloc_mw = dealloc_mw_none;
 	c->vctx.sz = sizeof(c->vctx);
@@ -354,6 +354,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.query_device_ex = query_device_ex;
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
+	c->vctx.create_srq_ex = urnic_create_srq_ex;
 	return ctx;
 }
 

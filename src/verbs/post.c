@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * post.c - ibv_post_send and ibv_post_recv: the application side of the work queues.
+ * post.c - ibv_post_send and ibv_post_recv (and the ring part of ibv_post_srq_recv):
+ * the application side of the work queues.
  *
  * ibv_post_send(3): a WR is checked (QP state, opcode for the transport, SGE count,
- * inline size, queue room) and copied into the send ring; on the first bad WR the
+ * inline size, queue room, a UD WR's address handle) and copied into the send ring,
+ * a UD WR with a copy of its AH's destination; on the first bad WR the
  * call stops, sets *bad_wr and returns the errno the man page lists (EINVAL, ENOMEM).
  * Inline data is copied at post time, as IBTA 10.8.3 allows (the buffer is free on
  * return). No lock but the queue's own, no system call unless the engine sleeps.
@@ -20,17 +22,21 @@ _Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED && (int)IBV_SE
 	       (int)IBV_SEND_FENCE == (int)URNIC_SEND_FENCE && (int)IBV_SEND_SOLICITED == (int)URNIC_SEND_SOLICITED,
 	       "send flags");
 
-static bool rc_opcode_ok(enum ibv_wr_opcode op)
+/* The operations of each transport (IBTA 9.8: UC has SEND and RDMA WRITE, UD only
+ * SEND). SEND with invalidate is not offered (no IBV_DEVICE_MEM_MGT_EXTENSIONS). */
+static bool opcode_ok(enum urnic_qp_type t, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return t != URNIC_QPT_UD;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return true;
+		return t == URNIC_QPT_RC;
 	default:
 		return false;
 	}
@@ -40,8 +46,16 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 {
 	uint64_t total = 0;
 
-	if (!rc_opcode_ok(wr->opcode))
+	if (!opcode_ok(qp->type, wr->opcode))
 		return EINVAL;
+	/* UD: the destination comes with every WR (ibv_post_send(3) wr.ud). */
+	if (qp->type == URNIC_QPT_UD) {
+		if (!wr->wr.ud.ah)
+			return EINVAL;
+		w->ud_dst = to_vah(wr->wr.ud.ah)->peer;
+		w->ud_remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
+		w->ud_remote_qkey = wr->wr.ud.remote_qkey;
+	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
@@ -141,19 +155,11 @@ void urnic_send_doorbell(struct urnic_vqp *v)
 		urnic_dev_kick(v->dev);
 }
 
-int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
-	struct urnic_vqp *v = to_vqp(ibqp);
-	struct urnic_qp *qp = &v->qp;
-	struct urnic_wq *rq = &qp->rq;
 	uint32_t prod, cons;
 	int ret = 0;
 
-	/* IBTA 10.3.1 table 90: receives may be posted from INIT on, not in RESET. */
-	if (qp->state == URNIC_QPS_RESET) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
 	pthread_spin_lock(&rq->lock);
 	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
 	cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
@@ -184,6 +190,22 @@ int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	pthread_spin_unlock(&rq->lock);
 	if (ret)
 		*bad_wr = wr;
+	return ret;
+}
+
+int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct urnic_vqp *v = to_vqp(ibqp);
+	struct urnic_qp *qp = &v->qp;
+	int ret;
+
+	/* IBTA 10.3.1 table 90: receives may be posted from INIT on, not in RESET; a QP
+	 * on an SRQ has no receive queue of its own (ibv_post_recv(3): EINVAL). */
+	if (qp->state == URNIC_QPS_RESET || qp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	ret = urnic_post_recv_ring(&qp->rq, wr, bad_wr);
 	if (qp->state == URNIC_QPS_ERR)
 		urnic_dev_kick(v->dev);
 	return ret;

@@ -6,8 +6,13 @@
  * with EINVAL and the granted ones written back into cap; transitions and attributes
  * are checked against IBTA 10.3.1 table 91 (engine/qp.c); on RoCE the address vector
  * must carry a GRH (is_global), whose GID names the peer's IP address (RoCEv2, IBTA
- * Annex A17.4). The UDP source port follows the kernel's flow-label convention.
- * This issue's scope is RC; UC, UD and SRQ are refused with EOPNOTSUPP.
+ * Annex A17.4). The UDP source port follows the kernel's conventions: a connected QP
+ * (RC, UC) takes rdma_get_udp_sport(flow label, its QPN, the peer's) when it gets its
+ * address vector; a UD QP, which talks to many peers, one port chosen at creation,
+ * 0xc000 + hash_32(qpn, 14) as rxe_qp.c does. A UD QP's messages are limited to the
+ * port MTU, kept in its path_mtu (UD has no path MTU attribute, table 91). A QP
+ * created with an SRQ takes its receives from it (its own receive queue is empty);
+ * RC, UC and UD QPs may use one, as in rxe.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,9 +23,18 @@
 
 _Static_assert((int)IBV_QPS_RESET == (int)URNIC_QPS_RESET && (int)IBV_QPS_ERR == (int)URNIC_QPS_ERR,
 	       "QP state values");
-_Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UD == (int)URNIC_QPT_UD, "QP types");
+_Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UC == (int)URNIC_QPT_UC &&
+		       (int)IBV_QPT_UD == (int)URNIC_QPT_UD,
+	       "QP types");
 _Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE && (int)IBV_QP_DEST_QPN == (int)URNIC_QP_DEST_QPN &&
 	       (int)IBV_QP_RATE_LIMIT == (int)URNIC_QP_RATE_LIMIT, "attribute mask bits");
+
+/* rxe_qp.c: the UDP source port of a QP until an address vector sets the flow's. */
+static uint16_t create_sport(uint32_t qpn)
+{
+	/* include/linux/hash.h hash_32(): GOLDEN_RATIO_32 multiply, top 14 bits. */
+	return (uint16_t)(0xc000 | ((qpn * 0x61c88647u) >> (32 - 14)));
+}
 
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
 {
@@ -29,9 +43,19 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	struct urnic_vqp *v;
 	int ret;
 
-	if (init->qp_type != IBV_QPT_RC || init->srq) {
+	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
+	    init->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	/* With an SRQ the receive capabilities are ignored (ibv_create_qp(3)). */
+	if (init->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		if (init->srq->context != pd->context) {
+			errno = EINVAL;
+			return NULL;
+		}
 	}
 	if (!init->send_cq || !init->recv_cq || cap->max_send_wr > URNIC_MAX_WQ_DEPTH ||
 	    cap->max_recv_wr > URNIC_MAX_WQ_DEPTH || cap->max_send_sge > URNIC_MAX_SGE ||
@@ -65,7 +89,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	cap->max_inline_data = URNIC_MAX_INLINE;
 	v->qp.sq.max_inline = URNIC_MAX_INLINE;
 	v->cap = *cap;
-	v->qp.type = URNIC_QPT_RC;
+	v->qp.type = (enum urnic_qp_type)init->qp_type;
 	v->qp.state = URNIC_QPS_RESET;
 	v->qp.sq_sig_all = init->sq_sig_all;
 	v->qp.pd = &to_vpd(pd)->pd;
@@ -74,25 +98,37 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	v->qp.send_cq = &v->send_vcq->cq;
 	v->qp.recv_cq = &v->recv_vcq->cq;
 	v->qp.attr.path_mtu = 256; /* IBTA: a new QP's path MTU; rxe starts the same */
+	/* UD: messages up to the port MTU (C10-93.1.1, rxe uses mtu_cap). */
+	if (v->qp.type == URNIC_QPT_UD)
+		v->qp.attr.path_mtu = urnic_mtu_bytes(d->active_mtu);
 	v->qp.owner = &v->ibqp;
 	v->vpd = to_vpd(pd);
+	if (init->srq) {
+		v->vsrq = to_vsrq(init->srq);
+		v->qp.srq = &v->vsrq->srq;
+	}
 	v->dev = d;
 
 	pthread_mutex_lock(&d->lock);
 	ret = urnic_engine_qp_add(d->eng, &v->qp);
+	/* The port really used goes into the ICRC, so ask the transport now. */
+	if (ret == 0 && v->qp.type == URNIC_QPT_UD)
+		v->qp.attr.peer.sport = urnic_udp_prepare_sport(d->udp, create_sport(v->qp.qpn));
 	pthread_mutex_unlock(&d->lock);
 	if (ret)
 		goto free_queues;
 	v->send_vcq->users++;
 	v->recv_vcq->users++;
 	v->vpd->users++;
+	if (v->vsrq)
+		v->vsrq->users++;
 
 	v->ibqp.context = pd->context;
 	v->ibqp.qp_context = init->qp_context;
 	v->ibqp.pd = pd;
 	v->ibqp.send_cq = init->send_cq;
 	v->ibqp.recv_cq = init->recv_cq;
-	v->ibqp.srq = NULL;
+	v->ibqp.srq = init->srq;
 	v->ibqp.handle = v->qp.qpn;
 	v->ibqp.qp_num = v->qp.qpn;
 	v->ibqp.state = IBV_QPS_RESET;
@@ -160,37 +196,13 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	v->send_vcq->users--;
 	v->recv_vcq->users--;
 	v->vpd->users--;
+	if (v->vsrq)
+		v->vsrq->users--;
 	urnic_wq_fini(&v->qp.sq);
 	urnic_wq_fini(&v->qp.rq);
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
 	free(v);
-	return 0;
-}
-
-/* RoCEv2 address vector -> peer address (IBTA Annex A17.4.5: the GID is the IP). */
-static int peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
-			struct urnic_peer *peer)
-{
-	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	const uint8_t *g = ah->grh.dgid.raw;
-
-	if (!ah->is_global || ah->port_num > 1 || ah->grh.sgid_index >= 2)
-		return -EINVAL;
-	memset(peer, 0, sizeof(*peer));
-	if (memcmp(g, v4_prefix, 12) == 0) {
-		if (d->ipv6)
-			return -EINVAL;
-		memcpy(peer->ip, g + 12, 4);
-	} else {
-		if (!d->ipv6)
-			return -EINVAL;
-		memcpy(peer->ip, g, 16);
-		peer->ipv6 = true;
-	}
-	peer->hop_limit = ah->grh.hop_limit;
-	peer->traffic_class = ah->grh.traffic_class;
-	peer->flow_label = ah->grh.flow_label;
 	return 0;
 }
 
@@ -209,7 +221,7 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 			a.path_mtu = 0;
 	}
 	if (mask & IBV_QP_AV) {
-		ret = peer_from_ah(d, &attr->ah_attr, &a.peer);
+		ret = urnic_peer_from_ah(d, &attr->ah_attr, &a.peer);
 		if (ret)
 			return -ret;
 		a.sgid_index = attr->ah_attr.grh.sgid_index;
@@ -304,6 +316,7 @@ URNIC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 		init->qp_context = ibqp->qp_context;
 		init->send_cq = ibqp->send_cq;
 		init->recv_cq = ibqp->recv_cq;
+		init->srq = ibqp->srq;
 		init->cap = v->cap;
 		init->qp_type = ibqp->qp_type;
 		init->sq_sig_all = v->qp.sq_sig_all;

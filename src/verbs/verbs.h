@@ -64,6 +64,20 @@ struct urnic_vcq {
 	int users; /* QPs */
 };
 
+struct urnic_vsrq {
+	struct ibv_srq ibsrq;
+	struct urnic_srq srq;
+	struct urnic_vpd *vpd;
+	struct urnic_dev *dev;
+	int users; /* QPs attached */
+};
+
+struct urnic_vah {
+	struct ibv_ah ibah;
+	struct urnic_peer peer; /* the destination, sport left to the sending QP */
+	struct urnic_vpd *vpd;
+};
+
 struct urnic_vqp {
 	union {
 		struct ibv_qp ibqp;
@@ -82,6 +96,7 @@ struct urnic_vqp {
 	struct urnic_vcq *send_vcq;
 	struct urnic_vcq *recv_vcq;
 	struct urnic_vpd *vpd;
+	struct urnic_vsrq *vsrq; /* NULL without an SRQ */
 	struct ibv_qp_cap cap;
 	struct urnic_dev *dev;
 };
@@ -106,6 +121,16 @@ static inline struct urnic_vqp *to_vqp(struct ibv_qp *qp)
 	return urnic_container_of(qp, struct urnic_vqp, ibqp);
 }
 
+static inline struct urnic_vsrq *to_vsrq(struct ibv_srq *srq)
+{
+	return urnic_container_of(srq, struct urnic_vsrq, ibsrq);
+}
+
+static inline struct urnic_vah *to_vah(struct ibv_ah *ah)
+{
+	return urnic_container_of(ah, struct urnic_vah, ibah);
+}
+
 /* rdma-core exports without a public prototype (libibverbs/driver.h, sysfs.h). */
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
 		       int *type);
@@ -118,9 +143,24 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
-/* Async events (async.c): queue one for the context's async_fd. */
+/* Async events (async.c): queue one for the context's async_fd; the engine's hooks. */
 void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, void *element);
 void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_verbs_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_verbs_srq_limit(struct urnic_engine *e, struct urnic_srq *srq);
+
+/* RoCEv2 address vector -> destination (ah.c; IBTA Annex A17.4: the GID is the IP).
+ * Returns 0 or -EINVAL. */
+int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
+		       struct urnic_peer *peer);
+
+/* Shared receive queues (srq.c). */
+struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr);
+int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */
+int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 /* Fills the work request ops; shared by ibv_post_send and the ibv_wr_* API. */
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,

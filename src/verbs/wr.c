@@ -113,6 +113,17 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t a
 	wr->wr.atomic.compare_add = add;
 }
 
+/* UD: the destination of the WR being built (ibv_wr_set_ud_addr(3)). */
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn,
+			   uint32_t remote_qkey)
+{
+	struct urnic_vqp *v = to_vqp_ex(qpx);
+
+	v->wr_pending.wr.ud.ah = ah;
+	v->wr_pending.wr.ud.remote_qpn = remote_qpn;
+	v->wr_pending.wr.ud.remote_qkey = remote_qkey;
+}
+
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	struct urnic_vqp *v = to_vqp_ex(qpx);
@@ -206,6 +217,7 @@ void urnic_wr_ops_init(struct urnic_vqp *v)
 	x->wr_rdma_read = wr_rdma_read;
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;
 	x->wr_set_inline_data = wr_set_inline_data;

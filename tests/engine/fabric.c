@@ -508,6 +508,14 @@ void fab_buf_free(struct fabric *f, struct fab_buf *b)
 struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint32_t max_send_wr,
 			  uint32_t max_recv_wr, bool sq_sig_all)
 {
+	return fab_qp_new_type(f, host, pd, URNIC_QPT_RC, NULL, max_send_wr, max_recv_wr,
+			       sq_sig_all);
+}
+
+struct fab_qp *fab_qp_new_type(struct fabric *f, int host, struct urnic_pd *pd,
+			       enum urnic_qp_type type, struct urnic_srq *srq,
+			       uint32_t max_send_wr, uint32_t max_recv_wr, bool sq_sig_all)
+{
 	struct fab_qp *q = xcalloc(1, sizeof(*q));
 	struct fab_host *h = &f->hosts[host];
 
@@ -519,15 +527,19 @@ struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint3
 	q->qp.sq.max_sge = URNIC_MAX_SGE;
 	q->qp.rq.max_sge = URNIC_MAX_SGE;
 	q->qp.sq.max_inline = URNIC_MAX_INLINE;
-	q->qp.type = URNIC_QPT_RC;
+	q->qp.type = type;
+	q->qp.srq = srq;
 	q->qp.state = URNIC_QPS_RESET;
 	q->qp.sq_sig_all = sq_sig_all;
 	q->qp.pd = pd;
 	q->qp.send_cq = &q->scq;
 	q->qp.recv_cq = &q->rcq;
-	q->qp.attr.path_mtu = 256;
+	q->qp.attr.path_mtu = type == URNIC_QPT_UD ? FAB_UD_MTU : 256;
 	q->h = h;
 	CHECK_EQ(urnic_engine_qp_add(h->e, &q->qp), 0);
+	/* As src/verbs/qp.c: a UD QP's UDP source port is fixed at creation. */
+	if (type == URNIC_QPT_UD)
+		q->qp.attr.peer.sport = (uint16_t)(0xc000 | ((q->qp.qpn * 0x61c88647u) >> 18));
 	h->nqps++;
 	return q;
 }
@@ -576,6 +588,8 @@ void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct f
 		     uint32_t sq_psn, uint32_t rq_psn)
 {
 	struct urnic_qp_attr a = q->qp.attr;
+	uint32_t rc_only;
+	bool uc;
 
 	a.pkey_index = 0;
 	a.port_num = 1;
@@ -596,10 +610,12 @@ void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct f
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = c->max_dest_rd_atomic;
 	a.min_rnr_timer = c->min_rnr_timer;
+	/* IBTA 10.3.1 table 91: UC has no RNR timer, READ/atomic resources or retries. */
+	uc = q->qp.type == URNIC_QPT_UC;
+	rc_only = uc ? 0 : URNIC_QP_MAX_DEST_RD_ATOMIC | URNIC_QP_MIN_RNR_TIMER;
 	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTR,
 			    URNIC_QP_STATE | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
-				    URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
-				    URNIC_QP_MIN_RNR_TIMER),
+				    URNIC_QP_RQ_PSN | rc_only),
 		 0);
 	CHECK_EQ(q->qp.state, URNIC_QPS_RTR);
 
@@ -608,12 +624,51 @@ void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct f
 	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = c->rnr_retry;
 	a.max_rd_atomic = c->max_rd_atomic;
-	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTS,
-			    URNIC_QP_STATE | URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT |
-				    URNIC_QP_RETRY_CNT | URNIC_QP_RNR_RETRY |
-				    URNIC_QP_MAX_QP_RD_ATOMIC),
-		 0);
+	rc_only = uc ? 0
+		     : URNIC_QP_TIMEOUT | URNIC_QP_RETRY_CNT | URNIC_QP_RNR_RETRY |
+			       URNIC_QP_MAX_QP_RD_ATOMIC;
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTS, URNIC_QP_STATE | URNIC_QP_SQ_PSN | rc_only), 0);
 	CHECK_EQ(q->qp.state, URNIC_QPS_RTS);
+}
+
+void fab_ud_ready(struct fab_qp *q, uint32_t qkey, uint32_t sq_psn)
+{
+	struct urnic_qp_attr a = q->qp.attr;
+
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qkey = qkey;
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_INIT,
+			    URNIC_QP_STATE | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY),
+		 0);
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTR, URNIC_QP_STATE), 0);
+	a.sq_psn = sq_psn;
+	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTS, URNIC_QP_STATE | URNIC_QP_SQ_PSN), 0);
+	CHECK_EQ(q->qp.state, URNIC_QPS_RTS);
+}
+
+struct urnic_peer fab_peer(struct fabric *f, int host)
+{
+	struct urnic_peer p = { 0 };
+
+	memcpy(p.ip, f->hosts[host].ip, 4);
+	p.hop_limit = 64;
+	return p;
+}
+
+struct urnic_srq *fab_srq_new(struct urnic_pd *pd, uint32_t max_wr)
+{
+	struct urnic_srq *srq = xcalloc(1, sizeof(*srq));
+
+	CHECK_EQ(urnic_srq_init(srq, max_wr, URNIC_MAX_SGE), 0);
+	srq->pd = pd;
+	return srq;
+}
+
+void fab_srq_free(struct urnic_srq *srq)
+{
+	urnic_srq_fini(srq);
+	free(srq);
 }
 
 void fab_connect(struct fab_qp *a, struct fab_qp *b, const struct fab_conn *c)
@@ -656,6 +711,9 @@ int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr)
 	w->rkey = wr->rkey;
 	w->compare_add = wr->compare_add;
 	w->swap = wr->swap;
+	w->ud_dst = wr->ud_dst;
+	w->ud_remote_qpn = wr->remote_qpn;
+	w->ud_remote_qkey = wr->remote_qkey;
 	if ((wr->flags & URNIC_SEND_INLINE) && wr->opcode != URNIC_WR_RDMA_READ &&
 	    wr->opcode != URNIC_WR_ATOMIC_CMP_AND_SWP &&
 	    wr->opcode != URNIC_WR_ATOMIC_FETCH_AND_ADD) {
@@ -679,15 +737,13 @@ int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr)
 	return 0;
 }
 
-int fab_post_recv(struct fab_qp *q, uint64_t wr_id, const struct urnic_sge *sge, uint32_t nsge)
+static int post_recv_ring(struct urnic_wq *rq, uint64_t wr_id, const struct urnic_sge *sge,
+			  uint32_t nsge)
 {
-	struct urnic_wq *rq = &q->qp.rq;
 	struct urnic_recv_wqe *w;
 	uint32_t prod, cons;
 	uint64_t total = 0;
 
-	if (q->qp.state == URNIC_QPS_RESET)
-		return EINVAL;
 	if (nsge > rq->max_sge)
 		return EINVAL;
 	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
@@ -704,6 +760,19 @@ int fab_post_recv(struct fab_qp *q, uint64_t wr_id, const struct urnic_sge *sge,
 	w->length = total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
 	atomic_store_explicit(&rq->prod, prod + 1, memory_order_release);
 	return 0;
+}
+
+int fab_post_recv(struct fab_qp *q, uint64_t wr_id, const struct urnic_sge *sge, uint32_t nsge)
+{
+	if (q->qp.state == URNIC_QPS_RESET || q->qp.srq)
+		return EINVAL;
+	return post_recv_ring(&q->qp.rq, wr_id, sge, nsge);
+}
+
+int fab_post_srq_recv(struct urnic_srq *srq, uint64_t wr_id, const struct urnic_sge *sge,
+		      uint32_t nsge)
+{
+	return post_recv_ring(&srq->rq, wr_id, sge, nsge);
 }
 
 int fab_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n)

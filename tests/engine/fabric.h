@@ -7,6 +7,9 @@
  *   host 0: engine, 10.0.0.1 --- fabric queue (drop, dup, reorder, delay, corrupt) ---
  *   host 1: engine, 10.0.0.2          (hosts 2, 3: 10.0.0.3, 10.0.0.4 when asked for)
  *
+ * UC and UD QPs (fab_qp_new_type, fab_connect for UC, fab_ud_ready) and shared receive
+ * queues (fab_srq_new) are made the same way.
+ *
  * Each engine's flush callback copies its tx batch (headers, fragments, trailer) into
  * byte buffers addressed to the host that owns the destination IP. fabric_run() does
  * what src/dev/device.c does in one pass (progress, timers, progress, flush) for every
@@ -210,7 +213,25 @@ struct fab_qp {
 
 struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint32_t max_send_wr,
 			  uint32_t max_recv_wr, bool sq_sig_all);
+/* Any transport; a UD QP gets FAB_UD_MTU as its port MTU (its message limit). With
+ * srq set, the QP takes its receives from it. */
+struct fab_qp *fab_qp_new_type(struct fabric *f, int host, struct urnic_pd *pd,
+			       enum urnic_qp_type type, struct urnic_srq *srq,
+			       uint32_t max_send_wr, uint32_t max_recv_wr, bool sq_sig_all);
 void fab_qp_free(struct fab_qp *q);
+
+enum { FAB_UD_MTU = 1024 };
+
+/* RESET -> INIT (qkey) -> RTR -> RTS (sq_psn) of a UD QP, as ibv_ud_pingpong does. */
+void fab_ud_ready(struct fab_qp *q, uint32_t qkey, uint32_t sq_psn);
+/* The address of a host, as an address handle gives it. */
+struct urnic_peer fab_peer(struct fabric *f, int host);
+
+/* A shared receive queue of max_wr WQEs in host's PD pd. */
+struct urnic_srq *fab_srq_new(struct urnic_pd *pd, uint32_t max_wr);
+void fab_srq_free(struct urnic_srq *srq);
+int fab_post_srq_recv(struct urnic_srq *srq, uint64_t wr_id, const struct urnic_sge *sge,
+		      uint32_t nsge);
 
 /* Connection attributes, in the units of struct urnic_qp_attr (path MTU in bytes). */
 struct fab_conn {
@@ -233,7 +254,8 @@ struct fab_conn fab_conn_default(void);
 /* check_modify + qp_apply, as src/verbs/qp.c does. Returns check_modify's answer. */
 int fab_modify(struct fab_qp *q, const struct urnic_qp_attr *attr, enum urnic_qp_state next,
 	       uint32_t mask);
-/* RESET -> INIT -> RTR -> RTS of q towards peer (CHECKs every step). */
+/* RESET -> INIT -> RTR -> RTS of q towards peer (CHECKs every step); RC or UC, with
+ * the attributes table 91 has for each. */
 void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct fab_conn *c,
 		     uint32_t sq_psn, uint32_t rq_psn);
 void fab_connect(struct fab_qp *a, struct fab_qp *b, const struct fab_conn *c);
@@ -250,6 +272,10 @@ struct fab_send_wr {
 	uint64_t swap;
 	uint32_t num_sge;
 	struct urnic_sge sge[URNIC_MAX_SGE];
+	/* UD: destination, its QP, the Q_Key for the DETH. */
+	struct urnic_peer ud_dst;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
 };
 
 int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr);

@@ -11,15 +11,22 @@
 #   malformed frame and no expert warning or error (rpcrdma heuristics off, as the
 #   lab's verify-pcaps.sh); the frame count equals the two devices' tx_packets;
 #   (b) pcap_icrc finds every ICRC correct.
+#   Mode ud_uc: the same over ibv_ud_pingpong (defaults, -s 1000) and ibv_uc_pingpong
+#   (defaults, -s 65536 -n 20): only UD SEND_ONLY (100) with a DETH carrying the tools'
+#   Q_Key 0x11111111, and UC SEND_FIRST/MIDDLE/LAST/ONLY (32-34, 36); no ACK at all.
 #   UDP GSO is off for this test (URNIC_NO_GSO=1): on lo a GSO send is captured as one
 #   64 KiB datagram before the receiver splits it, where a real NIC's tap sees the
 #   segments; the packets themselves are the same either way.
-#   Usage: capture.sh PCAP_ICRC  (environment: LIBDIR, SANITIZE, CC, SLOT; common.sh)
-PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc}
+#   Usage: capture.sh PCAP_ICRC [rc|ud_uc]  (environment: LIBDIR, SANITIZE, CC, SLOT;
+#   common.sh)
+PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc [rc|ud_uc]}
+MODE=${2:-rc}
 URNIC_NO_GSO=1
 export URNIC_NO_GSO
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/pp_tool.sh"
 sys_setup "$@"
+case $MODE in rc | ud_uc) ;; *) fail "unknown mode $MODE" ;; esac
 command -v tshark >/dev/null || fail "tshark not found"
 [ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
 
@@ -48,8 +55,17 @@ until [ "$(stat -c %s "$PCAP" 2>/dev/null || echo 0)" -gt 24 ]; do # 24: pcap he
 	ticks=$((ticks - 1))
 done
 
-pp_run default 120
-pp_run s65536_n20_m1024 120 -s 65536 -n 20 -m 1024
+if [ "$MODE" = rc ]; then
+	pp_run default 120
+	pp_run s65536_n20_m1024 120 -s 65536 -n 20 -m 1024
+else
+	pp_tool ibv_ud_pingpong
+	pp_run ud_default 120
+	pp_run ud_s1000 120 -s 1000
+	pp_tool ibv_uc_pingpong
+	pp_run uc_default 120
+	pp_run uc_s65536_n20 120 -s 65536 -n 20
+fi
 
 sleep 0.5 # let the last frames reach dumpcap before it is told to stop
 kill -INT $TS_PID
@@ -80,10 +96,25 @@ sort -n "$SYS_WORK/opcodes" | uniq -c | sed 's/^/  /'
 [ "$bth" = "$frames" ] || fail "only $bth of $frames frames have one BTH opcode"
 [ "$bad" = 0 ] || { head -20 "$SYS_WORK/malformed.log"; fail "$bad malformed/warning frames"; }
 [ "$frames" = "$tx" ] || fail "captured $frames frames but the devices counted $tx tx_packets"
-# RC SEND_FIRST/MIDDLE/LAST/ONLY (0, 1, 2, 4) and ACKNOWLEDGE (17), nothing else
-others=$(grep -Evc '^(0|1|2|4|17)$' "$SYS_WORK/opcodes")
-[ "$others" = 0 ] || fail "$others frames with opcodes other than RC SEND_* and ACKNOWLEDGE"
-for op in 0 1 2 17; do
+if [ "$MODE" = rc ]; then
+	# RC SEND_FIRST/MIDDLE/LAST/ONLY (0, 1, 2, 4) and ACKNOWLEDGE (17), nothing else
+	allowed='^(0|1|2|4|17)$'
+	need="0 1 2 17"
+else
+	# UD SEND_ONLY (100), UC SEND_FIRST/MIDDLE/LAST/ONLY (32, 33, 34, 36); no ACK
+	allowed='^(100|32|33|34|36)$'
+	need="100 32 33 34"
+	$TS -Y 'infiniband.bth.opcode == 100' -T fields -e infiniband.deth.q_key \
+		>"$SYS_WORK/qkeys" 2>/dev/null || fail "tshark cannot read $PCAP"
+	ud=$(grep -c . "$SYS_WORK/qkeys")
+	good=$(grep -Eic '^0x(00000000)?11111111$' "$SYS_WORK/qkeys")
+	say "$ud UD frames, $good with a DETH Q_Key 0x11111111"
+	[ "$ud" -gt 0 ] || fail "no UD frame"
+	[ "$good" = "$ud" ] || fail "$((ud - good)) UD frames without the tools' DETH Q_Key"
+fi
+others=$(grep -Evc "$allowed" "$SYS_WORK/opcodes")
+[ "$others" = 0 ] || fail "$others frames with opcodes outside $allowed"
+for op in $need; do
 	grep -qx "$op" "$SYS_WORK/opcodes" || fail "no frame with BTH opcode $op"
 done
 

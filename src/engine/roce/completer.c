@@ -18,48 +18,6 @@
 #include "mem/sge.h"
 #include "wire/psn.h"
 
-static uint8_t wc_opcode(uint32_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case URNIC_WR_RDMA_WRITE:
-	case URNIC_WR_RDMA_WRITE_WITH_IMM:
-		return URNIC_WC_RDMA_WRITE;
-	case URNIC_WR_RDMA_READ:
-		return URNIC_WC_RDMA_READ;
-	case URNIC_WR_ATOMIC_CMP_AND_SWP:
-		return URNIC_WC_COMP_SWAP;
-	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
-		return URNIC_WC_FETCH_ADD;
-	default:
-		return URNIC_WC_SEND;
-	}
-}
-
-void rc_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
-{
-	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
-
-	/* IBTA 10.8.4: unsignaled WRs complete silently unless they fail. */
-	if (status != URNIC_WC_SUCCESS || qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED)) {
-		struct urnic_cqe cqe = {
-			.wr_id = w->wr_id,
-			.status = status,
-			.opcode = wc_opcode(w->opcode),
-			.byte_len = w->length,
-			.qp_num = qp->qpn,
-		};
-
-		urnic_complete(e, qp, qp->send_cq, &cqe, false);
-	}
-	w->done = true;
-	w->started = false;
-	qp->comp.idx++;
-	qp->comp.read_off_bytes = 0;
-	if (rc_wqe_is_read_atomic(w) && qp->req.rd_atomic)
-		qp->req.rd_atomic--;
-	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
-}
-
 void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
 {
 	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
@@ -84,7 +42,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 		struct urnic_cqe cqe = {
 			.wr_id = w->wr_id,
 			.status = status,
-			.opcode = wc_opcode(w->opcode),
+			.opcode = roce_wc_opcode(w->opcode),
 			.qp_num = qp->qpn,
 		};
 
@@ -141,7 +99,7 @@ static void complete_upto(struct urnic_engine *e, struct urnic_qp *qp, uint32_t 
 			break;
 		}
 		qp->comp.psn = urnic_psn_add(w->last_psn, 1);
-		rc_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 	}
 }
 
@@ -261,7 +219,7 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 	qp->comp.read_off_bytes += pkt->payload_bytes;
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
 	if (flags & URNIC_OPF_LAST)
-		rc_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 	progressed(e, qp);
 }
 
@@ -285,7 +243,7 @@ static void on_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const str
 		return;
 	}
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
-	rc_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 	progressed(e, qp);
 }
 

@@ -2,14 +2,14 @@
 /*
  * rc.h - helpers shared by the RC requester, completer and responder.
  *
- * Packet emission (BTH fields as rxe sets them: P_Key 0xffff, MigReq 0, pad from the
- * payload length) and completion of send work requests in order (IBTA 10.8.3: an RC
- * send queue completes in the order work was posted).
+ * ACK/NAK emission and RC failure; what RC shares with UC and UD (packet emission,
+ * segmentation, receive placement, completion in post order) is in msg.h.
  */
 #ifndef URNIC_ENGINE_ROCE_RC_H
 #define URNIC_ENGINE_ROCE_RC_H
 
 #include "engine/engine.h"
+#include "engine/roce/msg.h"
 
 static inline struct urnic_send_wqe *rc_swqe(struct urnic_qp *qp, uint32_t idx)
 {
@@ -31,18 +31,10 @@ static inline uint32_t rc_wqe_npsn(const struct urnic_send_wqe *w, uint32_t mtu)
 	return w->length ? (w->length + mtu - 1) / mtu : 1;
 }
 
-/* Encodes pkt's headers into a new tx packet for qp and returns it (payload and
- * commit are the caller's). */
-struct urnic_txpkt *rc_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
-			    uint32_t payload_bytes);
-
 /* ACK or NAK with the responder's MSN (IBTA 9.7.5.1.1, 9.7.5.2.5). Flushes a pending
  * coalesced ACK first so the peer sees responses in PSN order. */
 void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome);
 void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp);
-
-/* Completes the WQE at comp.idx with status (signaled or error) and frees the slot. */
-void rc_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
 
 /* Puts the QP in error after completing the WQE at comp.idx with status. */
 void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);

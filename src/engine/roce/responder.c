@@ -19,10 +19,10 @@
  * requester would take it as an implicit NAK of the READ/atomic), and a pending ACK
  * that a newer READ/atomic response will imply is dropped.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "engine/roce/rc.h"
-#include "mem/sge.h"
 #include "wire/psn.h"
 
 enum { READ_BUDGET_PKTS = 64 };
@@ -45,7 +45,7 @@ void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint
 	h.bth.psn = psn;
 	h.aeth.syndrome = syndrome;
 	h.aeth.msn = qp->resp.msn & URNIC_PSN_MASK;
-	urnic_tx_commit(e, rc_emit(e, qp, &h, 0));
+	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
 	urnic_count(e, URNIC_CTR_ack_sent);
 }
 
@@ -133,7 +133,7 @@ static void send_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const s
 	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
 	h.aeth.msn = res->msn & URNIC_PSN_MASK;
 	h.atmack_orig = res->orig;
-	urnic_tx_commit(e, rc_emit(e, qp, &h, 0));
+	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
 	urnic_count(e, URNIC_CTR_ack_sent);
 }
 
@@ -181,116 +181,6 @@ static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		res->replying = true; /* after the READ responses still owed */
 	} else {
 		send_atomic_ack(e, qp, res);
-	}
-}
-
-/* Takes the next receive WQE for a SEND / WRITE with immediate. */
-static bool take_rwqe(struct urnic_qp *qp)
-{
-	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
-
-	if (qp->resp.have_rwqe)
-		return true;
-	if (cons == atomic_load_explicit(&qp->rq.prod, memory_order_acquire))
-		return false;
-	qp->resp.have_rwqe = true;
-	qp->resp.rwqe_off = 0;
-	return true;
-}
-
-static void complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			  uint8_t opcode, uint32_t byte_len, uint8_t status)
-{
-	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
-	const struct urnic_recv_wqe *rw = urnic_wq_slot(&qp->rq, cons);
-	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
-	struct urnic_cqe cqe = {
-		.wr_id = rw->wr_id,
-		.status = status,
-		.opcode = opcode,
-		.byte_len = byte_len,
-		.qp_num = qp->qpn,
-		.src_qp = qp->attr.dest_qp_num,
-	};
-
-	if (flags & URNIC_OPF_IMMDT) {
-		cqe.wc_flags |= URNIC_WC_WITH_IMM;
-		cqe.imm_be = pkt->imm_be;
-	} else if (flags & URNIC_OPF_IETH) {
-		cqe.wc_flags |= URNIC_WC_WITH_INV;
-		cqe.imm_be = pkt->ieth_rkey;
-	}
-	qp->resp.have_rwqe = false;
-	atomic_store_explicit(&qp->rq.cons, cons + 1, memory_order_release);
-	urnic_complete(e, qp, qp->recv_cq, &cqe, pkt->bth.se);
-}
-
-static bool needs_rwqe(uint32_t flags)
-{
-	/* SENDs and the last packet of a WRITE with immediate consume a receive WQE. */
-	return (flags & URNIC_OPF_SEND) ||
-	       ((flags & URNIC_OPF_WRITE) && (flags & URNIC_OPF_IMMDT));
-}
-
-static bool op_sequence_ok(const struct urnic_resp *r, uint32_t flags)
-{
-	bool first = flags & URNIC_OPF_FIRST;
-
-	if (r->in_send)
-		return (flags & URNIC_OPF_SEND) && !first;
-	if (r->in_write)
-		return (flags & URNIC_OPF_WRITE) && !first;
-	return first;
-}
-
-static void execute_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			 uint32_t flags)
-{
-	struct urnic_resp *r = &qp->resp;
-	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
-	const struct urnic_recv_wqe *rw = urnic_wq_slot(&qp->rq, cons);
-	int ret = 0;
-
-	if (pkt->payload_bytes > rw->length - r->rwqe_off) {
-		ret = -1; /* IBTA 9.7.5.1.6: message longer than the receive buffer */
-	} else if (pkt->payload_bytes) {
-		ret = urnic_sge_scatter(&e->mrs, qp->pd, rw->sge, rw->num_sge, r->rwqe_off,
-					pkt->payload, pkt->payload_bytes);
-	}
-	if (ret) {
-		/* Local length or protection error at the responder: the WQE completes in
-		 * error and the requester gets NAK invalid request (rxe: class C). */
-		complete_rwqe(e, qp, pkt, URNIC_WC_RECV,
-			      r->rwqe_off + pkt->payload_bytes,
-			      ret == -1 ? URNIC_WC_LOC_LEN_ERR : URNIC_WC_LOC_PROT_ERR);
-		class_c_error(e, qp, pkt->bth.psn,
-			      ret == -1 ? URNIC_NAK_INVALID_REQ : URNIC_NAK_REM_OP_ERR);
-		return;
-	}
-	r->rwqe_off += pkt->payload_bytes;
-	r->in_send = !(flags & URNIC_OPF_LAST);
-	if (flags & URNIC_OPF_LAST) {
-		complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
-		r->msn++;
-	}
-}
-
-static void execute_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			  uint32_t flags)
-{
-	struct urnic_resp *r = &qp->resp;
-
-	if (pkt->payload_bytes) {
-		memcpy(r->write_host, pkt->payload, pkt->payload_bytes);
-		r->write_host += pkt->payload_bytes;
-	}
-	r->write_resid -= pkt->payload_bytes;
-	r->in_write = !(flags & URNIC_OPF_LAST);
-	if (flags & URNIC_OPF_LAST) {
-		if (flags & URNIC_OPF_IMMDT)
-			complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
-				      URNIC_WC_SUCCESS);
-		r->msn++;
 	}
 }
 
@@ -353,7 +243,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	r->sent_psn_nak = false;
 
 	/* 2. Opcode sequence (IBTA 9.7.5.1.4): a missing FIRST or LAST is invalid. */
-	if (!op_sequence_ok(r, flags)) {
+	if (!roce_op_sequence_ok(r, flags)) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
@@ -364,54 +254,56 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
-	/* 4. Resources: READ/atomic need responder resources; receives need a WQE. */
+	/* 4. Resources: READ/atomic need responder resources; receives need a WQE (from
+	 * the RQ or the SRQ: an empty SRQ is RNR too, IBTA 10.2.9). */
 	if ((flags & (URNIC_OPF_READ | URNIC_OPF_ATOMIC)) && qp->attr.max_dest_rd_atomic == 0) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
-	if (needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) && !take_rwqe(qp)) {
+	if (roce_needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) &&
+	    !roce_take_rwqe(e, qp)) {
 		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer; nothing changes. */
 		queue_nak(e, qp, psn, (uint8_t)(URNIC_AETH_RNR_NAK | qp->attr.min_rnr_timer));
 		urnic_count(e, URNIC_CTR_rnr_nak_sent);
 		return;
 	}
 	/* 5. Lengths (IBTA 9.7.5.1.6). */
-	if (flags & URNIC_OPF_PAYLOAD) {
-		bool last = flags & URNIC_OPF_LAST;
-
-		if (last ? pkt->payload_bytes > mtu : pkt->payload_bytes != mtu) {
-			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
-			return;
-		}
+	if (!roce_payload_len_ok(flags, pkt->payload_bytes, mtu)) {
+		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+		return;
 	}
 	if (flags & URNIC_OPF_WRITE) {
-		if (flags & URNIC_OPF_FIRST) {
-			/* 6. R_Key, bounds, rights for the whole WRITE (IBTA 9.7.5.1.7). */
-			if (pkt->reth.len > (1u << 31) ||
-			    ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != pkt->reth.len
-						      : pkt->reth.len <= mtu)) {
-				class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
-				return;
-			}
-			/* A zero-length WRITE checks no R_Key, like a zero-length READ. */
-			chk = pkt->reth.len == 0 ? URNIC_MR_OK
-			      : urnic_mr_resolve(&e->mrs, qp->pd, pkt->reth.rkey, pkt->reth.va,
-						 pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE, &host);
-			if (chk != URNIC_MR_OK) {
-				class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
-				return;
-			}
-			r->write_host = host;
-			r->write_resid = pkt->reth.len;
-			r->write_len = pkt->reth.len;
-		} else if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != r->write_resid
-						    : pkt->payload_bytes >= r->write_resid) {
+		/* 6. R_Key, bounds, rights for the whole WRITE (IBTA 9.7.5.1.7). */
+		switch (roce_write_check(e, qp, pkt, flags)) {
+		case ROCE_WRITE_OK:
+			break;
+		case ROCE_WRITE_BAD_LENGTH:
 			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
+		case ROCE_WRITE_BAD_ACCESS:
+			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+			return;
 		}
-		execute_write(e, qp, pkt, flags);
+		roce_recv_write(e, qp, pkt, flags);
+		if (flags & URNIC_OPF_LAST)
+			r->msn++;
 	} else if (flags & URNIC_OPF_SEND) {
-		execute_send(e, qp, pkt, flags);
+		int ret = roce_recv_send(e, qp, pkt, flags);
+
+		if (ret) {
+			/* Local length or protection error at the responder: the WQE completes
+			 * in error and the requester gets NAK invalid request (rxe: class C). */
+			roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV,
+					   r->rwqe_off + pkt->payload_bytes,
+					   ret == -EMSGSIZE ? URNIC_WC_LOC_LEN_ERR
+							    : URNIC_WC_LOC_PROT_ERR);
+			class_c_error(e, qp, psn,
+				      ret == -EMSGSIZE ? URNIC_NAK_INVALID_REQ
+						       : URNIC_NAK_REM_OP_ERR);
+			return;
+		}
+		if (flags & URNIC_OPF_LAST)
+			r->msn++;
 		if (qp->state == URNIC_QPS_ERR)
 			return;
 	} else if (flags & URNIC_OPF_READ) {
@@ -501,7 +393,7 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 			class_c_error(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
 			return sent;
 		}
-		p = rc_emit(e, qp, &h, n);
+		p = roce_emit(e, qp, &h, n);
 		if (n) {
 			p->frags[0] = (struct urnic_frag){ host, n };
 			p->nfrags = 1;

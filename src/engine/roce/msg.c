@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msg.c - message pieces shared by the RC, UC and UD protocol parts. See msg.h.
+ *
+ * Nothing here decides what a failure means on the wire: each caller turns a failed
+ * check into a NAK (RC), a silent drop (UC/UD) or a completion error.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine/roce/rc.h"
+#include "mem/sge.h"
+#include "wire/psn.h"
+
+/* IBTA 9.2.1: the UC SEND and RDMA WRITE opcodes are the RC ones in the UC range. */
+enum { UC_OPCODE_OFFSET = URNIC_OP_UC_SEND_FIRST - URNIC_OP_RC_SEND_FIRST };
+_Static_assert(URNIC_OP_UC_SEND_LAST_WITH_IMMEDIATE ==
+		       URNIC_OP_RC_SEND_LAST_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
+	       URNIC_OP_UC_SEND_ONLY_WITH_IMMEDIATE ==
+		       URNIC_OP_RC_SEND_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
+	       URNIC_OP_UC_RDMA_WRITE_FIRST == URNIC_OP_RC_RDMA_WRITE_FIRST + UC_OPCODE_OFFSET &&
+	       URNIC_OP_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE ==
+		       URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET,
+	       "UC opcodes are RC opcodes + 0x20");
+
+/* ---- send ---- */
+
+bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case URNIC_WR_SEND:
+	case URNIC_WR_SEND_WITH_IMM:
+		return true;
+	case URNIC_WR_RDMA_WRITE:
+	case URNIC_WR_RDMA_WRITE_WITH_IMM:
+		return t == URNIC_QPT_RC || t == URNIC_QPT_UC;
+	case URNIC_WR_SEND_WITH_INV:
+	case URNIC_WR_RDMA_READ:
+	case URNIC_WR_ATOMIC_CMP_AND_SWP:
+	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
+		return t == URNIC_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_send_wqe *w)
+{
+	if (!roce_wr_allowed(qp->type, w->opcode))
+		return URNIC_WC_LOC_QP_OP_ERR;
+	/* IBTA 9.4.5: atomics operate on 8 bytes at an 8-byte aligned address. */
+	if ((w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
+	     w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (w->length < 8 || (w->remote_addr & 7)))
+		return URNIC_WC_LOC_QP_OP_ERR;
+	if (w->length > (1u << 31))
+		return URNIC_WC_LOC_LEN_ERR;
+	if (!(w->flags & URNIC_SEND_INLINE)) {
+		/* Reads from memory need no right; READ and atomic results are written. */
+		uint32_t need = rc_wqe_is_read_atomic(w) ? URNIC_ACCESS_LOCAL_WRITE : 0;
+		struct urnic_frag f[URNIC_MAX_SGE];
+
+		if (urnic_sge_gather(&e->mrs, qp->pd, w->sge, w->num_sge, 0, w->length, need, f,
+				     URNIC_MAX_SGE) < 0)
+			return URNIC_WC_LOC_PROT_ERR;
+	}
+	return URNIC_WC_SUCCESS;
+}
+
+uint8_t roce_wc_opcode(uint32_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case URNIC_WR_RDMA_WRITE:
+	case URNIC_WR_RDMA_WRITE_WITH_IMM:
+		return URNIC_WC_RDMA_WRITE;
+	case URNIC_WR_RDMA_READ:
+		return URNIC_WC_RDMA_READ;
+	case URNIC_WR_ATOMIC_CMP_AND_SWP:
+		return URNIC_WC_COMP_SWAP;
+	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
+		return URNIC_WC_FETCH_ADD;
+	default:
+		return URNIC_WC_SEND;
+	}
+}
+
+struct urnic_txpkt *roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+				 uint32_t payload_bytes, const struct urnic_peer *dst,
+				 uint32_t dqpn)
+{
+	struct urnic_txpkt *p = urnic_tx_begin(e, qp);
+	ssize_t n;
+
+	p->dst = *dst;
+	h->bth.pkey = URNIC_DEFAULT_PKEY;
+	h->bth.dqpn = dqpn;
+	h->bth.pad = (uint8_t)((4 - (payload_bytes & 3)) & 3);
+	n = urnic_pkt_encode_hdr(h, p->hdr, sizeof(p->hdr));
+	p->hdr_bytes = n > 0 ? (uint32_t)n : 0;
+	p->payload_bytes = payload_bytes;
+	return p;
+}
+
+struct urnic_txpkt *roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+			      uint32_t payload_bytes)
+{
+	return roce_emit_to(e, qp, h, payload_bytes, &qp->attr.peer, qp->attr.dest_qp_num);
+}
+
+int roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
+		uint32_t off, uint32_t len, struct urnic_txpkt *p)
+{
+	int n;
+
+	if (len == 0)
+		return 0;
+	if (w->flags & URNIC_SEND_INLINE) {
+		p->frags[0] = (struct urnic_frag){ w->inline_data + off, len };
+		p->nfrags = 1;
+		return 0;
+	}
+	n = urnic_sge_gather(&e->mrs, qp->pd, w->sge, w->num_sge, off, len, 0, p->frags,
+			     URNIC_MAX_SGE);
+	if (n < 0)
+		return n;
+	p->nfrags = (uint32_t)n;
+	return 0;
+}
+
+/* The RC opcode of one packet of a SEND or WRITE (IBTA 9.7.4.1.1). */
+static uint8_t data_opcode(const struct urnic_send_wqe *w, bool first, bool last)
+{
+	/* Indexed by first | last << 1. */
+	static const uint8_t send[4] = { URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_FIRST,
+					 URNIC_OP_RC_SEND_LAST, URNIC_OP_RC_SEND_ONLY };
+	static const uint8_t write[4] = { URNIC_OP_RC_RDMA_WRITE_MIDDLE,
+					  URNIC_OP_RC_RDMA_WRITE_FIRST,
+					  URNIC_OP_RC_RDMA_WRITE_LAST,
+					  URNIC_OP_RC_RDMA_WRITE_ONLY };
+	int k = (first ? 1 : 0) | (last ? 2 : 0);
+
+	switch (w->opcode) {
+	case URNIC_WR_SEND_WITH_IMM:
+		if (last)
+			return first ? URNIC_OP_RC_SEND_ONLY_WITH_IMMEDIATE
+				     : URNIC_OP_RC_SEND_LAST_WITH_IMMEDIATE;
+		return send[k];
+	case URNIC_WR_SEND_WITH_INV:
+		if (last)
+			return first ? URNIC_OP_RC_SEND_ONLY_WITH_INVALIDATE
+				     : URNIC_OP_RC_SEND_LAST_WITH_INVALIDATE;
+		return send[k];
+	case URNIC_WR_RDMA_WRITE:
+		return write[k];
+	case URNIC_WR_RDMA_WRITE_WITH_IMM:
+		if (last)
+			return first ? URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE
+				     : URNIC_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE;
+		return write[k];
+	default:
+		return send[k];
+	}
+}
+
+bool roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_send_wqe *w, int *err)
+{
+	struct urnic_req *r = &qp->req;
+	uint32_t mtu = qp->attr.path_mtu;
+	uint32_t off = r->off_bytes;
+	uint32_t n = w->length - off < mtu ? w->length - off : mtu;
+	bool first = off == 0, last = off + n == w->length;
+	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
+
+	h.bth.opcode = data_opcode(w, first, last);
+	if (qp->type == URNIC_QPT_UC)
+		h.bth.opcode = (uint8_t)(h.bth.opcode + UC_OPCODE_OFFSET);
+	h.bth.psn = r->psn;
+	/* IBTA 9.2.3 SE: on the last packet of a solicited SEND / WRITE with immediate. */
+	h.bth.se = last && (w->flags & URNIC_SEND_SOLICITED);
+	/* RC asks for an ACK at the end of a message and inside long ones (as rxe);
+	 * UC is never acknowledged (IBTA 9.8: AckReq is 0). */
+	if (qp->type == URNIC_QPT_RC) {
+		h.bth.ackreq = last || ++r->noack_pkts > URNIC_ACKREQ_EVERY;
+		if (h.bth.ackreq)
+			r->noack_pkts = 0;
+	}
+	if (first &&
+	    (w->opcode == URNIC_WR_RDMA_WRITE || w->opcode == URNIC_WR_RDMA_WRITE_WITH_IMM))
+		h.reth = (struct urnic_reth){ w->remote_addr, w->rkey, w->length };
+	h.imm_be = w->imm_be;
+	h.ieth_rkey = w->rkey; /* SEND_WITH_INV carries the rkey to invalidate */
+	p = roce_emit(e, qp, &h, n);
+	if (roce_gather(e, qp, w, off, n, p) < 0) {
+		*err = URNIC_WC_LOC_PROT_ERR;
+		return false; /* not committed: the slot is reused by the next packet */
+	}
+	urnic_tx_commit(e, p);
+	r->psn = urnic_psn_add(r->psn, 1);
+	r->off_bytes += n;
+	return last;
+}
+
+void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
+{
+	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
+	/* IBTA 10.8.4: unsignaled WRs complete silently unless they fail. */
+	bool report = status != URNIC_WC_SUCCESS || qp->sq_sig_all ||
+		      (w->flags & URNIC_SEND_SIGNALED);
+	struct urnic_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = roce_wc_opcode(w->opcode),
+		.byte_len = w->length,
+		.qp_num = qp->qpn,
+	};
+
+	if (rc_wqe_is_read_atomic(w) && qp->req.rd_atomic)
+		qp->req.rd_atomic--;
+	w->done = true;
+	w->started = false;
+	qp->comp.idx++;
+	qp->comp.read_off_bytes = 0;
+	/* The slot is free before the completion is visible: an application that posts one
+	 * WR per completion it polls (perftest) must find room in a queue of max_wr. */
+	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
+	if (report)
+		urnic_complete(e, qp, qp->send_cq, &cqe, false);
+}
+
+void roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
+		    uint8_t status)
+{
+	w->started = true;
+	w->done = true;
+	w->status = status;
+	urnic_qp_to_error(e, qp);
+}
+
+enum { UNRELIABLE_BUDGET_PKTS = 128 };
+
+/* Completes the WQEs sent so far (comp.idx up to req.idx). Their packets leave first:
+ * the tx batch points into their memory, which the application may reuse, and into
+ * their inline data, which the next WR posted to the freed slot overwrites, as soon as
+ * it sees the completion. One flush covers all the WQEs of a progress call. */
+static void complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	if (qp->comp.idx == qp->req.idx)
+		return;
+	if (e->ntx)
+		e->flush(e);
+	/* A CQ overrun puts the QP in error, which flushes the rest (IBTA 11.4.2.1). */
+	while (qp->comp.idx != qp->req.idx && qp->state != URNIC_QPS_ERR)
+		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+}
+
+bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send)
+{
+	struct urnic_req *r = &qp->req;
+	uint32_t budget = UNRELIABLE_BUDGET_PKTS;
+	int err = URNIC_WC_SUCCESS;
+	bool did = false;
+
+	while (budget-- && qp->state == URNIC_QPS_RTS) {
+		uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+		struct urnic_send_wqe *w;
+
+		if (r->idx == prod)
+			break;
+		w = rc_swqe(qp, r->idx);
+		if (!w->started) {
+			err = roce_validate_swqe(e, qp, w);
+			if (err != URNIC_WC_SUCCESS)
+				goto fail;
+			w->first_psn = r->psn;
+			w->started = true;
+			w->done = false;
+			w->status = URNIC_WC_SUCCESS;
+		}
+		did = true;
+		if (!send(e, qp, w, &err)) {
+			if (err == URNIC_WC_SUCCESS)
+				continue;
+			goto fail;
+		}
+		/* Sent: nothing will acknowledge it, so it is complete once it has left
+		 * (IBTA 9.8; rxe marks UC/UD WQEs done at send). Work completes in post
+		 * order because the requester and the completer walk the queue together. */
+		w->last_psn = urnic_psn_add(r->psn, URNIC_PSN_MASK);
+		r->idx++;
+		r->off_bytes = 0;
+		qp->comp.psn = r->psn;
+	}
+	complete_sent(e, qp);
+	return did;
+
+fail:
+	/* The WQEs before it were sent and complete normally; this one with its error. */
+	complete_sent(e, qp);
+	if (qp->state == URNIC_QPS_RTS)
+		roce_fail_swqe(e, qp, rc_swqe(qp, r->idx), (uint8_t)err);
+	return true;
+}
+
+/* ---- receive ---- */
+
+bool roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags)
+{
+	bool first = flags & URNIC_OPF_FIRST;
+
+	if (r->in_send)
+		return (flags & URNIC_OPF_SEND) && !first;
+	if (r->in_write)
+		return (flags & URNIC_OPF_WRITE) && !first;
+	return first;
+}
+
+bool roce_payload_len_ok(uint32_t flags, uint32_t payload_bytes, uint32_t mtu)
+{
+	if (!(flags & URNIC_OPF_PAYLOAD))
+		return true;
+	return (flags & URNIC_OPF_LAST) ? payload_bytes <= mtu : payload_bytes == mtu;
+}
+
+static void srq_took_one(struct urnic_engine *e, struct urnic_srq *srq)
+{
+	/* IBTA 10.2.9: an armed limit fires once, when fewer WQEs than the limit are left,
+	 * and disarms (rxe get_srq_wqe()). */
+	if (srq->limit && urnic_srq_count(srq) < srq->limit) {
+		srq->limit = 0;
+		urnic_count(e, URNIC_CTR_srq_limit_reached);
+		if (e->srq_limit)
+			e->srq_limit(e, srq);
+	}
+}
+
+bool roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_resp *r = &qp->resp;
+	struct urnic_wq *q = qp->srq ? &qp->srq->rq : &qp->rq;
+	uint32_t cons = atomic_load_explicit(&q->cons, memory_order_relaxed);
+
+	if (r->have_rwqe)
+		return true;
+	if (cons == atomic_load_explicit(&q->prod, memory_order_acquire))
+		return false;
+	if (qp->srq) {
+		/* Taken out of the shared ring at once, so that another QP's message cannot
+		 * take the same WQE while this one is in progress. */
+		const struct urnic_recv_wqe *w = urnic_wq_slot(q, cons);
+		uint32_t nsge = w->num_sge <= URNIC_MAX_SGE ? w->num_sge : URNIC_MAX_SGE;
+
+		memcpy(&r->srq_wqe, w, offsetof(struct urnic_recv_wqe, sge));
+		memcpy(r->srq_wqe.sge, w->sge, nsge * sizeof(w->sge[0]));
+		r->srq_wqe.num_sge = nsge;
+		atomic_store_explicit(&q->cons, cons + 1, memory_order_release);
+		srq_took_one(e, qp->srq);
+	}
+	r->have_rwqe = true;
+	r->rwqe_off = 0;
+	return true;
+}
+
+const struct urnic_recv_wqe *roce_rwqe(const struct urnic_qp *qp)
+{
+	if (qp->srq)
+		return &qp->resp.srq_wqe;
+	return urnic_wq_slot(&qp->rq, atomic_load_explicit(&qp->rq.cons, memory_order_relaxed));
+}
+
+int roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len)
+{
+	const struct urnic_recv_wqe *rw = roce_rwqe(qp);
+	/* The SGEs of an SRQ's WQEs belong to the SRQ's protection domain (IBTA 10.2.9). */
+	const struct urnic_pd *pd = qp->srq ? qp->srq->pd : qp->pd;
+	uint32_t off = qp->resp.rwqe_off;
+	int ret;
+
+	if (off > rw->length || len > rw->length - off)
+		return -EMSGSIZE; /* IBTA 9.7.5.1.6: message longer than the receive buffer */
+	if (len) {
+		ret = urnic_sge_scatter(&e->mrs, pd, rw->sge, rw->num_sge, off, data, len);
+		if (ret)
+			return ret == -EMSGSIZE ? -EMSGSIZE : -EFAULT;
+	}
+	qp->resp.rwqe_off = off + len;
+	return 0;
+}
+
+static void push_rwqe_cqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cqe *cqe,
+			  bool solicited)
+{
+	struct urnic_resp *r = &qp->resp;
+
+	cqe->wr_id = roce_rwqe(qp)->wr_id;
+	cqe->qp_num = qp->qpn;
+	r->have_rwqe = false;
+	r->rwqe_off = 0;
+	if (!qp->srq)
+		atomic_store_explicit(&qp->rq.cons,
+				      atomic_load_explicit(&qp->rq.cons, memory_order_relaxed) + 1,
+				      memory_order_release);
+	urnic_complete(e, qp, qp->recv_cq, cqe, solicited);
+}
+
+void roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			uint8_t opcode, uint32_t byte_len, uint8_t status)
+{
+	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
+	struct urnic_cqe cqe = {
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.src_qp = qp->attr.dest_qp_num,
+	};
+
+	if (qp->type == URNIC_QPT_UD) {
+		/* IBTA 11.4.2.1: a UD completion names the sender's QP and says that the
+		 * buffer starts with a GRH (RoCEv2 always has one). */
+		cqe.src_qp = pkt->deth.sqpn;
+		cqe.wc_flags |= URNIC_WC_WITH_GRH;
+	}
+	if (flags & URNIC_OPF_IMMDT) {
+		cqe.wc_flags |= URNIC_WC_WITH_IMM;
+		cqe.imm_be = pkt->imm_be;
+	} else if (flags & URNIC_OPF_IETH) {
+		cqe.wc_flags |= URNIC_WC_WITH_INV;
+		cqe.imm_be = pkt->ieth_rkey;
+	}
+	push_rwqe_cqe(e, qp, &cqe, pkt->bth.se);
+}
+
+void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_cqe cqe = {
+		.status = URNIC_WC_WR_FLUSH_ERR,
+		.opcode = URNIC_WC_RECV,
+	};
+
+	if (!qp->srq || !qp->resp.have_rwqe || !qp->recv_cq)
+		return;
+	push_rwqe_cqe(e, qp, &cqe, false);
+}
+
+int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		   uint32_t flags)
+{
+	struct urnic_resp *r = &qp->resp;
+	int ret = roce_place(e, qp, pkt->payload, pkt->payload_bytes);
+
+	if (ret) {
+		r->in_send = false;
+		return ret;
+	}
+	r->in_send = !(flags & URNIC_OPF_LAST);
+	if (flags & URNIC_OPF_LAST)
+		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
+	return 0;
+}
+
+void roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	urnic_count(e, URNIC_CTR_drop_recv_too_long);
+	qp->resp.in_send = false;
+	qp->resp.rwqe_off = 0;
+	if (qp->srq)
+		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, 0, URNIC_WC_REM_INV_REQ_ERR);
+}
+
+enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
+				       const struct urnic_pkt *pkt, uint32_t flags)
+{
+	struct urnic_resp *r = &qp->resp;
+	uint8_t *host = NULL;
+
+	if (!(flags & URNIC_OPF_FIRST)) {
+		/* MIDDLE: strictly less than what is left; LAST: exactly what is left. */
+		if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != r->write_resid
+					     : pkt->payload_bytes >= r->write_resid)
+			return ROCE_WRITE_BAD_LENGTH;
+		return ROCE_WRITE_OK;
+	}
+	if (pkt->reth.len > (1u << 31) ||
+	    ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != pkt->reth.len
+				      : pkt->reth.len <= qp->attr.path_mtu))
+		return ROCE_WRITE_BAD_LENGTH;
+	/* IBTA 9.7.5.1.7: R_Key, bounds and rights for the whole WRITE. A zero-length
+	 * WRITE checks no R_Key, like a zero-length READ (C9-88). */
+	if (pkt->reth.len &&
+	    urnic_mr_resolve(&e->mrs, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.len,
+			     URNIC_ACCESS_REMOTE_WRITE, &host) != URNIC_MR_OK)
+		return ROCE_WRITE_BAD_ACCESS;
+	r->write_host = host;
+	r->write_resid = pkt->reth.len;
+	r->write_len = pkt->reth.len;
+	return ROCE_WRITE_OK;
+}
+
+void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		     uint32_t flags)
+{
+	struct urnic_resp *r = &qp->resp;
+
+	if (pkt->payload_bytes) {
+		memcpy(r->write_host, pkt->payload, pkt->payload_bytes);
+		r->write_host += pkt->payload_bytes;
+	}
+	r->write_resid -= pkt->payload_bytes;
+	r->in_write = !(flags & URNIC_OPF_LAST);
+	if ((flags & URNIC_OPF_LAST) && (flags & URNIC_OPF_IMMDT))
+		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
+				   URNIC_WC_SUCCESS);
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msg.h - the pieces of a message that the RC, UC and UD protocol parts share.
+ *
+ * Send side: which work requests a transport carries (IBTA 9.8: UC has SEND and RDMA
+ * WRITE only, UD SEND only), the local checks of a WQE (10.8.3.1), the opcode of each
+ * packet of a SEND or WRITE (9.7.4.1.1 segmentation into FIRST/MIDDLE/LAST or ONLY; the
+ * UC opcodes are the RC ones plus 0x20), payload gather, header emission, completion of
+ * send WQEs in post order, and the send loop of the unreliable services, which complete
+ * a WQE when its last packet has left (9.8 and rxe: no ACKs).
+ * Receive side: taking a receive WQE from the QP's RQ or its SRQ, placing a SEND's data,
+ * the opcode sequence (9.7.5.1.4), the length and R_Key checks of an RDMA WRITE
+ * (9.7.5.1.6-7), placing WRITE data, completing receive WQEs.
+ * What a failed check means is the caller's: a NAK on RC, a silent drop on UC/UD.
+ * Context: the engine, under the device lock.
+ */
+#ifndef URNIC_ENGINE_ROCE_MSG_H
+#define URNIC_ENGINE_ROCE_MSG_H
+
+#include "engine/engine.h"
+
+/* ---- send ---- */
+
+/* Whether a QP of type t carries work requests of this opcode. */
+bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode);
+
+/* Local checks when a WQE is first picked up: opcode for the transport, atomic
+ * alignment, length, L_Keys. Returns a completion status (URNIC_WC_SUCCESS: fine). */
+uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_send_wqe *w);
+
+/* The work completion opcode of a send WQE's opcode. */
+uint8_t roce_wc_opcode(uint32_t wr_opcode);
+
+/* Encodes h's headers (P_Key, pad and, for the connected emitters, the peer's QPN
+ * filled in) into a new tx packet and returns it; payload and commit are the
+ * caller's. roce_emit sends to the connected peer, roce_emit_to anywhere (UD). */
+struct urnic_txpkt *roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+			      uint32_t payload_bytes);
+struct urnic_txpkt *roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+				 uint32_t payload_bytes, const struct urnic_peer *dst,
+				 uint32_t dqpn);
+
+/* Points p's fragments at bytes [off, off+len) of the WQE's data (SGEs or inline).
+ * Returns 0 or -EFAULT. */
+int roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
+		uint32_t off, uint32_t len, struct urnic_txpkt *p);
+
+/* Sends the next packet of a SEND or RDMA WRITE on a connected QP (RC or UC) at
+ * req.psn / req.off_bytes and advances them. Returns true when the WQE is fully sent;
+ * on a local protection error sets *err and sends nothing. */
+bool roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_send_wqe *w, int *err);
+
+/* Completes the WQE at comp.idx with status (if signaled or failed) and frees it. */
+void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
+
+/* A local error on the WQE being sent: it completes with status once those before it
+ * are done, the QP goes to error (IBTA 10.8.3.1). */
+void roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
+		    uint8_t status);
+
+/* One packet (or, for a UD message too long for the port, none) for the WQE at
+ * req.idx; true when the WQE is done. */
+typedef bool (*roce_send_fn)(struct urnic_engine *e, struct urnic_qp *qp,
+			     const struct urnic_send_wqe *w, int *err);
+
+/* The send loop of UC and UD: validate, send, and complete each WQE when its last
+ * packet has left (nothing acknowledges it): the loop flushes the tx batch before it
+ * completes what it sent. Returns true if it did anything. */
+bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send);
+
+/* ---- receive ---- */
+
+/* SENDs and the last packet of a WRITE with immediate consume a receive WQE. */
+static inline bool roce_needs_rwqe(uint32_t flags)
+{
+	return (flags & URNIC_OPF_SEND) || ((flags & URNIC_OPF_WRITE) && (flags & URNIC_OPF_IMMDT));
+}
+
+/* IBTA 9.7.5.1.4: inside a message only its MIDDLE/LAST may come, else only a FIRST. */
+bool roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags);
+
+/* IBTA 9.7.5.1.6 / 9.8: FIRST and MIDDLE carry exactly the path MTU, LAST and ONLY at
+ * most that. */
+bool roce_payload_len_ok(uint32_t flags, uint32_t payload_bytes, uint32_t mtu);
+
+/* Makes sure a receive WQE is held for the message: the RQ's oldest, or one taken out
+ * of the SRQ (which may raise the SRQ limit event). False when there is none. */
+bool roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* The held receive WQE. */
+const struct urnic_recv_wqe *roce_rwqe(const struct urnic_qp *qp);
+
+/* Copies len bytes to the held WQE at resp.rwqe_off and advances it. Returns 0,
+ * -EMSGSIZE (the buffer is too short: nothing written) or -EFAULT (an SGE does not
+ * resolve with local write). */
+int roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len);
+
+/* Completes the held WQE: immediate / invalidate from pkt's headers; for UD the
+ * source QP from the DETH and the GRH flag. */
+void roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			uint8_t opcode, uint32_t byte_len, uint8_t status);
+
+/* In error: the WQE a QP took out of its SRQ completes with FLUSH_ERR. */
+void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* A SEND packet into the held WQE; completes it on the LAST packet. Returns 0, or
+ * -EMSGSIZE (the message is longer than the buffer) or -EFAULT (an SGE does not
+ * resolve) with the message ended and the WQE not completed: the caller decides. */
+int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		   uint32_t flags);
+
+/* UC/UD: a message longer than the receive buffer is dropped (counted), as rxe treats
+ * it: without an SRQ the WQE stays for the next message (class D), with one the WQE
+ * taken out of the SRQ completes with REM_INV_REQ_ERR (class E); the QP goes on. */
+void roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt);
+
+enum roce_write_check {
+	ROCE_WRITE_OK,
+	ROCE_WRITE_BAD_LENGTH,	/* RETH length or packet length inconsistent */
+	ROCE_WRITE_BAD_ACCESS,	/* R_Key, bounds or rights (IBTA 9.7.5.1.7) */
+};
+
+/* Checks an RDMA WRITE packet; on a FIRST/ONLY resolves the R_Key for the whole
+ * message and sets up resp's write state. Nothing is written to memory. */
+enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
+				       const struct urnic_pkt *pkt, uint32_t flags);
+
+/* Places a checked WRITE packet; on the LAST packet of a WRITE with immediate
+ * completes the held receive WQE. */
+void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		     uint32_t flags);
+
+#endif

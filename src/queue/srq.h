@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srq.h - the shared receive queue: one ring of receive WQEs that several QPs draw
+ * their receives from (IBTA 10.2.9).
+ *
+ * The ring is a urnic_wq of struct urnic_recv_wqe, posted like a QP's receive queue
+ * (ibv_post_srq_recv under the ring's lock, publish with a release store of prod). The
+ * engine takes a WQE out of the ring when a message first needs it (the QP keeps a
+ * copy while the message is in progress), so QPs sharing the ring never race for one
+ * WQE. The limit (ibv_modify_srq IBV_SRQ_LIMIT) arms a one-shot event: when the number
+ * of WQEs left drops below it, the engine raises IBV_EVENT_SRQ_LIMIT_REACHED and
+ * disarms it (IBTA 10.2.9 SRQ limit, and 11.6.3's affiliated asynchronous events; rxe
+ * does the same in get_srq_wqe()).
+ * Context: posters take the ring lock; the engine (device lock) is the only consumer;
+ * limit is written under the device lock.
+ */
+#ifndef URNIC_QUEUE_SRQ_H
+#define URNIC_QUEUE_SRQ_H
+
+#include <stdint.h>
+
+#include "mem/mr.h"
+#include "queue/wq.h"
+
+struct urnic_srq {
+	struct urnic_wq rq; /* of struct urnic_recv_wqe */
+	struct urnic_pd *pd; /* the receive SGEs are checked against this PD */
+	uint32_t limit;      /* armed while non-zero */
+	void *owner;         /* the ibv_srq, for async events */
+};
+
+int urnic_srq_init(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);
+void urnic_srq_fini(struct urnic_srq *srq);
+
+/* WQEs posted and not yet taken. */
+static inline uint32_t urnic_srq_count(const struct urnic_srq *srq)
+{
+	return atomic_load_explicit(&srq->rq.prod, memory_order_acquire) -
+	       atomic_load_explicit(&srq->rq.cons, memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * srq.c - shared receive queues: ibv_create_srq(_ex), ibv_modify_srq, ibv_query_srq,
+ * ibv_destroy_srq and ibv_post_srq_recv.
+ *
+ * ibv_create_srq(3), ibv_modify_srq(3): max_wr and max_sge within the device's limits
+ * (else EINVAL), the granted values written back; IBV_SRQ_LIMIT arms the limit event
+ * (IBTA 10.2.9; the engine fires IBV_EVENT_SRQ_LIMIT_REACHED once and disarms it),
+ * a limit above max_wr is EINVAL; resizing (IBV_SRQ_MAX_WR) is not offered
+ * (IBV_DEVICE_SRQ_RESIZE is not advertised) and answers EINVAL, as for devices
+ * without it. Destroying an SRQ that QPs still use is EBUSY. Out of scope: XRC SRQs,
+ * tag matching.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verbs/verbs.h"
+
+static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *attr,
+				     void *srq_context)
+{
+	struct urnic_dev *d = urnic_ctx_dev(pd->context);
+	struct urnic_vsrq *v;
+	int ret;
+
+	if (attr->max_wr == 0 || attr->max_wr > URNIC_MAX_WQ_DEPTH || attr->max_sge == 0 ||
+	    attr->max_sge > URNIC_MAX_SGE || attr->srq_limit > attr->max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = urnic_srq_init(&v->srq, attr->max_wr, attr->max_sge);
+	if (ret) {
+		free(v);
+		errno = -ret;
+		return NULL;
+	}
+	v->srq.pd = &to_vpd(pd)->pd;
+	v->srq.limit = attr->srq_limit;
+	v->srq.owner = &v->ibsrq;
+	v->vpd = to_vpd(pd);
+	v->vpd->users++;
+	v->dev = d;
+	v->ibsrq.context = pd->context;
+	v->ibsrq.srq_context = srq_context;
+	v->ibsrq.pd = pd;
+	v->ibsrq.handle = 0;
+	pthread_mutex_init(&v->ibsrq.mutex, NULL);
+	pthread_cond_init(&v->ibsrq.cond, NULL);
+	return v;
+}
+
+URNIC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
+{
+	struct urnic_vsrq *v = create_srq(pd, &init->attr, init->srq_context);
+
+	return v ? &v->ibsrq : NULL;
+}
+
+/* verbs_context.create_srq_ex: the inline ibv_create_srq_ex comes here for anything
+ * beyond a basic SRQ; only IBV_SRQT_BASIC is offered. */
+struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *ex)
+{
+	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	struct urnic_vsrq *v;
+
+	if (ex->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type != IBV_SRQT_BASIC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(ex->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !ex->pd || ex->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	v = create_srq(ex->pd, &ex->attr, ex->srq_context);
+	return v ? &v->ibsrq : NULL;
+}
+
+URNIC_EXPORT int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr, int mask)
+{
+	struct urnic_vsrq *v = to_vsrq(ibsrq);
+
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	if (mask & IBV_SRQ_MAX_WR)
+		return EINVAL; /* no resizing (IBV_DEVICE_SRQ_RESIZE is not advertised) */
+	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit > v->srq.rq.max_wr)
+		return EINVAL;
+	if (mask & IBV_SRQ_LIMIT) {
+		/* The engine reads and disarms the limit under the device lock. */
+		pthread_mutex_lock(&v->dev->lock);
+		v->srq.limit = attr->srq_limit;
+		pthread_mutex_unlock(&v->dev->lock);
+	}
+	return 0;
+}
+
+URNIC_EXPORT int ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct urnic_vsrq *v = to_vsrq(ibsrq);
+
+	memset(attr, 0, sizeof(*attr));
+	attr->max_wr = v->srq.rq.max_wr;
+	attr->max_sge = v->srq.rq.max_sge;
+	pthread_mutex_lock(&v->dev->lock);
+	attr->srq_limit = v->srq.limit; /* 0 once the event fired */
+	pthread_mutex_unlock(&v->dev->lock);
+	return 0;
+}
+
+URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct urnic_vsrq *v = to_vsrq(ibsrq);
+
+	if (v->users)
+		return EBUSY;
+	v->vpd->users--;
+	urnic_srq_fini(&v->srq);
+	pthread_cond_destroy(&ibsrq->cond);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	free(v);
+	return 0;
+}
+
+int urnic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	return urnic_post_recv_ring(&to_vsrq(ibsrq)->srq.rq, wr, bad_wr);
+}

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# verbs_prog.sh - runs a test program built against <infiniband/verbs.h> over the
+# drop-in, with two urnic devices in the one process:
+#
+#   private namespace, lo up: urnic0 = 127.0.0.2, urnic1 = 127.0.0.3 (URNIC_ADDR)
+#   with --ipv6:              urnic0 = fd00::2,   urnic1 = fd00::3 (added to lo)
+#
+#   verbs_prog.sh [--ipv6] PROGRAM: PROGRAM must exit 0 within 60 s with no sanitizer
+#   report; its output (an "ok ..." line per step) is shown either way. --ipv6 needs a
+#   private namespace (skipped otherwise: nothing on the host is reconfigured).
+# Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
+. "$(dirname "$0")/common.sh"
+sys_setup "$@"
+if [ "${1:-}" = --ipv6 ]; then
+	shift
+	[ "$URNIC_SYS_NETNS" = private ] || skip "--ipv6 needs a private network namespace"
+	for a in fd00::2 fd00::3; do
+		ip -6 addr add $a/128 dev lo nodad || fail "cannot add $a to lo"
+	done
+	SRV_ADDR=fd00::2
+	CLI_ADDR=fd00::3
+fi
+prog=${1:?usage: verbs_prog.sh [--ipv6] PROGRAM}
+[ -x "$prog" ] || fail "$prog is not an executable"
+log=$SYS_WORK/$(basename "$prog").log
+(ibv "$SRV_ADDR,$CLI_ADDR" "$prog") >"$log" 2>&1 &
+pid=$!
+track $pid
+wait_exit $pid 60
+rc=$?
+cat "$log"
+[ $rc -ne 124 ] || fail "$(basename "$prog") still running after 60 s"
+[ $rc -eq 0 ] || fail "$(basename "$prog") exited with status $rc"
+grep -q -e 'AddressSanitizer' -e 'runtime error:' "$log" && fail "sanitizer report"
+# Both devices print their counters; none of these may appear in either list.
+bad=$(awk '$1 ~ /^(drop_bad_icrc|drop_bad_header)$/ && $2 != 0 { print $1, $2 }' "$log")
+[ -z "$bad" ] || fail "$bad"
+say ok
