@@ -266,8 +266,8 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		/* A GRO super-packet is the original datagrams back to back, each seg
 		 * bytes but the last. */
 		if (!seg || seg >= len)
-			seg = len;
-		for (uint32_t off = 0; off < len; off += seg)
+			seg = len ? len : 1; /* an empty datagram is still a packet, counted */
+		for (uint32_t off = 0; off < len || off == 0; off += seg)
 			deliver(u, e, src, sport, u->rx_buf[i] + off,
 				len - off < seg ? len - off : seg);
 	}

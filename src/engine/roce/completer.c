@@ -124,6 +124,12 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	uint32_t psn = pkt->bth.psn;
 	struct urnic_send_wqe *w;
 
+	/* A NAK answers a request: with none outstanding it is a ghost (rxe drops
+	 * responses when no WQE waits for one) and must not spend retries or fail the QP. */
+	if (!wqe_outstanding(qp, &w)) {
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+		return;
+	}
 	/* A NAK acknowledges everything before its PSN (IBTA 9.7.5.1.1), but not the data
 	 * of a READ/atomic before it whose response was lost (complete_upto stops there and
 	 * asks for a retry): the oldest unacknowledged PSN stays at that READ/atomic, or the

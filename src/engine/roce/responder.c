@@ -242,6 +242,13 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	}
 	r->sent_psn_nak = false;
 
+	/* Opcodes urnic does not implement (FLUSH, ATOMIC_WRITE of IBTA 1.5; the device
+	 * does not advertise them): invalid request, as rxe answers a QP without the
+	 * matching rights (IBTA 9.7.5.1.4: an unsupported opcode is class C). */
+	if (flags & (URNIC_OPF_FLUSH | URNIC_OPF_ATOMIC_WRITE)) {
+		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+		return;
+	}
 	/* 2. Opcode sequence (IBTA 9.7.5.1.4): a missing FIRST or LAST is invalid. */
 	if (!roce_op_sequence_ok(r, flags)) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
@@ -349,6 +356,13 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 				       URNIC_ACCESS_REMOTE_ATOMIC, &host);
 		if (chk != URNIC_MR_OK) {
 			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+			return;
+		}
+		/* The memory itself must be aligned too: a region registered at an IOVA
+		 * whose offset differs from its address's would make an aligned VA an
+		 * unaligned (split-lock, undefined) access here. rxe NAKs it the same way. */
+		if ((uintptr_t)host & 7) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
 		}
 		r->epsn = urnic_psn_add(psn, 1);

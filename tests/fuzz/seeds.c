@@ -1,0 +1,654 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * seeds.c - writes the seed corpora of the fuzz targets (corpus/responder/,
+ * corpus/completer/; the record format is harness.h's).
+ *
+ * From the golden rxe captures (tests/golden/rxe_*.pcap): every RoCEv2 UDP payload,
+ * requests into the responder's corpus and responses into the completer's, one file per
+ * capture (its packets in order) and one per opcode seen; PSNs made relative to the
+ * first request of the connection and R_Keys replaced by region selectors (WRITE -> the
+ * remote-write region, READ -> remote-read, atomics -> remote-atomic), so they reach the
+ * execute paths instead of failing the key check. Then hand-made sequences that drive
+ * both QPs through what the captures lack: multi-packet messages, duplicates, PSN gaps,
+ * RNR, resource overflow, errors, and, for the completer, the ideal answers to Q's
+ * planned work (harness.c fuzz_plan) and their usual failures (RNR, sequence NAK,
+ * implicit NAK, remote errors, duplicates). The ICRC is left zero: the harness skips it.
+ * Usage: fuzz_seeds GOLDEN_DIR OUT_DIR (writes OUT_DIR/responder and OUT_DIR/completer).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+#include "pcap.h"
+#include "wire/byteorder.h"
+#include "wire/pkt.h"
+#include "wire/psn.h"
+
+enum { OUT_MAX = 1 << 20, MAX_GOLDEN_RECORDS = 96 };
+
+struct out {
+	uint8_t buf[OUT_MAX];
+	size_t len;
+	unsigned records;
+};
+
+static const char *out_dir;
+static unsigned written;
+
+static void rec_raw(struct out *o, uint8_t ctl, const uint8_t *pkt, size_t len)
+{
+	if (o->len + FUZZ_REC_HDR + len > sizeof(o->buf) || len > 0xffff)
+		return;
+	o->buf[o->len] = ctl;
+	urnic_put_be16(o->buf + o->len + 1, (uint16_t)len);
+	memcpy(o->buf + o->len + FUZZ_REC_HDR, pkt, len);
+	o->len += FUZZ_REC_HDR + len;
+	o->records++;
+}
+
+/* Headers of h, len bytes of payload (a fixed pattern), pad, a zero ICRC. */
+static void rec(struct out *o, uint8_t ctl, const struct urnic_pkt *h0, uint32_t len)
+{
+	static uint8_t pkt[8192];
+	struct urnic_pkt h = *h0;
+	ssize_t n;
+	uint32_t pad = (4 - (len & 3)) & 3;
+
+	h.bth.pad = (uint8_t)pad;
+	if (!h.bth.pkey)
+		h.bth.pkey = URNIC_DEFAULT_PKEY;
+	n = urnic_pkt_encode_hdr(&h, pkt, sizeof(pkt));
+	if (n < 0 || (size_t)n + len + pad + 4 > sizeof(pkt)) {
+		fprintf(stderr, "cannot encode opcode 0x%02x\n", h.bth.opcode);
+		exit(1);
+	}
+	for (uint32_t i = 0; i < len; i++)
+		pkt[n + i] = (uint8_t)(i * 7 + 3);
+	memset(pkt + n + len, 0, pad + 4);
+	rec_raw(o, ctl, pkt, (size_t)n + len + pad + 4);
+}
+
+static void save(const char *target, const char *name, struct out *o)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s.bin", out_dir, target, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(o->buf, 1, o->len, f) != o->len || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+	written++;
+	o->len = 0;
+	o->records = 0;
+}
+
+static struct urnic_pkt hdr(uint8_t opcode, uint32_t psn)
+{
+	struct urnic_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = opcode;
+	h.bth.psn = psn & URNIC_PSN_MASK;
+	h.bth.ackreq = true;
+	return h;
+}
+
+static struct urnic_pkt req_reth(uint8_t opcode, uint32_t psn, enum fuzz_region r, uint64_t off,
+				 uint32_t len)
+{
+	struct urnic_pkt h = hdr(opcode, psn);
+
+	h.reth = (struct urnic_reth){ off, r, len };
+	return h;
+}
+
+static struct urnic_pkt req_atomic(uint8_t opcode, uint32_t psn, enum fuzz_region r, uint64_t off)
+{
+	struct urnic_pkt h = hdr(opcode, psn);
+
+	h.atmeth = (struct urnic_atmeth){ off, r, 5, 0x5a5a5a5a5a5a5a5aull };
+	return h;
+}
+
+static struct urnic_pkt resp(uint8_t opcode, uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+	struct urnic_pkt h = hdr(opcode, psn);
+
+	h.bth.ackreq = false;
+	h.aeth = (struct urnic_aeth){ syndrome, msn };
+	return h;
+}
+
+/* ---- from the golden captures ---- */
+
+struct sender {
+	uint8_t ip[16];
+	bool have_req;
+	uint32_t first_req_psn;
+	bool have_resp;
+	uint32_t first_resp_psn;
+};
+
+struct flow_state {
+	struct sender s[8];
+	int n;
+	uint64_t va_base[4];
+	bool have_va[4];
+	bool seen_op[256];
+};
+
+static struct sender *sender_of(struct flow_state *fs, const uint8_t *ip)
+{
+	for (int i = 0; i < fs->n; i++)
+		if (memcmp(fs->s[i].ip, ip, 16) == 0)
+			return &fs->s[i];
+	if (fs->n == 8)
+		return &fs->s[7];
+	memset(&fs->s[fs->n], 0, sizeof(fs->s[0]));
+	memcpy(fs->s[fs->n].ip, ip, 16);
+	return &fs->s[fs->n++];
+}
+
+static void ip16(const struct wire_udp *u, const uint8_t *which, uint8_t *out)
+{
+	memset(out, 0, 16);
+	memcpy(out, which, u->ipv6 ? 16 : 4);
+}
+
+/* Rewrites a captured packet for the harness: relative PSN, region selector R_Key. */
+static size_t adapt(struct flow_state *fs, const struct urnic_pkt *p0, uint32_t psn_base,
+		    const uint8_t *raw, size_t raw_len, uint8_t *out)
+{
+	uint32_t flags = urnic_opcode_info(p0->bth.opcode)->flags;
+	struct urnic_pkt p = *p0;
+	ssize_t n;
+
+	p.bth.psn = (p.bth.psn - psn_base) & URNIC_PSN_MASK;
+	if (flags & (URNIC_OPF_RETH | URNIC_OPF_ATMETH)) {
+		int sel = (flags & URNIC_OPF_ATOMIC) ? FR_ATOMIC
+			  : (flags & URNIC_OPF_READ) ? FR_RO
+						     : FR_RW;
+		uint64_t va = (flags & URNIC_OPF_ATMETH) ? p.atmeth.va : p.reth.va;
+		uint64_t off;
+
+		if (!fs->have_va[sel]) {
+			fs->have_va[sel] = true;
+			fs->va_base[sel] = va;
+		}
+		off = (va - fs->va_base[sel]) % 8192;
+		if (flags & URNIC_OPF_ATMETH) {
+			p.atmeth.va = off & ~7ull;
+			p.atmeth.rkey = (uint32_t)sel;
+		} else {
+			p.reth.va = off;
+			p.reth.rkey = (uint32_t)sel;
+		}
+	}
+	n = urnic_pkt_encode_hdr(&p, out, 64);
+	if (n < 0)
+		return 0;
+	memcpy(out + n, raw + n, raw_len - (size_t)n);
+	return raw_len;
+}
+
+static int is_rxe_pcap(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return !strncmp(d->d_name, "rxe_", 4) && n > 5 && !strcmp(d->d_name + n - 5, ".pcap");
+}
+
+static void from_capture(const char *path, const char *stem, struct flow_state *singles)
+{
+	static struct out req, rsp, one;
+	static uint8_t buf[65536];
+	struct flow_state fs;
+	struct wire_pcap pc;
+	struct wire_frame fr;
+	struct wire_udp u;
+	char name[512];
+
+	memset(&fs, 0, sizeof(fs));
+	for (int pass = 0; pass < 2; pass++) {
+		if (wire_pcap_open(&pc, path)) {
+			fprintf(stderr, "%s: cannot read\n", path);
+			exit(1);
+		}
+		while (wire_pcap_next(&pc, &fr) == 1) {
+			struct urnic_pkt p;
+			uint8_t src[16], dst[16];
+			struct sender *s, *d;
+			uint32_t flags;
+			size_t len;
+
+			if (!wire_frame_udp(&fr, &u) || u.dport != URNIC_ROCE_UDP_PORT ||
+			    urnic_pkt_decode(&p, u.payload, u.payload_bytes) < 0)
+				continue;
+			flags = urnic_opcode_info(p.bth.opcode)->flags;
+			ip16(&u, u.ipv6 ? u.ip + 8 : u.ip + 12, src);
+			ip16(&u, u.ipv6 ? u.ip + 24 : u.ip + 16, dst);
+			s = sender_of(&fs, src);
+			d = sender_of(&fs, dst);
+			if (pass == 0) {
+				/* RC only: a capture's UD MADs have PSNs of their own. */
+				if ((flags & URNIC_OPF_REQ) && (flags & URNIC_OPF_RC) &&
+				    !s->have_req) {
+					s->have_req = true;
+					s->first_req_psn = p.bth.psn;
+				}
+				if ((flags & URNIC_OPF_RESP) && !s->have_resp) {
+					s->have_resp = true;
+					s->first_resp_psn = p.bth.psn;
+				}
+				continue;
+			}
+			if (flags & URNIC_OPF_REQ) {
+				len = adapt(&fs, &p, s->first_req_psn, u.payload, u.payload_bytes,
+					    buf);
+				if (len && req.records < MAX_GOLDEN_RECORDS)
+					rec_raw(&req, 0, buf, len);
+			} else {
+				/* Responses count from the first request of their requester. */
+				len = adapt(&fs, &p,
+					    d->have_req ? d->first_req_psn : s->first_resp_psn,
+					    u.payload, u.payload_bytes, buf);
+				if (len && rsp.records < MAX_GOLDEN_RECORDS)
+					rec_raw(&rsp, 0, buf, len);
+			}
+			if (len && !singles->seen_op[p.bth.opcode]) {
+				singles->seen_op[p.bth.opcode] = true;
+				/* Alone, it is the first packet of its stream: PSN 0. */
+				if (len >= URNIC_BTH_BYTES)
+					urnic_put_be24(buf + 9, 0);
+				rec_raw(&one, 0, buf, len);
+				snprintf(name, sizeof(name), "golden-op-%02x-%s", p.bth.opcode,
+					 urnic_opcode_info(p.bth.opcode)->name);
+				save((flags & URNIC_OPF_REQ) ? "responder" : "completer", name,
+				     &one);
+			}
+		}
+		wire_pcap_close(&pc);
+	}
+	if (req.records) {
+		snprintf(name, sizeof(name), "golden-%s", stem);
+		save("responder", name, &req);
+	}
+	if (rsp.records) {
+		snprintf(name, sizeof(name), "golden-%s", stem);
+		save("completer", name, &rsp);
+	}
+}
+
+static void from_golden(const char *dir)
+{
+	struct flow_state singles;
+	struct dirent **names;
+	char path[4096], stem[256];
+	int n;
+
+	memset(&singles, 0, sizeof(singles));
+	n = scandir(dir, &names, is_rxe_pcap, alphasort);
+	if (n <= 0) {
+		fprintf(stderr, "%s: no rxe_*.pcap\n", dir);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		snprintf(stem, sizeof(stem), "%.*s", (int)strlen(names[i]->d_name) - 5,
+			 names[i]->d_name);
+		from_capture(path, stem, &singles);
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* ---- hand-made: the responder (QP R; PSN 0 = its first expected PSN) ---- */
+
+static void responder_seeds(void)
+{
+	static struct out o;
+	struct urnic_pkt h;
+
+	rec(&o, 0,
+	    &(struct urnic_pkt){ .bth = { .opcode = URNIC_OP_RC_SEND_ONLY, .ackreq = true } }, 100);
+	save("responder", "send-only", &o);
+
+	/* Into the receives as harness.c posts them: 3072 bytes, 1000 + 1048, 16. */
+	h = hdr(URNIC_OP_RC_SEND_FIRST, 0);
+	h.bth.ackreq = false;
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = hdr(URNIC_OP_RC_SEND_MIDDLE, 1);
+	h.bth.ackreq = false;
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = hdr(URNIC_OP_RC_SEND_LAST, 2);
+	rec(&o, 0, &h, 1);
+	h = hdr(URNIC_OP_RC_SEND_FIRST, 3); /* across the two SGEs of the 2nd receive */
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = hdr(URNIC_OP_RC_SEND_LAST_WITH_IMMEDIATE, 4);
+	h.imm_be = 0x01020304;
+	rec(&o, 0, &h, 7);
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 5);
+	rec(&o, 0, &h, 16);
+	save("responder", "send-multi", &o);
+
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, FR_RW, 16, 64);
+	rec(&o, 0, &h, 64);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_FIRST, 1, FR_RW, 1000, 2500);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = hdr(URNIC_OP_RC_RDMA_WRITE_MIDDLE, 2);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 3);
+	rec(&o, 0, &h, 2500 - 2 * FUZZ_MTU);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 4, FR_RW, 0, 8);
+	h.imm_be = 0xa0b0c0d0;
+	rec(&o, 0, &h, 8);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 5, FR_RW, 8192 - 8, 0);
+	rec(&o, 0, &h, 0);
+	save("responder", "write", &o);
+
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 0, FR_RO, 100, 3000);
+	rec(&o, 0, &h, 0);
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 3, FR_RO, 0, 0);
+	rec(&o, 0, &h, 0);
+	h = req_atomic(URNIC_OP_RC_COMPARE_SWAP, 4, FR_ATOMIC, 0);
+	rec(&o, 0, &h, 0);
+	h = req_atomic(URNIC_OP_RC_FETCH_ADD, 5, FR_ATOMIC, 8);
+	rec(&o, 0, &h, 0);
+	save("responder", "read-atomic", &o);
+
+	/* Duplicates: a WRITE, a READ replayed whole and from its middle, an atomic. */
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, FR_RW, 0, 32);
+	rec(&o, 0, &h, 32);
+	rec(&o, 0, &h, 32);
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 1, FR_RO, 0, 2048);
+	rec(&o, 0, &h, 0);
+	rec(&o, 0, &h, 0);
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 2, FR_RO, 1024, 1024);
+	rec(&o, 0, &h, 0);
+	h = req_atomic(URNIC_OP_RC_FETCH_ADD, 3, FR_ATOMIC, 16);
+	rec(&o, 0, &h, 0);
+	rec(&o, 0, &h, 0);
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 1, FR_RO, 0, 4096); /* grew: dropped */
+	rec(&o, 0, &h, 0);
+	save("responder", "duplicates", &o);
+
+	/* A PSN gap: one NAK, silence, then the expected PSN. */
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 5, FR_RW, 0, 16);
+	rec(&o, 0, &h, 16);
+	h.bth.psn = 6;
+	rec(&o, 0, &h, 16);
+	h.bth.psn = 0;
+	rec(&o, 0, &h, 16);
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 0x7fffff);
+	rec(&o, 0, &h, 4);
+	save("responder", "psn-gap", &o);
+
+	/* More SENDs than receives: RNR NAKs, then a receive is posted (ctl bit 7). */
+	for (uint32_t k = 0; k < 6; k++) {
+		h = hdr(URNIC_OP_RC_SEND_ONLY, k < 4 ? k : 4);
+		rec(&o, 0, &h, 8);
+	}
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 4);
+	rec(&o, FUZZ_CTL_POST | (2 << FUZZ_CTL_CLOCK_SHIFT), &h, 8);
+	save("responder", "rnr", &o);
+
+	/* READs beyond max_dest_rd_atomic, all in one receive batch. */
+	for (uint32_t k = 0; k < 8; k++) {
+		h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, k * 2, FR_RO, k * 512, 2048);
+		rec(&o, k < 7 ? FUZZ_CTL_NO_PASS : 0, &h, 0);
+	}
+	save("responder", "read-flood", &o);
+
+	/* Errors: each ends the QP (class C), so one per file. */
+	h = req_atomic(URNIC_OP_RC_FETCH_ADD, 0, FR_ATOMIC, 4);
+	rec(&o, 0, &h, 0);
+	save("responder", "error-misaligned-atomic", &o);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, FR_DEAD, 0, 16);
+	rec(&o, 0, &h, 16);
+	save("responder", "error-stale-key", &o);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, FR_RO, 0, 16);
+	rec(&o, 0, &h, 16);
+	save("responder", "error-no-right", &o);
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 0, FR_RO, 8000, 1024);
+	rec(&o, 0, &h, 0);
+	save("responder", "error-read-beyond", &o);
+	h = hdr(URNIC_OP_RC_SEND_MIDDLE, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	save("responder", "error-op-sequence", &o);
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 0);
+	rec(&o, 0, &h, FUZZ_MTU + 4);
+	save("responder", "error-too-long", &o);
+	h = hdr(URNIC_OP_RC_SEND_FIRST, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	for (uint32_t k = 1; k < 3; k++) {
+		h = hdr(URNIC_OP_RC_SEND_MIDDLE, k);
+		rec(&o, 0, &h, FUZZ_MTU);
+	}
+	h = hdr(URNIC_OP_RC_SEND_LAST, 3);
+	rec(&o, 0, &h, 500); /* 3572 bytes into a 3072-byte receive */
+	save("responder", "error-receive-too-small", &o);
+	for (uint32_t k = 0; k < 4; k++) { /* the 4th receive has an SGE without local write */
+		h = hdr(URNIC_OP_RC_SEND_ONLY, k);
+		rec(&o, 0, &h, k == 3 ? 1000 : 8);
+	}
+	save("responder", "error-receive-protection", &o);
+
+	/* The rest of the opcode table, once each. */
+	h = hdr(URNIC_OP_RC_SEND_ONLY_WITH_INVALIDATE, 0);
+	h.ieth_rkey = 0x12345678;
+	rec(&o, 0, &h, 16);
+	h = hdr(URNIC_OP_RC_SEND_ONLY_WITH_IMMEDIATE, 1);
+	rec(&o, 0, &h, 0);
+	h = req_reth(URNIC_OP_RC_ATOMIC_WRITE, 2, FR_RW, 64, 8);
+	rec(&o, 0, &h, 8);
+	h = req_reth(URNIC_OP_RC_FLUSH, 3, FR_RW, 0, 64);
+	h.feth = 1;
+	rec(&o, 0, &h, 0);
+	save("responder", "rare-opcodes", &o);
+
+	/* Responses to R (its completer, nothing outstanding) and requests to Q. */
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, 0, 0x1f, 1);
+	rec(&o, 0, &h, 0);
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, 0xffffff, 0x60, 1);
+	rec(&o, 0, &h, 0);
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 0);
+	rec(&o, FUZZ_CTL_QP_OTHER, &h, 16);
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 1, FR_RO, 0, 64);
+	rec(&o, FUZZ_CTL_QP_OTHER, &h, 0);
+	save("responder", "other-directions", &o);
+
+	/* A READ whose answer is cut short by the clock (timers of Q fire meanwhile). */
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 0, FR_RO, 0, 8192);
+	rec(&o, FUZZ_CTL_NO_PASS, &h, 0);
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 8);
+	rec(&o, 6 << FUZZ_CTL_CLOCK_SHIFT, &h, 8);
+	save("responder", "clock", &o);
+}
+
+/* ---- hand-made: the completer (QP Q; PSN 0 = its first request) ---- */
+
+struct planned {
+	uint32_t first, npsn, len;
+	uint32_t opcode;
+};
+
+static unsigned plan(struct planned *p)
+{
+	uint32_t psn = 0;
+
+	if (fuzz_plan_len > 64)
+		exit(1);
+
+	for (unsigned k = 0; k < fuzz_plan_len; k++) {
+		const struct fuzz_wqe_plan *w = &fuzz_plan[k];
+		bool atomic = w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
+			      w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD;
+
+		p[k].first = psn;
+		p[k].npsn = atomic || !w->length ? 1 : (w->length + FUZZ_MTU - 1) / FUZZ_MTU;
+		p[k].len = w->length;
+		p[k].opcode = w->opcode;
+		psn += p[k].npsn;
+	}
+	return fuzz_plan_len;
+}
+
+/* The answers a correct responder gives to planned WQE k (MSN msn after it). */
+static void answer(struct out *o, const struct planned *p, uint32_t msn, uint8_t ctl)
+{
+	struct urnic_pkt h;
+
+	switch (p->opcode) {
+	case URNIC_WR_RDMA_READ:
+		for (uint32_t j = 0; j < p->npsn; j++) {
+			uint32_t n =
+			    p->len - j * FUZZ_MTU < FUZZ_MTU ? p->len - j * FUZZ_MTU : FUZZ_MTU;
+			uint8_t op = p->npsn == 1	? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
+				     : j == 0		? URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST
+				     : j == p->npsn - 1 ? URNIC_OP_RC_RDMA_READ_RESPONSE_LAST
+							: URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+
+			h = resp(op, p->first + j, 0x1f, msn);
+			rec(o, ctl, &h, p->len ? n : 0);
+		}
+		break;
+	case URNIC_WR_ATOMIC_CMP_AND_SWP:
+	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
+		h = resp(URNIC_OP_RC_ATOMIC_ACKNOWLEDGE, p->first, 0x1f, msn);
+		h.atmack_orig = 0x0102030405060708ull;
+		rec(o, ctl, &h, 0);
+		break;
+	default:
+		h = resp(URNIC_OP_RC_ACKNOWLEDGE, p->first + p->npsn - 1, 0x1f, msn);
+		rec(o, ctl, &h, 0);
+		break;
+	}
+}
+
+static void all_answers(struct out *o, const struct planned *p, unsigned n, unsigned from,
+			uint8_t ctl)
+{
+	for (unsigned k = from; k < n; k++)
+		answer(o, &p[k], k + 1, ctl);
+}
+
+static void completer_seeds(void)
+{
+	static struct out o;
+	struct planned p[64] = { 0 };
+	unsigned n = plan(p);
+	struct urnic_pkt h;
+	char name[64];
+
+	all_answers(&o, p, n, 0, 0);
+	save("completer", "ideal", &o);
+
+	for (unsigned k = 0; k < n; k++) {
+		answer(&o, &p[k], k + 1, 0);
+		snprintf(name, sizeof(name), "answer-%u", k);
+		save("completer", name, &o);
+	}
+
+	/* One ACK for everything before the READ, then the rest. */
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, p[2].first + p[2].npsn - 1, 0x1f, 3);
+	rec(&o, 0, &h, 0);
+	all_answers(&o, p, n, 3, 0);
+	save("completer", "coalesced", &o);
+
+	/* RNR NAK on the first SEND, the RNR time passes, then every answer. */
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, 0, URNIC_AETH_RNR_NAK | 1, 0);
+	rec(&o, 0, &h, 0);
+	all_answers(&o, p, n, 0, 2 << FUZZ_CTL_CLOCK_SHIFT);
+	save("completer", "rnr-then-answers", &o);
+
+	/* Sequence NAK inside the second SEND: go back N from there. */
+	answer(&o, &p[0], 1, 0);
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, p[1].first + 1, URNIC_AETH_NAK | URNIC_NAK_PSN_SEQ_ERR,
+		 1);
+	rec(&o, 0, &h, 0);
+	all_answers(&o, p, n, 1, 0);
+	save("completer", "seq-nak", &o);
+
+	/* An ACK past the READ: its response was lost (implicit NAK), the READ is retried. */
+	answer(&o, &p[0], 1, 0);
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, p[4].first, 0x1f, 5);
+	rec(&o, 0, &h, 0);
+	all_answers(&o, p, n, 1, 0);
+	save("completer", "implicit-nak", &o);
+
+	/* READ responses out of order, short, and twice. */
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE, p[3].first + 1, 0, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST, p[3].first, 0x1f, 4);
+	rec(&o, 0, &h, FUZZ_MTU);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_LAST, p[3].first + 1, 0x1f, 4);
+	rec(&o, 0, &h, 100);
+	save("completer", "read-disorder", &o);
+
+	/* Every answer twice. */
+	for (unsigned k = 0; k < n; k++) {
+		answer(&o, &p[k], k + 1, 0);
+		answer(&o, &p[k], k + 1, 0);
+	}
+	save("completer", "duplicates", &o);
+
+	/* Remote errors, one file each: the QP goes to error and flushes. */
+	for (uint8_t code = 1; code <= 4; code++) {
+		h = resp(URNIC_OP_RC_ACKNOWLEDGE, p[2].first, URNIC_AETH_NAK | code, 2);
+		answer(&o, &p[0], 1, 0);
+		answer(&o, &p[1], 2, 0);
+		rec(&o, 0, &h, 0);
+		snprintf(name, sizeof(name), "nak-code-%u", code);
+		save("completer", name, &o);
+	}
+
+	/* Silence: the retransmission timer fires until the retries run out. */
+	for (int k = 0; k < 5; k++) {
+		h = resp(URNIC_OP_RC_ACKNOWLEDGE, 0xffffff, 0x1f, 0);
+		rec(&o, 6 << FUZZ_CTL_CLOCK_SHIFT, &h, 0);
+	}
+	save("completer", "timeouts", &o);
+
+	/* More work posted as answers come (ctl bit 7). */
+	for (unsigned k = 0; k < n; k++)
+		answer(&o, &p[k], k + 1, FUZZ_CTL_POST);
+	save("completer", "repost", &o);
+}
+
+static void mkdir_p(const char *target)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", out_dir, target);
+	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST) {
+		perror(out_dir);
+		exit(1);
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s GOLDEN_DIR OUT_DIR\n", argv[0]);
+		return 2;
+	}
+	out_dir = argv[2];
+	mkdir_p("responder");
+	mkdir_p("completer");
+	from_golden(argv[1]);
+	responder_seeds();
+	completer_seeds();
+	printf("wrote %u seed files under %s\n", written, out_dir);
+	return 0;
+}
