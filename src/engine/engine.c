@@ -185,12 +185,15 @@ static void flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 			.qp_num = qp->qpn,
 		};
 
-		if (!urnic_cq_push(qp->recv_cq, &cqe, false)) {
+		if (!urnic_cq_has_room(qp->recv_cq)) {
 			urnic_count(e, URNIC_CTR_cq_overflow);
 			break;
 		}
+		/* The slot is free before its completion is visible, as for sends
+		 * (roce_complete_swqe): a reaper that reposts at once finds room. */
+		atomic_store_explicit(&qp->rq.cons, cons + 1, memory_order_release);
+		urnic_cq_push(qp->recv_cq, &cqe, false);
 	}
-	atomic_store_explicit(&qp->rq.cons, cons, memory_order_release);
 	qp->resp.have_rwqe = false;
 }
 

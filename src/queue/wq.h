@@ -212,6 +212,15 @@ void urnic_cq_fini(struct urnic_cq *cq);
  */
 bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solicited);
 
+/* Engine side: whether one more completion fits (the engine is the only producer, so
+ * a push right after a true answer succeeds). */
+static inline bool urnic_cq_has_room(struct urnic_cq *cq)
+{
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+
+	return prod - atomic_load_explicit(&cq->cons, memory_order_acquire) < cq->cqe;
+}
+
 /* Poller side: copy out up to n completions, oldest first. */
 int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n);
 

@@ -46,13 +46,16 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 			.qp_num = qp->qpn,
 		};
 
-		if (!urnic_cq_push(qp->send_cq, &cqe, false)) {
+		if (!urnic_cq_has_room(qp->send_cq)) {
 			urnic_count(e, URNIC_CTR_cq_overflow);
 			break;
 		}
 		w->started = false;
 		w->done = true;
 		qp->comp.idx++;
+		/* Free the slot before the completion is visible (roce_complete_swqe). */
+		atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
+		urnic_cq_push(qp->send_cq, &cqe, false);
 	}
 	qp->req.idx = qp->comp.idx;
 	qp->req.off_bytes = 0;
