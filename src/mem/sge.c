@@ -34,31 +34,25 @@ int urnic_sge_gather(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 		len -= take;
 		off = 0;
 	}
-	return len ? -EFAULT : (int)n;
+	return len ? -EMSGSIZE : (int)n;
 }
 
 int urnic_sge_scatter(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 		      const struct urnic_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *data,
 		      uint32_t len)
 {
-	for (uint32_t i = 0; i < nsge && len > 0; i++) {
-		uint32_t take;
-		uint8_t *host;
+	struct urnic_frag frags[URNIC_MAX_SGE];
+	int n;
 
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		take = sge[i].length - off;
-		if (take > len)
-			take = len;
-		if (urnic_mr_resolve(t, pd, sge[i].lkey, sge[i].addr + off, take,
-				     URNIC_ACCESS_LOCAL_WRITE, &host) != URNIC_MR_OK)
-			return -EFAULT;
-		memcpy(host, data, take);
-		data += take;
-		len -= take;
-		off = 0;
+	/* Resolve every entry first, then copy: nothing is written unless all of it can
+	 * be (validate, then mutate). */
+	n = urnic_sge_gather(t, pd, sge, nsge, off, len, URNIC_ACCESS_LOCAL_WRITE, frags,
+			     URNIC_MAX_SGE);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		memcpy((void *)frags[i].base, data, frags[i].len);
+		data += frags[i].len;
 	}
-	return len ? -EMSGSIZE : 0;
+	return 0;
 }

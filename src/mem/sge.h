@@ -17,14 +17,16 @@
 #include "wire/pkt.h"
 
 /* Points frags at bytes [off, off+len) of the list, without copying. At most
- * max_frags fragments. Returns the number of fragments, or -EFAULT when an entry
- * does not resolve with the rights in need. */
+ * max_frags fragments. Returns the number of fragments, -EFAULT when an entry does
+ * not resolve with the rights in need (or more fragments are needed), or -EMSGSIZE
+ * when the list is shorter than off + len. */
 int urnic_sge_gather(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 		     const struct urnic_sge *sge, uint32_t nsge, uint32_t off, uint32_t len,
 		     uint32_t need, struct urnic_frag *frags, uint32_t max_frags);
 
-/* Copies len bytes of data to offset off of the list (needs LOCAL_WRITE). Returns 0,
- * -EFAULT (an entry does not resolve) or -EMSGSIZE (the list is too short). */
+/* Copies len bytes of data to offset off of the list (needs LOCAL_WRITE), writing
+ * nothing unless all of it fits. Returns 0, -EFAULT (an entry does not resolve) or
+ * -EMSGSIZE (the list is too short). nsge is at most URNIC_MAX_SGE. */
 int urnic_sge_scatter(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 		      const struct urnic_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *data,
 		      uint32_t len);
