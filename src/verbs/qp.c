@@ -271,17 +271,15 @@ URNIC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 {
 	struct urnic_vqp *v = to_vqp(ibqp);
 	const struct urnic_qp_attr *a = &v->qp.attr;
-	static const int mtu_enum[] = { [1] = IBV_MTU_256, [2] = IBV_MTU_512, [3] = IBV_MTU_1024,
-					[4] = IBV_MTU_2048, [5] = IBV_MTU_4096 };
 
 	memset(attr, 0, sizeof(*attr));
 	pthread_mutex_lock(&v->dev->lock);
 	attr->qp_state = (enum ibv_qp_state)v->qp.state;
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = IBV_MTU_256;
-	for (int i = 1; i <= 5; i++)
+	for (int i = IBV_MTU_256; i <= IBV_MTU_4096; i++)
 		if (urnic_mtu_bytes(i) == a->path_mtu)
-			attr->path_mtu = (enum ibv_mtu)mtu_enum[i];
+			attr->path_mtu = (enum ibv_mtu)i;
 	attr->path_mig_state = IBV_MIG_MIGRATED;
 	attr->qkey = a->qkey;
 	attr->rq_psn = a->rq_psn;
