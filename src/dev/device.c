@@ -424,6 +424,7 @@ static int start(struct urnic_dev *d)
 	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, flush_tx, d, seed);
 	if (ret)
 		goto free_mem;
+	d->eng->icrc_any_ipv4_id = !getenv("URNIC_ICRC_STRICT"); /* engine.h */
 	return 0;
 
 free_mem:

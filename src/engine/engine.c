@@ -43,6 +43,7 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 	e->flush = flush;
 	e->io = io;
 	e->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+	e->icrc_any_ipv4_id = true;
 	ret = urnic_mr_table_init(&e->mrs, 1 << 16);
 	if (ret)
 		return ret;
@@ -329,6 +330,37 @@ static bool op_matches_qp_type(uint32_t flags, enum urnic_qp_type t)
 	return false;
 }
 
+/*
+ * IBTA A17.3.3: the ICRC as the sender must have computed it over the IP and UDP headers
+ * the socket does not show us. An IPv4 sender's ID is assumed 0 (urnic, Linux for an
+ * unconnected DF socket); otherwise the ID is recovered from the difference (Linux rxe
+ * counts it), which leaves 16 of the CRC's 32 bits to catch corruption.
+ */
+static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
+		    const uint8_t *dst_ip, const uint8_t *buf, size_t len)
+{
+	struct urnic_icrc_flow flow = { 0 };
+	struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
+	uint32_t rx = urnic_get_le32(buf + frag.len), icrc;
+	uint16_t ip_id;
+
+	flow.ipv6 = e->ipv6;
+	memcpy(flow.src, src_ip, e->ipv6 ? 16 : 4);
+	memcpy(flow.dst, dst_ip, e->ipv6 ? 16 : 4);
+	flow.sport = sport;
+	flow.dport = URNIC_ROCE_UDP_PORT;
+	icrc = urnic_icrc_flow(&flow, &frag, 1, frag.len);
+	if (icrc == rx)
+		return true;
+	if (!e->ipv6 && e->icrc_any_ipv4_id &&
+	    urnic_icrc_ipv4_id(icrc, rx, frag.len, &ip_id) == 0) {
+		urnic_count(e, URNIC_CTR_rx_icrc_ipv4_id);
+		return true;
+	}
+	urnic_count(e, URNIC_CTR_drop_bad_icrc);
+	return false;
+}
+
 void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
 		     const uint8_t *dst_ip, const uint8_t *buf, size_t len)
 {
@@ -342,21 +374,8 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 		urnic_count(e, URNIC_CTR_drop_bad_header);
 		return;
 	}
-	if (!e->skip_icrc_check) {
-		struct urnic_icrc_flow flow = { 0 };
-		struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
-
-		flow.ipv6 = e->ipv6;
-		memcpy(flow.src, src_ip, e->ipv6 ? 16 : 4);
-		memcpy(flow.dst, dst_ip, e->ipv6 ? 16 : 4);
-		flow.sport = sport;
-		flow.dport = URNIC_ROCE_UDP_PORT;
-		if (urnic_icrc_flow(&flow, &frag, 1, frag.len) !=
-		    urnic_get_le32(buf + len - URNIC_ICRC_BYTES)) {
-			urnic_count(e, URNIC_CTR_drop_bad_icrc);
-			return;
-		}
-	}
+	if (!e->skip_icrc_check && !icrc_ok(e, src_ip, sport, dst_ip, buf, len))
+		return;
 	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
 	if (!qp) {
 		urnic_count(e, URNIC_CTR_drop_unknown_qp);

@@ -59,6 +59,10 @@ struct urnic_engine {
 	bool ipv6;
 	uint8_t local_ip[16];
 	bool skip_icrc_check; /* fuzzing only, as lwIP's checksum switch */
+	/* IPv4 only: accept a packet whose ICRC is right for some IP ID other than 0
+	 * (urnic_icrc_ipv4_id; Linux rxe counts the ID). Default on; false checks the
+	 * ICRC for ID 0 only, all 32 bits (URNIC_ICRC_STRICT=1). */
+	bool icrc_any_ipv4_id;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_mr_table mrs;

@@ -6,8 +6,11 @@
  * 0xff for the masked LRH, the IP header and UDP header with their variant fields set to
  * ones, the BTH with byte 4 set to 0xff, and the rest of the UDP payload before the ICRC.
  * The caller's buffers are never written: masked bytes are fed from small stack copies.
+ * urnic_icrc_ipv4_id() finds the IPv4 identification a sender used from the ICRC alone,
+ * for receivers that cannot see the IP header (a UDP socket).
  * Out of scope: RoCEv1 (GRH instead of IP/UDP) and IPv4 options beyond copying them.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <isa-l/crc.h>
@@ -164,4 +167,68 @@ uint32_t urnic_icrc_flow(const struct urnic_icrc_flow *flow, const struct urnic_
 		skip = 0;
 	}
 	return c;
+}
+
+/*
+ * IPv4 identification recovery.
+ *
+ * The ICRC covers the IPv4 ID (A17.3.3 masks only TOS, TTL and the header checksum), and
+ * a UDP socket does not report it. Senders that keep it 0 (urnic, and Linux for an
+ * unconnected DF socket) are checked exactly; Linux rxe counts it per packet, so its
+ * ICRC can only be checked by finding the ID that explains it.
+ *
+ * CRC-32 is linear: for messages of equal length, crc(A) ^ crc(B) is the unconditioned
+ * CRC register of A ^ B. With A the packet as received and B the same with ID 0, A ^ B is
+ * zero but for the two ID bytes, followed by T more covered bytes. In zlib's reflected
+ * representation (bit 31 = x^0) the register after the two bytes w = id0 | id1 << 8 fed
+ * from a zero register is w * x^16 mod P, and each following zero byte multiplies it by
+ * x^8. So w = delta * x^-(8T + 16) mod P, and delta belongs to a genuine ID exactly when
+ * that product has no bit set above bit 15. One in 65536 corrupted packets is therefore
+ * accepted instead of one in 2^32; the Ethernet FCS below is unaffected.
+ */
+#define CRC32_POLY_REFLECTED 0xedb88320u
+
+/* x^-(2^k) mod P, zlib representation: x^-1 = (P - 1) / x, then repeated squaring.
+ * tests/wire/test_icrc.c recomputes the table. */
+static const uint32_t x_inv_pow2[24] = {
+	0xdb710641, 0x6d930ac3, 0x6d3d2d4d, 0x6567cb95, 0xd7125358, 0x5b358fd3,
+	0x2e9bb40b, 0x12a59a49, 0x8df9403d, 0x5139de12, 0xba340226, 0x29c45641,
+	0x12fbc105, 0xecd30c55, 0x3755ebd8, 0x24ee460c, 0x23783fcf, 0x479933fc,
+	0xa39442a5, 0x9ea0056d, 0xf42608f6, 0x20cacf04, 0x2a0cf83d, 0xeffd8645,
+};
+
+/* a(x) * b(x) mod P, both reflected (zlib's multmodp). */
+uint32_t urnic_crc32_mulmod(uint32_t a, uint32_t b)
+{
+	uint32_t m = 1u << 31, p = 0;
+
+	while (a) {
+		if (a & m) {
+			p ^= b;
+			a &= ~m;
+		}
+		m >>= 1;
+		b = (b & 1) ? (b >> 1) ^ CRC32_POLY_REFLECTED : b >> 1;
+	}
+	return p;
+}
+
+int urnic_icrc_ipv4_id(uint32_t icrc_id0, uint32_t icrc_rx, size_t covered_udp_payload,
+		       uint16_t *ip_id)
+{
+	/* Bytes after the ID: the rest of a 20-byte IPv4 header, UDP, covered payload. */
+	uint64_t shift_bits = 8 * (uint64_t)(IPV4_HDR_BYTES - 6 + UDP_HDR_BYTES +
+					     covered_udp_payload) + 16;
+	uint32_t w = icrc_id0 ^ icrc_rx;
+	unsigned k;
+
+	if (shift_bits >> (sizeof(x_inv_pow2) / sizeof(x_inv_pow2[0])))
+		return -EMSGSIZE;
+	for (k = 0; shift_bits; k++, shift_bits >>= 1)
+		if (shift_bits & 1)
+			w = urnic_crc32_mulmod(x_inv_pow2[k], w);
+	if (w >> 16)
+		return -EBADMSG;
+	*ip_id = (uint16_t)((w & 0xff) << 8 | w >> 8); /* first byte on the wire is high */
+	return 0;
 }

@@ -221,4 +221,17 @@ struct urnic_frag {
 uint32_t urnic_icrc_flow(const struct urnic_icrc_flow *flow, const struct urnic_frag *frags,
 			 size_t nfrags, size_t total_bytes);
 
+/*
+ * The IPv4 ID a sender used, found from the ICRC (a UDP socket cannot see it; Linux rxe
+ * counts it). icrc_id0: the ICRC computed with ip_id 0 (urnic_icrc_flow); icrc_rx: the
+ * one received; covered_udp_payload: the UDP payload bytes before the ICRC. Returns 0 and
+ * sets *ip_id when exactly one ID explains the difference (0 included), -EBADMSG when
+ * none does (the packet is corrupt), -EMSGSIZE for an impossible length. Assumes a
+ * 20-byte header with DF set, as urnic_icrc_flow rebuilds it.
+ */
+int urnic_icrc_ipv4_id(uint32_t icrc_id0, uint32_t icrc_rx, size_t covered_udp_payload,
+		       uint16_t *ip_id);
+/* a(x) * b(x) mod the CRC-32 polynomial, reflected as zlib does (bit 31 = x^0). */
+uint32_t urnic_crc32_mulmod(uint32_t a, uint32_t b);
+
 #endif

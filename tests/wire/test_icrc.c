@@ -7,9 +7,13 @@
  * any covered bit of a golden rxe packet changes the ICRC, while IPv4 TOS, TTL and
  * header checksum, UDP checksum and BTH byte 4 are masked. Both urnic_icrc_* are also
  * compared with a naive bit-at-a-time CRC-32 over an explicitly built masked copy.
+ * urnic_icrc_ipv4_id() must find the IPv4 ID of every packet rxe sent, and of synthetic
+ * packets of every length up to 64 KiB, and refuse nearly every corruption.
  * Usage: test_icrc GOLDEN_DIR.
  */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -330,6 +334,109 @@ static void ipv6_flow_matches_raw_and_model(void)
 	}
 }
 
+/* rxe counts the IPv4 ID; recovering it from the ICRC must give back what it sent. */
+static void ipv4_id_recovered_from_every_golden_packet(void)
+{
+	unsigned packets = 0, nonzero = 0;
+	struct dirent *de;
+	DIR *d = opendir(golden_dir);
+
+	CHECK(d != NULL);
+	while ((de = readdir(d)) != NULL) {
+		struct wire_pcap pc;
+		struct wire_frame fr;
+		struct wire_udp u;
+		char path[4096];
+		size_t n = strlen(de->d_name);
+
+		if (n < 5 || strcmp(de->d_name + n - 5, ".pcap"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", golden_dir, de->d_name);
+		CHECK_EQ(wire_pcap_open(&pc, path), 0);
+		while (wire_pcap_next(&pc, &fr) == 1) {
+			uint8_t ip[60];
+			size_t cov;
+			uint32_t rx;
+			uint16_t id = 0xdead;
+
+			if (!wire_frame_udp(&fr, &u) || u.dport != URNIC_ROCE_UDP_PORT ||
+			    u.ipv6 || u.ip_bytes != 20 ||
+			    u.payload_bytes < URNIC_BTH_BYTES + URNIC_ICRC_BYTES)
+				continue;
+			cov = u.payload_bytes - URNIC_ICRC_BYTES;
+			rx = urnic_get_le32(u.payload + cov);
+			if (urnic_icrc_raw(u.ip, 20, u.udp, u.payload, cov) != rx)
+				continue; /* the deliberately corrupted packet */
+			memcpy(ip, u.ip, 20);
+			ip[4] = ip[5] = 0;
+			CHECK_EQ(urnic_icrc_ipv4_id(urnic_icrc_raw(ip, 20, u.udp, u.payload, cov),
+						    rx, cov, &id),
+				 0);
+			CHECK_EQ(id, urnic_get_be16(u.ip + 4));
+			packets++;
+			nonzero += id != 0;
+		}
+		wire_pcap_close(&pc);
+	}
+	closedir(d);
+	printf("  %u packets, %u with a non-zero IPv4 ID, every ID recovered\n", packets,
+	       nonzero);
+	CHECK(packets > 200 && nonzero > 200);
+}
+
+/* Every length up to 64 KiB exercises every power of x^-1 in the table. */
+static void ipv4_id_recovered_at_every_length(void)
+{
+	static uint8_t buf[65000];
+	struct urnic_icrc_flow flow = { 0 };
+	size_t len;
+	unsigned seed = 7;
+
+	for (len = 0; len < sizeof(buf); len++)
+		buf[len] = (uint8_t)rand_r(&seed);
+	flow.src[0] = 10, flow.dst[0] = 10, flow.dst[3] = 11;
+	flow.sport = 0xc000, flow.dport = URNIC_ROCE_UDP_PORT;
+	for (len = URNIC_BTH_BYTES; len < sizeof(buf); len += 1 + len / 7) {
+		struct urnic_frag f = { buf, len };
+		uint16_t want = (uint16_t)rand_r(&seed), got = 0;
+		uint32_t id0, sent;
+
+		flow.ip_id = 0;
+		id0 = urnic_icrc_flow(&flow, &f, 1, len);
+		flow.ip_id = want;
+		sent = urnic_icrc_flow(&flow, &f, 1, len);
+		CHECK_EQ(urnic_icrc_ipv4_id(id0, sent, len, &got), 0);
+		CHECK_EQ(got, want);
+	}
+}
+
+/* A corruption anywhere else is not an ID: at most about one flip in 65536 passes. */
+static void ipv4_id_recovery_refuses_corruption(void)
+{
+	struct golden g;
+	unsigned flips = 0, accepted = 0;
+	size_t bit;
+
+	load(&g, "rxe_rc_write.pcap", URNIC_OP_RC_RDMA_WRITE_FIRST);
+	for (bit = 0; bit < covered(&g) * 8; bit++) {
+		uint8_t ip[60];
+		uint16_t id;
+
+		if (bit / 8 == 4) /* BTH byte 4 is masked */
+			continue;
+		g.payload[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		memcpy(ip, g.ip, 20);
+		ip[4] = ip[5] = 0;
+		flips++;
+		accepted += urnic_icrc_ipv4_id(urnic_icrc_raw(ip, 20, g.udp, g.payload,
+							      covered(&g)),
+					       on_wire(&g), covered(&g), &id) == 0;
+		g.payload[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+	printf("  %u payload bit flips, %u taken for an IPv4 ID\n", flips, accepted);
+	CHECK(flips > 8000 && accepted <= 2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -343,5 +450,8 @@ int main(int argc, char **argv)
 	RUN(fragments_split_anywhere_give_one_icrc);
 	RUN(flow_icrc_ignores_masked_ipv4_fields);
 	RUN(ipv6_flow_matches_raw_and_model);
+	RUN(ipv4_id_recovered_from_every_golden_packet);
+	RUN(ipv4_id_recovered_at_every_length);
+	RUN(ipv4_id_recovery_refuses_corruption);
 	return 0;
 }
