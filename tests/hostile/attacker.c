@@ -517,6 +517,7 @@ enum xflag {
 	X_SPOOF = 1 << 1,	 /* from the spoofed source address */
 	X_OTHER_SPORT = 1 << 2,	 /* ICRC computed for another UDP source port */
 	X_FLIP_PAYLOAD = 1 << 3, /* a payload byte flipped after the ICRC was computed */
+	X_IPV4_ID = 1 << 4,	 /* ICRC for IPv4 ID 0x2bcd, as rxe counts it (sent with 0) */
 };
 
 static void send_raw(const uint8_t *buf, size_t len, bool spoof)
@@ -558,7 +559,7 @@ static size_t build(const struct urnic_pkt *h0, const void *payload, uint32_t le
 	memset(&flow, 0, sizeof(flow));
 	memcpy(flow.src, (flags & X_SPOOF) ? A.spoof : A.addr, 4);
 	memcpy(flow.dst, A.taddr, 4);
-	flow.ip_id = 0;
+	flow.ip_id = (flags & X_IPV4_ID) ? 0x2bcd : 0;
 	flow.sport = (flags & X_OTHER_SPORT) ? 1234 : URNIC_ROCE_UDP_PORT;
 	flow.dport = URNIC_ROCE_UDP_PORT;
 	frag = (struct urnic_frag){ out, total };
@@ -956,6 +957,36 @@ static void sc_bad_icrc(void)
 	EXPECT_CTR(s, "tx_packets", 0);
 	probe(0);
 	probe(1);
+}
+
+/* An ICRC computed for a non-zero IPv4 ID (rxe counts the ID; a UDP socket does not
+ * show it): the ID is recovered from the ICRC and the WRITE lands, counted; the same
+ * packet with a payload byte flipped is still a bad ICRC. */
+static void sc_icrc_ipv4_id(void)
+{
+	struct topts o = topts_default(1);
+	struct urnic_ctrfile s;
+	struct qpinfo *q;
+	uint8_t data[32];
+	struct urnic_pkt h;
+
+	start_target(&o);
+	q = &A.qp[0];
+	snap(&s);
+	h = write32(0, 256, data);
+	xmit(&h, data, 32, X_IPV4_ID | X_FLIP_PAYLOAD);
+	expect_silence("WRITE with a corrupt payload and an ICRC for IP ID 0x2bcd");
+	EXPECT_CTR(s, "drop_bad_icrc", 1);
+	EXPECT_CTR(s, "rx_icrc_ipv4_id", 0);
+	xmit(&h, data, 32, X_IPV4_ID);
+	q->msn++;
+	if (expect_reply(0, URNIC_OP_RC_ACKNOWLEDGE, q->epsn, -1, q->msn,
+			 "WRITE with an ICRC for IP ID 0x2bcd"))
+		memcpy(A.shadow[HR_RW] + 256, data, 32);
+	q->epsn = urnic_psn_add(q->epsn, 1);
+	EXPECT_CTR(s, "rx_icrc_ipv4_id", 1);
+	EXPECT_CTR(s, "drop_bad_icrc", 1);
+	probe(0);
 }
 
 /* Unknown destination QP (IBTA 9.6.1.2; rxe_recv.c): a QPN of another generation on a
@@ -2017,6 +2048,7 @@ static const struct scenario {
 	void (*run)(void);
 } scenarios[] = {
 	{ "bad_icrc", sc_bad_icrc },
+	{ "icrc_ipv4_id", sc_icrc_ipv4_id },
 	{ "unknown_qp", sc_unknown_qp },
 	{ "bad_pkey", sc_bad_pkey },
 	{ "foreign_source_and_transport", sc_foreign_source_and_transport },
