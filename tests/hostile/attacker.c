@@ -984,6 +984,7 @@ static void sc_icrc_ipv4_id(void)
 			 "WRITE with an ICRC for IP ID 0x2bcd"))
 		memcpy(A.shadow[HR_RW] + 256, data, 32);
 	q->epsn = urnic_psn_add(q->epsn, 1);
+	settle();
 	EXPECT_CTR(s, "rx_icrc_ipv4_id", 1);
 	EXPECT_CTR(s, "drop_bad_icrc", 1);
 	probe(0);
