@@ -7,7 +7,9 @@
  * addresses (urnic0, urnic1, ...); else the file $URNIC_CONFIG (default
  * /etc/urnic.conf) with lines `device <ip>`; else one device per IPv4 address of each
  * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
- * is none. URNIC_SPIN_US sets how long the engine polls before sleeping.
+ * is none. URNIC_SPIN_US sets how long the engine polls before sleeping. URNIC_FAULT
+ * (or a `fault <spec>` line in the file) puts the faulty wire of transport/fault.h on
+ * the receive path.
  */
 #include "dev/device.h"
 
@@ -156,23 +158,48 @@ static void add_list(const char *list)
 		add_device(tok);
 }
 
-static bool read_config(void)
+/* Settings that are not a device: the faulty wire (transport/fault.h). Read from the
+ * config file, then from the environment, which wins. */
+static struct urnic_fault_conf fault_conf;
+static bool fault_on;
+
+static void set_fault(const char *spec, const char *from)
+{
+	if (urnic_fault_parse(&fault_conf, spec)) {
+		fprintf(stderr, "urnic: %s: bad fault spec '%s': fault injection off\n", from, spec);
+		fault_on = false;
+		return;
+	}
+	fault_on = urnic_fault_active(&fault_conf);
+}
+
+/* The config file: `device <ip>` lines (used when URNIC_ADDR is not set) and
+ * `fault <spec>`. Returns true if it named a device. */
+static bool read_config(bool want_devices)
 {
 	const char *path = getenv("URNIC_CONFIG");
-	char line[256];
+	char line[512];
+	bool named = false;
 	FILE *f;
 
 	f = fopen(path ? path : "/etc/urnic.conf", "re");
 	if (!f)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
-		char word[32], addr[128];
+		char word[32], arg[384];
 
-		if (sscanf(line, "%31s %127s", word, addr) == 2 && strcmp(word, "device") == 0)
-			add_device(addr);
+		if (sscanf(line, "%31s %383s", word, arg) != 2 || word[0] == '#')
+			continue;
+		if (strcmp(word, "device") == 0) {
+			named = true;
+			if (want_devices)
+				add_device(arg);
+		} else if (strcmp(word, "fault") == 0) {
+			set_fault(arg, "config file");
+		}
 	}
 	fclose(f);
-	return ndevices > 0;
+	return named && ndevices > 0;
 }
 
 static void host_addresses(void)
@@ -199,11 +226,15 @@ static void host_addresses(void)
 static void build_list(void)
 {
 	const char *env = getenv("URNIC_ADDR");
+	const char *fault = getenv("URNIC_FAULT");
+	bool have_addr = env && *env;
 
-	if (env && *env)
+	if (have_addr)
 		add_list(env);
-	else if (!read_config())
+	if (!read_config(!have_addr) && !have_addr)
 		host_addresses();
+	if (fault)
+		set_fault(fault, "URNIC_FAULT");
 }
 
 int urnic_dev_list(struct urnic_dev ***out)
@@ -284,12 +315,16 @@ static void flush_tx(struct urnic_engine *e)
 static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 {
 	struct urnic_engine *e = d->eng;
+	uint64_t held;
 	bool did;
 
 	e->now_ns = urnic_dev_now_ns();
 	did = urnic_udp_recv(d->udp, e) > 0;
 	did |= urnic_engine_progress(e);
 	*deadline = urnic_engine_timers(e);
+	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
+	if (held && (!*deadline || held < *deadline))
+		*deadline = held;
 	did |= urnic_engine_progress(e); /* retries the timers asked for */
 	if (e->ntx) {
 		flush_tx(e);
@@ -442,6 +477,18 @@ static int start_io(struct urnic_dev *d)
 	ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str);
 	if (ret)
 		return ret;
+	if (fault_on) {
+		uint64_t seed = 0;
+		char spec[256];
+
+		if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+			seed = urnic_dev_now_ns();
+		ret = urnic_udp_set_fault(d->udp, &fault_conf, seed, d->eng->counters);
+		if (ret)
+			goto close_udp;
+		urnic_fault_format(&d->udp->fault->conf, spec, sizeof(spec));
+		fprintf(stderr, "urnic: %s (%s): fault injection %s\n", d->name, d->addr_str, spec);
+	}
 	pthread_mutex_lock(&d->lock);
 	d->eng->qpn_owner = d->udp->share.slot;
 	pthread_mutex_unlock(&d->lock);

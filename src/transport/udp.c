@@ -112,6 +112,33 @@ void urnic_udp_close(struct urnic_udp *u)
 		close(u->fd);
 	u->fd = -1;
 	urnic_share_leave(&u->share);
+	if (u->fault) {
+		urnic_fault_fini(u->fault);
+		free(u->fault);
+		u->fault = NULL;
+	}
+}
+
+int urnic_udp_set_fault(struct urnic_udp *u, const struct urnic_fault_conf *c, uint64_t seed,
+			uint64_t *counters)
+{
+	struct urnic_fault *f = calloc(1, sizeof(*f));
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	ret = urnic_fault_init(f, c, seed, counters);
+	if (ret) {
+		free(f);
+		return ret;
+	}
+	u->fault = f;
+	return 0;
+}
+
+uint64_t urnic_udp_deadline(const struct urnic_udp *u)
+{
+	return u->fault ? urnic_fault_deadline(u->fault) : 0;
 }
 
 static int sport_fd(const struct urnic_udp *u, uint16_t port)
@@ -155,14 +182,41 @@ uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
 }
 
+struct fault_ctx {
+	struct urnic_udp *u;
+	struct urnic_engine *e;
+};
+
+static void fault_deliver(void *ctx, const uint8_t *src, uint16_t sport, const uint8_t *buf,
+			  uint32_t len)
+{
+	struct fault_ctx *c = ctx;
+
+	urnic_engine_rx(c->e, src, sport, c->u->addr, buf, len);
+}
+
+/* A packet for one of our QPs: to the engine, through the faulty wire if there is one
+ * (after steering, so that a corrupted QPN is the engine's to catch, not the
+ * steering's). */
+static void to_engine(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
+		      uint16_t sport, uint8_t *buf, uint32_t len)
+{
+	struct fault_ctx c = { u, e };
+
+	if (u->fault)
+		urnic_fault_rx(u->fault, e->now_ns, src, sport, buf, len, fault_deliver, &c);
+	else
+		urnic_engine_rx(e, src, sport, u->addr, buf, len);
+}
+
 /* One received RoCE packet: ours, or another process's on this address. */
 static void deliver(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
-		    uint16_t sport, const uint8_t *buf, uint32_t len)
+		    uint16_t sport, uint8_t *buf, uint32_t len)
 {
 	int owner = urnic_share_owner(buf, len);
 
 	if (owner < 0 || (uint32_t)owner == u->share.slot) {
-		urnic_engine_rx(e, src, sport, u->addr, buf, len);
+		to_engine(u, e, src, sport, buf, len);
 		return;
 	}
 	switch (urnic_share_forward(&u->share, (uint32_t)owner, src, sport, buf, len)) {
@@ -194,7 +248,7 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 	if (n <= 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		const uint8_t *p = u->rx_buf[i];
+		uint8_t *p = u->rx_buf[i];
 		uint32_t len = u->rx_msgs[i].msg_len;
 		uint8_t src[16];
 
@@ -203,15 +257,21 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 			continue;
 		}
 		memcpy(src, p, 16);
-		urnic_engine_rx(e, src, urnic_get_be16(p + 16), u->addr, p + URNIC_SHARE_HDR,
-				len - URNIC_SHARE_HDR);
+		to_engine(u, e, src, urnic_get_be16(p + 16), p + URNIC_SHARE_HDR,
+			  len - URNIC_SHARE_HDR);
 	}
 	return n;
 }
 
 int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 {
-	int n;
+	int n, released = 0;
+
+	if (u->fault) {
+		struct fault_ctx c = { u, e };
+
+		released = (int)urnic_fault_release(u->fault, e->now_ns, fault_deliver, &c);
+	}
 
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
@@ -226,7 +286,7 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 	}
 	n = recvmmsg(u->fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
-		return recv_forwarded(u, e);
+		return released + recv_forwarded(u, e);
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
 		const uint8_t *src;
@@ -271,7 +331,7 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 			deliver(u, e, src, sport, u->rx_buf[i] + off,
 				len - off < seg ? len - off : seg);
 	}
-	return n + recv_forwarded(u, e);
+	return released + n + recv_forwarded(u, e);
 }
 
 static uint32_t pkt_bytes(const struct urnic_txpkt *p)

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "engine/engine.h"
+#include "transport/fault.h"
 #include "transport/share.h"
 
 enum {
@@ -42,6 +43,7 @@ struct urnic_udp {
 	uint8_t addr[16];
 	uint32_t last_ovfl;
 	struct urnic_share share; /* the other processes on this address */
+	struct urnic_fault *fault; /* the faulty wire (fault.h), or NULL */
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct mmsghdr rx_msgs[URNIC_UDP_RX_BATCH];
@@ -66,12 +68,22 @@ struct urnic_udp {
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str);
 void urnic_udp_close(struct urnic_udp *u);
 
+/* Puts the faulty wire of fault.h on the receive path (after open). seed is used when
+ * c names none; counters are the engine's. Returns 0 or -ENOMEM. */
+int urnic_udp_set_fault(struct urnic_udp *u, const struct urnic_fault_conf *c, uint64_t seed,
+			uint64_t *counters);
+
+/* When the transport next has something to deliver by itself (a delayed packet), 0:
+ * never. The engine thread must not sleep past it. */
+uint64_t urnic_udp_deadline(const struct urnic_udp *u);
+
 /* Makes sure a sending socket exists for source port sport. Returns the port that
  * will really be used: sport, or 4791 when it cannot be bound. */
 uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport);
 
-/* Receives one batch without blocking and hands each datagram to the engine.
- * Returns the number received. */
+/* Receives one batch without blocking and hands each datagram to the engine, after
+ * the held packets of the faulty wire that are due at e->now_ns. Returns the number
+ * received and released. */
 int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e);
 
 /* Sends the engine's tx batch and empties it. */
