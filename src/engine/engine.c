@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/roce/rc.h"
@@ -44,15 +45,53 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 	e->io = io;
 	e->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 	e->icrc_any_ipv4_id = true;
+	e->qp_ctrs = calloc(URNIC_MAX_QP, sizeof(*e->qp_ctrs));
+	if (!e->qp_ctrs)
+		return -ENOMEM;
+	e->qp_ctrs_owned = true;
 	ret = urnic_mr_table_init(&e->mrs, 1 << 16);
 	if (ret)
-		return ret;
+		goto free_qp_ctrs;
 	return 0;
+
+free_qp_ctrs:
+	free(e->qp_ctrs);
+	e->qp_ctrs = NULL;
+	return ret;
 }
 
 void urnic_engine_fini(struct urnic_engine *e)
 {
 	urnic_mr_table_fini(&e->mrs);
+	urnic_engine_set_qp_counters(e, NULL);
+}
+
+void urnic_engine_set_qp_counters(struct urnic_engine *e, struct urnic_qp_counters *table)
+{
+	if (table && e->qp_ctrs)
+		memcpy(table, e->qp_ctrs, e->qp_end * sizeof(*table));
+	if (e->qp_ctrs_owned)
+		free(e->qp_ctrs);
+	e->qp_ctrs = table;
+	e->qp_ctrs_owned = false;
+	e->cur_qp_ctrs = NULL;
+}
+
+/* The QP whose counters urnic_count() also moves, until serve_none(). */
+static void serve(struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	e->cur_qp_ctrs = e->qp_ctrs ? e->qp_ctrs[qp->qpn & (URNIC_MAX_QP - 1)].c : NULL;
+}
+
+static void serve_none(struct urnic_engine *e)
+{
+	e->cur_qp_ctrs = NULL;
+}
+
+static void note_state(struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	if (e->qp_ctrs)
+		e->qp_ctrs[qp->qpn & (URNIC_MAX_QP - 1)].state = (uint8_t)qp->state;
 }
 
 uint32_t urnic_engine_random(struct urnic_engine *e)
@@ -81,6 +120,12 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 		e->qps[i] = qp;
 		if (i + 1 > e->qp_end)
 			e->qp_end = i + 1;
+		if (e->qp_ctrs) {
+			memset(&e->qp_ctrs[i], 0, sizeof(e->qp_ctrs[i]));
+			e->qp_ctrs[i].type = (uint8_t)qp->type;
+			e->qp_ctrs[i].state = (uint8_t)qp->state;
+			e->qp_ctrs[i].qpn = qp->qpn;
+		}
 		return 0;
 	}
 	return -ENOMEM;
@@ -90,8 +135,11 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
 
-	if (e->qps[i] == qp)
+	if (e->qps[i] == qp) {
 		e->qps[i] = NULL;
+		if (e->qp_ctrs)
+			e->qp_ctrs[i].qpn = 0;
+	}
 	while (e->qp_end > 2 && !e->qps[e->qp_end - 1])
 		e->qp_end--;
 }
@@ -147,7 +195,7 @@ void urnic_tx_commit(struct urnic_engine *e, struct urnic_txpkt *p)
 	p->trailer_bytes = pad + URNIC_ICRC_BYTES;
 	e->ntx++;
 	urnic_count(e, URNIC_CTR_tx_packets);
-	e->counters[URNIC_CTR_tx_bytes] += total + URNIC_ICRC_BYTES;
+	urnic_count_n(e, URNIC_CTR_tx_bytes, total + URNIC_ICRC_BYTES);
 }
 
 /* ---- completions and errors ---- */
@@ -210,6 +258,7 @@ static void enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 	if (fatal && qp->type == URNIC_QPT_RC && qp->state >= URNIC_QPS_RTR)
 		rc_flush_pending_ack(e, qp);
 	qp->state = URNIC_QPS_ERR;
+	note_state(e, qp);
 	qp->req.rto_deadline_ns = 0;
 	qp->req.rnr_deadline_ns = 0;
 	qp->resp.ack_pending = false;
@@ -307,12 +356,15 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 		qp->req.rnr_left = a->rnr_retry;
 		break;
 	case URNIC_QPS_ERR:
+		serve(e, qp);
 		enter_error(e, qp, false);
+		serve_none(e);
 		return;
 	default:
 		break;
 	}
 	qp->state = next;
+	note_state(e, qp);
 }
 
 /* ---- receive ---- */
@@ -361,27 +413,13 @@ static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spor
 	return false;
 }
 
-void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
-		     const uint8_t *dst_ip, const uint8_t *buf, size_t len)
+/* A packet for this QP, already decoded and its ICRC checked: QP state, transport,
+ * P_Key and source are validated before the protocol sees it. */
+static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		  const uint8_t *src_ip, const uint8_t *dst_ip, size_t len)
 {
-	const struct urnic_opcode_info *info;
-	struct urnic_pkt pkt;
-	struct urnic_qp *qp;
+	const struct urnic_opcode_info *info = urnic_opcode_info(pkt->bth.opcode);
 
-	urnic_count(e, URNIC_CTR_rx_packets);
-	e->counters[URNIC_CTR_rx_bytes] += len;
-	if (urnic_pkt_decode(&pkt, buf, len) < 0) {
-		urnic_count(e, URNIC_CTR_drop_bad_header);
-		return;
-	}
-	if (!e->skip_icrc_check && !icrc_ok(e, src_ip, sport, dst_ip, buf, len))
-		return;
-	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
-	if (!qp) {
-		urnic_count(e, URNIC_CTR_drop_unknown_qp);
-		return;
-	}
-	info = urnic_opcode_info(pkt.bth.opcode);
 	/* IBTA 10.3.1 table 90: RESET and INIT discard; ERR discards too. */
 	if (qp->state == URNIC_QPS_ERR) {
 		urnic_count(e, URNIC_CTR_drop_qp_error);
@@ -398,7 +436,7 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 	}
 	/* IBTA 10.9.3: P_Keys match when the low 15 bits agree and one of the two is a
 	 * full member; our only P_Key is the default 0xffff (full member). */
-	if ((pkt.bth.pkey & 0x7fff) != 0x7fff) {
+	if ((pkt->bth.pkey & 0x7fff) != 0x7fff) {
 		urnic_count(e, URNIC_CTR_drop_bad_pkey);
 		return;
 	}
@@ -410,17 +448,45 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 	switch (qp->type) {
 	case URNIC_QPT_RC:
 		if (info->flags & URNIC_OPF_REQ)
-			urnic_rc_responder_rx(e, qp, &pkt);
+			urnic_rc_responder_rx(e, qp, pkt);
 		else
-			urnic_rc_completer_rx(e, qp, &pkt);
+			urnic_rc_completer_rx(e, qp, pkt);
 		break;
 	case URNIC_QPT_UC:
-		urnic_uc_responder_rx(e, qp, &pkt);
+		urnic_uc_responder_rx(e, qp, pkt);
 		break;
 	case URNIC_QPT_UD:
-		urnic_ud_responder_rx(e, qp, &pkt, src_ip, dst_ip, len);
+		urnic_ud_responder_rx(e, qp, pkt, src_ip, dst_ip, len);
 		break;
 	}
+}
+
+void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
+		     const uint8_t *dst_ip, const uint8_t *buf, size_t len)
+{
+	struct urnic_pkt pkt;
+	struct urnic_qp *qp;
+
+	urnic_count(e, URNIC_CTR_rx_packets);
+	e->counters[URNIC_CTR_rx_bytes] += len;
+	if (urnic_pkt_decode(&pkt, buf, len) < 0) {
+		urnic_count(e, URNIC_CTR_drop_bad_header);
+		return;
+	}
+	if (!e->skip_icrc_check && !icrc_ok(e, src_ip, sport, dst_ip, buf, len))
+		return;
+	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
+	if (!qp) {
+		urnic_count(e, URNIC_CTR_drop_unknown_qp);
+		return;
+	}
+	serve(e, qp);
+	if (e->cur_qp_ctrs) {
+		e->cur_qp_ctrs[URNIC_CTR_rx_packets]++;
+		e->cur_qp_ctrs[URNIC_CTR_rx_bytes] += len;
+	}
+	rx_qp(e, qp, &pkt, src_ip, dst_ip, len);
+	serve_none(e);
 }
 
 /* ---- progress and timers ---- */
@@ -434,6 +500,7 @@ bool urnic_engine_progress(struct urnic_engine *e)
 
 		if (!qp)
 			continue;
+		serve(e, qp);
 		if (qp->state == URNIC_QPS_ERR) {
 			/* Work posted to a QP in error completes with FLUSH_ERR (IBTA 10.3.1). */
 			if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx) {
@@ -464,6 +531,7 @@ bool urnic_engine_progress(struct urnic_engine *e)
 			break;
 		}
 	}
+	serve_none(e);
 	return did;
 }
 
@@ -474,8 +542,11 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 	for (uint32_t i = 2; i < e->qp_end; i++) {
 		struct urnic_qp *qp = e->qps[i];
 
-		if (qp && qp->type == URNIC_QPT_RC && qp->state == URNIC_QPS_RTS)
+		if (qp && qp->type == URNIC_QPT_RC && qp->state == URNIC_QPS_RTS) {
+			serve(e, qp);
 			urnic_rc_completer_timers(e, qp, &next);
+		}
 	}
+	serve_none(e);
 	return next;
 }

@@ -54,6 +54,18 @@ struct urnic_txpkt {
 struct urnic_engine;
 typedef void (*urnic_tx_flush_fn)(struct urnic_engine *e);
 
+/* One QP's share of the device counters (counters.def): what happened to the packets
+ * addressed to it and during its passes. Slots are indexed like the QP table (the QPN's
+ * index bits); the I/O layer may move the table into shared memory so that `urnic
+ * counters --qp` reads it live (src/dev/counters_shm.h). qpn 0: slot unused. */
+struct urnic_qp_counters {
+	uint32_t qpn;
+	uint8_t type;  /* enum urnic_qp_type */
+	uint8_t state; /* enum urnic_qp_state, as last changed */
+	uint16_t reserved;
+	uint64_t c[URNIC_CTR_COUNT];
+};
+
 struct urnic_engine {
 	uint64_t now_ns;
 	bool ipv6;
@@ -65,6 +77,9 @@ struct urnic_engine {
 	bool icrc_any_ipv4_id;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
+	struct urnic_qp_counters *qp_ctrs; /* URNIC_MAX_QP slots, or NULL: not kept */
+	bool qp_ctrs_owned;		   /* allocated by urnic_engine_init */
+	uint64_t *cur_qp_ctrs; /* the QP being served: urnic_count also counts here */
 	struct urnic_mr_table mrs;
 	struct urnic_qp *qps[URNIC_MAX_QP];
 	uint32_t qp_end; /* one past the highest slot in use: the scans stop there */
@@ -91,10 +106,22 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 		      urnic_tx_flush_fn flush, void *io, uint64_t seed);
 void urnic_engine_fini(struct urnic_engine *e);
 
+static inline void urnic_count_n(struct urnic_engine *e, enum urnic_counter c, uint64_t n)
+{
+	e->counters[c] += n;
+	if (e->cur_qp_ctrs)
+		e->cur_qp_ctrs[c] += n;
+}
+
 static inline void urnic_count(struct urnic_engine *e, enum urnic_counter c)
 {
-	e->counters[c]++;
+	urnic_count_n(e, c, 1);
 }
+
+/* Replaces the per-QP counter table (URNIC_MAX_QP slots, zeroed by the caller) and
+ * carries the live slots over; NULL stops per-QP counting. The caller keeps ownership of
+ * the new table. Context: under the device lock, outside a pass. */
+void urnic_engine_set_qp_counters(struct urnic_engine *e, struct urnic_qp_counters *table);
 
 uint32_t urnic_engine_random(struct urnic_engine *e);
 

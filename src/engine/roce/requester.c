@@ -72,7 +72,7 @@ static void rewind_to_completer(struct urnic_engine *e, struct urnic_qp *qp)
 	r->off_bytes = 0;
 	r->rd_atomic = 0;
 	r->noack_pkts = 0;
-	e->counters[URNIC_CTR_retransmit_pkts] += resent;
+	urnic_count_n(e, URNIC_CTR_retransmit_pkts, resent);
 	if (r->idx != prod) {
 		struct urnic_send_wqe *w = rc_swqe(qp, r->idx);
 
