@@ -246,9 +246,16 @@ int urnic_dev_list(struct urnic_dev ***out)
 
 /* ---- counters file ---- */
 
+/* Header, device counters, then the engine's per-QP table, written in place. */
+static size_t shm_bytes(void)
+{
+	return sizeof(struct urnic_shm_header) + URNIC_CTR_COUNT * sizeof(uint64_t) +
+	       URNIC_MAX_QP * sizeof(struct urnic_qp_counters);
+}
+
 static void shm_open_counters(struct urnic_dev *d)
 {
-	size_t bytes = sizeof(struct urnic_shm_header) + URNIC_CTR_COUNT * sizeof(uint64_t);
+	size_t bytes = shm_bytes();
 	struct urnic_shm_header *h;
 	void *map;
 	int fd;
@@ -269,10 +276,19 @@ static void shm_open_counters(struct urnic_dev *d)
 	h = map;
 	h->pid = (uint32_t)getpid();
 	h->ncounters = URNIC_CTR_COUNT;
+	h->qp_slots = URNIC_MAX_QP;
+	h->qp_slot_bytes = sizeof(struct urnic_qp_counters);
+	_Static_assert(sizeof(struct urnic_qp_counters) == 8 + URNIC_CTR_COUNT * sizeof(uint64_t),
+		       "counters_shm.h describes a QP slot as 8 bytes and the counters");
 	snprintf(h->dev, sizeof(h->dev), "%s", d->name);
 	snprintf(h->addr, sizeof(h->addr), "%s", d->addr_str);
 	memcpy(h->magic, URNIC_SHM_MAGIC, 8);
 	d->shm_counters = (uint64_t *)(h + 1);
+	pthread_mutex_lock(&d->lock);
+	urnic_engine_set_qp_counters(d->eng,
+				     (struct urnic_qp_counters *)(d->shm_counters + URNIC_CTR_COUNT));
+	h->qp_end = d->eng->qp_end;
+	pthread_mutex_unlock(&d->lock);
 	return;
 unlink_file:
 	unlink(d->shm_path);
@@ -283,10 +299,13 @@ no_file:
 
 static void shm_close_counters(struct urnic_dev *d)
 {
-	size_t bytes = sizeof(struct urnic_shm_header) + URNIC_CTR_COUNT * sizeof(uint64_t);
+	size_t bytes = shm_bytes();
 
 	if (!d->shm_counters)
 		return;
+	pthread_mutex_lock(&d->lock);
+	urnic_engine_set_qp_counters(d->eng, NULL); /* the QPs are gone by now */
+	pthread_mutex_unlock(&d->lock);
 	munmap((uint8_t *)d->shm_counters - sizeof(struct urnic_shm_header), bytes);
 	unlink(d->shm_path);
 	d->shm_counters = NULL;
@@ -330,8 +349,10 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 		flush_tx(e);
 		did = true;
 	}
-	if (did && d->shm_counters)
+	if (did && d->shm_counters) {
 		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
+		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qp_end;
+	}
 	return did;
 }
 

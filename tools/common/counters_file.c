@@ -82,7 +82,11 @@ int urnic_ctrfile_read(const char *path, pid_t pid, struct urnic_ctrfile *out)
 		goto close_file;
 	}
 	memset(out, 0, sizeof(*out));
+	copy_field(out->path, sizeof(out->path), path, strlen(path));
 	out->pid = (pid_t)h.pid;
+	out->qp_slots = h.qp_slots;
+	out->qp_slot_bytes = h.qp_slot_bytes;
+	out->qp_end = h.qp_end < h.qp_slots ? h.qp_end : h.qp_slots;
 	copy_field(out->dev, sizeof(out->dev), h.dev, sizeof(h.dev));
 	copy_field(out->addr, sizeof(out->addr), h.addr, sizeof(h.addr));
 	out->ncounters = h.ncounters < URNIC_CTRFILE_MAX ? h.ncounters : URNIC_CTRFILE_MAX;
@@ -95,6 +99,60 @@ int urnic_ctrfile_read(const char *path, pid_t pid, struct urnic_ctrfile *out)
 close_file:
 	close(fd);
 	return ret;
+}
+
+int urnic_ctrfile_each_qp(const struct urnic_ctrfile *f,
+			  int (*each)(const struct urnic_ctrfile_qp *q, void *arg), void *arg)
+{
+	off_t base = (off_t)(sizeof(struct urnic_shm_header) + f->ncounters * sizeof(uint64_t));
+	uint8_t slot[8 + URNIC_CTRFILE_MAX * sizeof(uint64_t)];
+	struct urnic_ctrfile_qp q;
+	int fd, ret = 0;
+
+	/* A slot holds 8 bytes of identity and one counter per device counter. */
+	if (f->qp_slot_bytes != 8 + f->ncounters * sizeof(uint64_t) ||
+	    f->qp_slot_bytes > sizeof(slot))
+		return -EBADMSG;
+	fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	for (uint32_t i = 0; i < f->qp_end && ret == 0; i++) {
+		ssize_t n = pread(fd, slot, f->qp_slot_bytes, base + (off_t)i * f->qp_slot_bytes);
+
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		if ((size_t)n < f->qp_slot_bytes) {
+			ret = -EBADMSG;
+			break;
+		}
+		memcpy(&q.qpn, slot, 4);
+		if (q.qpn == 0)
+			continue;
+		q.type = slot[4];
+		q.state = slot[5];
+		q.ncounters = f->ncounters;
+		memcpy(q.values, slot + 8, f->ncounters * sizeof(uint64_t));
+		ret = each(&q, arg);
+	}
+	close(fd);
+	return ret;
+}
+
+const char *urnic_ctrfile_qp_type_name(uint8_t type)
+{
+	static const char *const names[] = { [2] = "RC", [3] = "UC", [4] = "UD" };
+
+	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "?";
+}
+
+const char *urnic_ctrfile_qp_state_name(uint8_t state)
+{
+	/* enum ibv_qp_state, as URNIC_QP_STATES in src/engine/qp.h */
+	static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
 }
 
 bool urnic_ctrfile_pid_alive(pid_t pid)

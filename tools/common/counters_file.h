@@ -31,10 +31,21 @@ extern const char *const urnic_ctrfile_names[URNIC_CTRFILE_COUNT];
 extern const char *const urnic_ctrfile_descs[URNIC_CTRFILE_COUNT];
 
 struct urnic_ctrfile {
+	char path[300];
 	pid_t pid;
 	char dev[32];
 	char addr[64];
 	uint32_t ncounters; /* values[] read from the file, at most URNIC_CTRFILE_MAX */
+	uint64_t values[URNIC_CTRFILE_MAX];
+	uint32_t qp_slots, qp_slot_bytes, qp_end; /* where the per-QP slots are */
+};
+
+/* One QP's counters, from the slots after the device's. */
+struct urnic_ctrfile_qp {
+	uint32_t qpn;
+	uint8_t type;  /* enum ibv_qp_type */
+	uint8_t state; /* enum ibv_qp_state */
+	uint32_t ncounters;
 	uint64_t values[URNIC_CTRFILE_MAX];
 };
 
@@ -49,6 +60,15 @@ pid_t urnic_ctrfile_name_pid(const char *name);
  * is not (yet) a counters file: short, wrong magic, or a pid other than `pid` (pass 0
  * to accept any). */
 int urnic_ctrfile_read(const char *path, pid_t pid, struct urnic_ctrfile *out);
+
+/* Calls each() for every live QP of a file read by urnic_ctrfile_read, in QPN index
+ * order. Returns 0 or -errno; stops early with each()'s non-zero answer. */
+int urnic_ctrfile_each_qp(const struct urnic_ctrfile *f,
+			  int (*each)(const struct urnic_ctrfile_qp *q, void *arg), void *arg);
+
+/* "RC", "UC", "UD" and "RESET" ... "ERR", or "?" */
+const char *urnic_ctrfile_qp_type_name(uint8_t type);
+const char *urnic_ctrfile_qp_state_name(uint8_t state);
 
 /* True if process `pid` exists: a file whose owner is gone is stale (the library
  * unlinks its file at close, a killed process cannot). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * counters.c - `urnic counters [--json] [pid]`: every counters file under /dev/shm
- * (one per open device of each process, counters_shm.h), in pid and device order.
+ * counters.c - `urnic counters [--json] [--qp] [pid]`: every counters file under /dev/shm
+ * (one per open device of each process, counters_shm.h), in pid and device order, with
+ * each live QP's share of the counters (--qp in text; always in JSON).
  * Files whose process is gone are stale (a killed process leaves its file behind)
  * and skipped, with one note on stderr.
  */
@@ -86,7 +87,22 @@ static const char *counter_name(uint32_t i, char *buf, size_t len)
 	return buf;
 }
 
-static void print_text(const struct found *f)
+static int print_qp_text(const struct urnic_ctrfile_qp *q, void *arg)
+{
+	(void)arg;
+	printf("  QP 0x%06x %s %s\n", q->qpn, urnic_ctrfile_qp_type_name(q->type),
+	       urnic_ctrfile_qp_state_name(q->state));
+	for (uint32_t i = 0; i < q->ncounters; i++) {
+		char buf[32];
+
+		if (q->values[i])
+			printf("    %-20s %14llu\n", counter_name(i, buf, sizeof(buf)),
+			       (unsigned long long)q->values[i]);
+	}
+	return 0;
+}
+
+static void print_text(const struct found *f, bool qps)
 {
 	for (size_t d = 0; d < f->n; d++) {
 		const struct urnic_ctrfile *c = &f->files[d];
@@ -98,6 +114,10 @@ static void print_text(const struct found *f)
 			printf("  %-22s %14llu  %s\n", counter_name(i, buf, sizeof(buf)),
 			       (unsigned long long)c->values[i],
 			       i < URNIC_CTRFILE_COUNT ? urnic_ctrfile_descs[i] : "");
+		}
+		if (qps) {
+			printf("  per QP (counters that moved):\n");
+			urnic_ctrfile_each_qp(c, print_qp_text, NULL);
 		}
 	}
 }
@@ -119,8 +139,28 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+static int print_qp_json(const struct urnic_ctrfile_qp *q, void *arg)
+{
+	bool *first = arg;
+
+	printf("%s\n    {\"qpn\": %u, \"type\": \"%s\", \"state\": \"%s\", \"counters\": {",
+	       *first ? "" : ",", q->qpn, urnic_ctrfile_qp_type_name(q->type),
+	       urnic_ctrfile_qp_state_name(q->state));
+	for (uint32_t i = 0; i < q->ncounters; i++) {
+		char buf[32];
+
+		printf("%s\"%s\": %llu", i ? ", " : "", counter_name(i, buf, sizeof(buf)),
+		       (unsigned long long)q->values[i]);
+	}
+	printf("}}");
+	*first = false;
+	return 0;
+}
+
 static void print_json(const struct found *f)
 {
+	bool first;
+
 	printf("{\"devices\": [");
 	for (size_t d = 0; d < f->n; d++) {
 		const struct urnic_ctrfile *c = &f->files[d];
@@ -136,7 +176,10 @@ static void print_json(const struct found *f)
 			printf("%s\n    \"%s\": %llu", i ? "," : "",
 			       counter_name(i, buf, sizeof(buf)), (unsigned long long)c->values[i]);
 		}
-		printf("\n  }}");
+		printf("\n  }, \"qps\": [");
+		first = true;
+		urnic_ctrfile_each_qp(c, print_qp_json, &first);
+		printf("%s]}", first ? "" : "\n  ");
 	}
 	printf("%s]}\n", f->n ? "\n" : "");
 }
@@ -157,19 +200,21 @@ static int parse_pid(const char *s, pid_t *pid)
 int urnic_cmd_counters(int argc, char **argv)
 {
 	struct found f = { 0 };
-	bool json = false;
+	bool json = false, qps = false;
 	pid_t pid = 0;
 	int ret;
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+		} else if (strcmp(argv[i], "--qp") == 0) {
+			qps = true;
 		} else if (pid == 0 && parse_pid(argv[i], &pid) == 0) {
 			continue;
 		} else {
 			fprintf(stderr,
 				"urnic: counters: unexpected argument '%s'\n"
-				"usage: urnic counters [--json] [pid]\n",
+				"usage: urnic counters [--json] [--qp] [pid]\n",
 				argv[i]);
 			return URNIC_EXIT_USAGE;
 		}
@@ -194,7 +239,7 @@ int urnic_cmd_counters(int argc, char **argv)
 	} else if (f.n == 0) {
 		printf("no running process has a urnic device open\n");
 	} else {
-		print_text(&f);
+		print_text(&f, qps);
 	}
 	ret = pid && f.n == 0 ? URNIC_EXIT_FAIL : URNIC_EXIT_OK;
 	free(f.files);
