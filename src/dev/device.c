@@ -356,12 +356,15 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 	return did;
 }
 
-static bool engine_pass(struct urnic_dev *d, uint64_t *deadline)
+/* awaits (optional): set to urnic_engine_app_awaits() after the pass. */
+static bool engine_pass(struct urnic_dev *d, uint64_t *deadline, bool *awaits)
 {
 	bool did;
 
 	pthread_mutex_lock(&d->lock);
 	did = pass_locked(d, deadline);
+	if (awaits)
+		*awaits = urnic_engine_app_awaits(d->eng);
 	pthread_mutex_unlock(&d->lock);
 	return did;
 }
@@ -394,7 +397,10 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 /* How long after an application thread last drove the pipeline (ibv_poll_cq,
  * ibv_post_send) the engine thread leaves the socket to it and sleeps on the doorbell
  * and timers only: two threads racing for each packet on two vCPUs cost more than
- * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle). */
+ * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle), and
+ * so does the application having nothing left to poll for (no send outstanding, no
+ * receive posted: urnic_engine_app_awaits), as when it waits for a peer's RDMA WRITE
+ * by spinning on memory: then only the engine thread can take the packet in. */
 #define APP_ACTIVE_NS 50000ull
 
 static void *engine_thread(void *arg)
@@ -413,7 +419,9 @@ static void *engine_thread(void *arg)
 		nfds_t nfds = 3;
 		uint64_t drain;
 
-		if (engine_pass(d, &deadline)) {
+		bool awaits = false;
+
+		if (engine_pass(d, &deadline, NULL)) {
 			idle_since = urnic_dev_now_ns();
 			continue;
 		}
@@ -424,7 +432,7 @@ static void *engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
-		if (engine_pass(d, &deadline)) {
+		if (engine_pass(d, &deadline, &awaits)) {
 			atomic_store(&d->sleeping, 0);
 			idle_since = urnic_dev_now_ns();
 			continue;
@@ -434,7 +442,7 @@ static void *engine_thread(void *arg)
 		if (deadline)
 			wait_ns = deadline > now ? deadline - now : 1;
 		app = atomic_load(&d->app_poll_ns);
-		if (app && now - app < APP_ACTIVE_NS) {
+		if (app && now - app < APP_ACTIVE_NS && awaits) {
 			uint64_t left = APP_ACTIVE_NS - (now - app);
 
 			nfds = 1; /* an application is polling: the socket is its job */

@@ -535,6 +535,23 @@ bool urnic_engine_progress(struct urnic_engine *e)
 	return did;
 }
 
+bool urnic_engine_app_awaits(struct urnic_engine *e)
+{
+	for (uint32_t i = 2; i < e->qp_end; i++) {
+		struct urnic_qp *qp = e->qps[i];
+
+		if (!qp || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR)
+			continue;
+		if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx)
+			return true;
+		if (qp->srq ? urnic_srq_count(qp->srq) != 0
+			    : atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
+				      atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
 uint64_t urnic_engine_timers(struct urnic_engine *e)
 {
 	uint64_t next = 0;

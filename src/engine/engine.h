@@ -146,6 +146,11 @@ bool urnic_engine_progress(struct urnic_engine *e);
 
 /* Runs due timers; returns the earliest pending deadline (0: none). */
 uint64_t urnic_engine_timers(struct urnic_engine *e);
+/* True while some QP has work whose completion its application will poll for: sends
+ * not yet completed, or receive WQEs posted. An application spinning on memory instead
+ * (a one-sided target) awaits nothing here, and the engine thread must read the socket
+ * for it. */
+bool urnic_engine_app_awaits(struct urnic_engine *e);
 
 /* Packet building, for the protocol parts. */
 struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp *qp);

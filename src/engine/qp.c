@@ -177,7 +177,8 @@ int urnic_qp_check_modify(const struct urnic_qp *qp, const struct urnic_qp_attr 
 	if ((mask & URNIC_QP_ACCESS_FLAGS) &&
 	    (attr->access & ~(uint32_t)(URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_REMOTE_WRITE |
 					URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_REMOTE_ATOMIC |
-					URNIC_ACCESS_MW_BIND)))
+					URNIC_ACCESS_MW_BIND | URNIC_ACCESS_FLUSH_GLOBAL |
+					URNIC_ACCESS_FLUSH_PERSISTENT)))
 		return -EINVAL;
 	return 0;
 }

@@ -100,12 +100,15 @@ enum {
 	URNIC_ACKREQ_EVERY = 64,      /* AckReq inside long messages, as rxe (noack_pkts) */
 };
 
-/* A responder resource (IBTA 9.7.5.1.3): a READ being answered or an executed atomic
- * kept for duplicate replay. */
+/* A responder resource (IBTA 9.7.5.1.3): a READ being answered or an executed atomic,
+ * ATOMIC_WRITE or FLUSH kept for duplicate replay (IBTA A19: both are answered by a
+ * zero-length READ response and use responder resources, as in rxe). */
 enum urnic_res_type {
 	URNIC_RES_FREE,
 	URNIC_RES_READ,
 	URNIC_RES_ATOMIC,
+	URNIC_RES_ATOMIC_WRITE,
+	URNIC_RES_FLUSH,
 };
 
 struct urnic_res {

@@ -4,7 +4,8 @@
  *
  * IBTA 10.6 (memory regions); order of checks as rxe_mr.c: a key
  * names a live region, the region belongs to the QP's PD, the range lies inside it, and
- * it grants the right. Nothing here touches the registered memory itself.
+ * it grants the right. Nothing here touches the registered memory itself. Window keys
+ * (mw.c) share the table and resolve through urnic_mr_resolve_remote only.
  */
 #include "mem/mr.h"
 
@@ -31,8 +32,7 @@ void urnic_mr_table_fini(struct urnic_mr_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
-		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out)
+struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits)
 {
 	for (uint32_t n = 0; n < t->nslots; n++) {
 		uint32_t idx = (t->next_free_hint + n) % t->nslots;
@@ -41,43 +41,50 @@ int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host,
 		if (idx == 0 || t->slots[idx].live)
 			continue;
 		mr = &t->slots[idx];
-		/* A reused slot must not hand out the key its previous region had. */
+		/* A reused slot must not hand out the key its previous owner had. */
 		if (((mr->key & 0xffff) == key_bits) && mr->key)
 			key_bits++;
-		mr->pd = pd;
-		mr->host = host;
-		mr->iova = iova;
-		mr->length = length;
-		mr->access = access;
+		memset(mr, 0, sizeof(*mr));
 		mr->key = idx << 16 | key_bits;
 		mr->live = true;
 		t->nlive++;
 		t->next_free_hint = idx + 1;
-		*out = mr;
-		return 0;
+		return mr;
 	}
-	return -ENOMEM;
+	return NULL;
 }
 
-void urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr)
+int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
+		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out)
 {
+	struct urnic_mr *mr = urnic_mr_slot_take(t, key_bits);
+
+	if (!mr)
+		return -ENOMEM;
+	mr->kind = URNIC_KEY_MR;
+	mr->pd = pd;
+	mr->host = host;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	*out = mr;
+	return 0;
+}
+
+int urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr)
+{
+	if (mr->nwindows)
+		return -EBUSY;
 	mr->live = false;
 	mr->host = NULL;
 	t->nlive--;
+	return 0;
 }
 
-enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struct urnic_pd *pd,
-				     uint32_t key, uint64_t iova, uint64_t len, uint32_t need,
-				     uint8_t **host)
+/* Key, PD, bounds, rights of a region (rxe_mr.c order). */
+static enum urnic_mr_check region_check(const struct urnic_mr *mr, const struct urnic_pd *pd,
+					uint64_t iova, uint64_t len, uint32_t need)
 {
-	uint32_t idx = KEY_INDEX(key);
-	const struct urnic_mr *mr;
-
-	if (idx == 0 || idx >= t->nslots)
-		return URNIC_MR_BAD_KEY;
-	mr = &t->slots[idx];
-	if (!mr->live || mr->key != key)
-		return URNIC_MR_BAD_KEY;
 	if (mr->pd != pd)
 		return URNIC_MR_BAD_PD;
 	/* Written so that no sum can wrap: iova >= start and len <= end - iova. */
@@ -85,8 +92,103 @@ enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struc
 		return URNIC_MR_OUT_OF_RANGE;
 	if ((mr->access & need) != need)
 		return URNIC_MR_NO_RIGHT;
+	return URNIC_MR_OK;
+}
+
+static const struct urnic_mr *lookup(const struct urnic_mr_table *t, uint32_t key)
+{
+	uint32_t idx = KEY_INDEX(key);
+	const struct urnic_mr *mr;
+
+	if (idx == 0 || idx >= t->nslots)
+		return NULL;
+	mr = &t->slots[idx];
+	return mr->live && mr->key == key ? mr : NULL;
+}
+
+enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struct urnic_pd *pd,
+				     uint32_t key, uint64_t iova, uint64_t len, uint32_t need,
+				     uint8_t **host)
+{
+	const struct urnic_mr *mr = lookup(t, key);
+	enum urnic_mr_check c;
+
+	if (!mr || mr->kind != URNIC_KEY_MR)
+		return URNIC_MR_BAD_KEY;
+	c = region_check(mr, pd, iova, len, need);
+	if (c == URNIC_MR_OK)
+		*host = mr->host + (iova - mr->iova);
+	return c;
+}
+
+/*
+ * A window key: IBTA 10.6.7.2 / C10-78..80 and rxe_lookup_mw() order: bound (state
+ * valid), same PD, for a type 2B window the QP it was bound through (o10-37.2.36), the
+ * window's rights, then the range inside the window. rxe checks the range against the
+ * region only; the window is the narrower bound IBTA asks for.
+ */
+static enum urnic_mr_check window_check(const struct urnic_mr *mw, const struct urnic_pd *pd,
+					uint32_t qpn, uint64_t *iova, uint64_t len,
+					uint32_t need, bool ranged)
+{
+	if (mw->mw_state != URNIC_MW_VALID || !mw->mw_mr)
+		return URNIC_MR_BAD_KEY;
+	if (mw->pd != pd)
+		return URNIC_MR_BAD_PD;
+	if (mw->kind == URNIC_KEY_MW2 && mw->mw_qpn != qpn)
+		return URNIC_MR_BAD_QP;
+	if ((mw->access & need) != need)
+		return URNIC_MR_NO_RIGHT;
+	if (!ranged)
+		return URNIC_MR_OK;
+	/* Zero-based: the VA is an offset into the window (IBTA 10.6.3.6). */
+	if (mw->access & URNIC_ACCESS_ZERO_BASED) {
+		if (*iova > mw->length || len > mw->length - *iova)
+			return URNIC_MR_OUT_OF_RANGE;
+		*iova += mw->iova;
+	} else if (*iova < mw->iova || *iova - mw->iova > mw->length ||
+		   len > mw->length - (*iova - mw->iova)) {
+		return URNIC_MR_OUT_OF_RANGE;
+	}
+	return URNIC_MR_OK;
+}
+
+enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
+					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
+					    uint64_t iova, uint64_t len, uint32_t need,
+					    uint8_t **host)
+{
+	const struct urnic_mr *mr = lookup(t, key);
+	enum urnic_mr_check c;
+
+	if (!mr)
+		return URNIC_MR_BAD_KEY;
+	if (mr->kind == URNIC_KEY_MR)
+		return urnic_mr_resolve(t, pd, key, iova, len, need, host);
+	c = window_check(mr, pd, qpn, &iova, len, need, true);
+	if (c != URNIC_MR_OK)
+		return c;
+	/* The binding put the window inside its region (C10-75) and the region cannot go
+	 * while the window is bound: only its memory is left to name. */
+	mr = mr->mw_mr;
 	*host = mr->host + (iova - mr->iova);
 	return URNIC_MR_OK;
+}
+
+const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
+					      const struct urnic_pd *pd, uint32_t qpn,
+					      uint32_t key, uint32_t need)
+{
+	const struct urnic_mr *mr = lookup(t, key);
+	uint64_t iova = 0;
+
+	if (!mr)
+		return NULL;
+	if (mr->kind == URNIC_KEY_MR)
+		return region_check(mr, pd, mr->iova, 0, need) == URNIC_MR_OK ? mr : NULL;
+	if (window_check(mr, pd, qpn, &iova, 0, need, false) != URNIC_MR_OK)
+		return NULL;
+	return mr->mw_mr;
 }
 
 const char *urnic_mr_check_name(enum urnic_mr_check c)
@@ -97,6 +199,7 @@ const char *urnic_mr_check_name(enum urnic_mr_check c)
 		[URNIC_MR_BAD_PD] = "wrong protection domain",
 		[URNIC_MR_OUT_OF_RANGE] = "out of range",
 		[URNIC_MR_NO_RIGHT] = "missing access right",
+		[URNIC_MR_BAD_QP] = "window bound through another QP",
 	};
 
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";

@@ -9,6 +9,8 @@
  * knows one key guesses another region's with odds of 1 in 65536 per try (rxe keeps
  * only 8 such bits). Lookups check key, PD, bounds and rights before any byte is
  * touched (order key -> PD -> bounds -> rights, as rxe_mr.c).
+ * Memory windows (IBTA 10.6.7, mw.h) live in the same table: MR and MW keys share one
+ * key space, as in rxe, and a key names either a region or a window (slot kind).
  * Context: the table is owned by a device; mutations and lookups run under the device lock.
  */
 #ifndef URNIC_MEM_MR_H
@@ -28,21 +30,44 @@ enum urnic_access {
 	URNIC_ACCESS_ZERO_BASED = 32,
 	URNIC_ACCESS_ON_DEMAND = 64,
 	URNIC_ACCESS_HUGETLB = 128,
+	/* IBTA 1.5 (Annex A19): FLUSH placement rights, rdma-core's IBV_ACCESS_FLUSH_*. */
+	URNIC_ACCESS_FLUSH_GLOBAL = 1 << 8,
+	URNIC_ACCESS_FLUSH_PERSISTENT = 1 << 9,
 	URNIC_ACCESS_RELAXED_ORDERING = 1 << 20,
+};
+
+/* What a key names. The window kinds are numerically enum ibv_mw_type. */
+enum urnic_key_kind {
+	URNIC_KEY_MR = 0,
+	URNIC_KEY_MW1 = 1, /* type 1 window: bound by ibv_bind_mw, usable by any QP of its PD */
+	URNIC_KEY_MW2 = 2, /* type 2B window: bound by a BIND_MW WR, usable by that QP only */
+};
+
+/* Window states (IBTA 10.6.7.2; rxe's FREE / VALID). */
+enum urnic_mw_state {
+	URNIC_MW_FREE = 0, /* allocated, not bound: its R_Key validates nothing */
+	URNIC_MW_VALID,    /* bound to a region */
 };
 
 struct urnic_pd {
 	uint32_t handle;
 };
 
+/* One slot of the key table: a region, or a window (kind != URNIC_KEY_MR), for which
+ * iova/length/access are the bound range and rights and host is unused. */
 struct urnic_mr {
 	struct urnic_pd *pd;
 	uint8_t *host;  /* where iova maps to in this process */
 	uint64_t iova;  /* the address peers and SGEs name */
 	uint64_t length;
 	uint32_t access; /* enum urnic_access */
-	uint32_t key;    /* lkey == rkey */
+	uint32_t key;    /* lkey == rkey; a window's R_Key */
 	bool live;
+	uint8_t kind;     /* enum urnic_key_kind */
+	uint8_t mw_state; /* windows: enum urnic_mw_state */
+	uint32_t mw_qpn;  /* type 2 window: the QP it was bound through */
+	struct urnic_mr *mw_mr; /* valid window: the region it is bound to */
+	uint32_t nwindows;      /* region: windows bound to it */
 };
 
 /* Outcome of a key lookup, mapped by callers to NAK codes or completion statuses. */
@@ -52,6 +77,7 @@ enum urnic_mr_check {
 	URNIC_MR_BAD_PD,     /* region of another protection domain */
 	URNIC_MR_OUT_OF_RANGE,
 	URNIC_MR_NO_RIGHT,   /* region lacks the access right */
+	URNIC_MR_BAD_QP,     /* type 2 window bound through another QP (IBTA o10-37.2.36) */
 };
 
 struct urnic_mr_table {
@@ -68,15 +94,37 @@ void urnic_mr_table_fini(struct urnic_mr_table *t);
  * Returns 0 and the new region in *out, or -ENOMEM when the table is full. */
 int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
 		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out);
-void urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr);
+/* Returns 0, or -EBUSY (nothing done) while windows are bound to the region (rxe refuses
+ * the same, IBTA 10.6.7.2.6: a region with bound windows stays registered). */
+int urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr);
+
+/* The free slot search shared by regions and windows: a slot and its new key, or NULL. */
+struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits);
 
 /*
- * Resolves key/[iova, iova+len) for the given rights. On URNIC_MR_OK, *host is the
- * process address of iova. len 0 is always in range of a valid key.
+ * Resolves an L_Key: key/[iova, iova+len) for the given rights. On URNIC_MR_OK, *host is
+ * the process address of iova. len 0 is always in range of a valid key. Window keys are
+ * R_Keys only and never resolve here (IBTA 10.6.7: a window grants remote access).
  */
 enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 				     uint32_t key, uint64_t iova, uint64_t len, uint32_t need,
 				     uint8_t **host);
+
+/*
+ * Resolves an R_Key received by QP qpn of PD pd: a region's key as urnic_mr_resolve, or a
+ * bound window's (mw.c): window state, PD, the binding QP for type 2, range inside the
+ * window (offset from its start when bound zero-based) and the window's rights.
+ */
+enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
+					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
+					    uint64_t iova, uint64_t len, uint32_t need,
+					    uint8_t **host);
+
+/* The region an R_Key gives remote access to (the window's region for a window key),
+ * after the same checks as urnic_mr_resolve_remote with len 0; NULL if they fail. */
+const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
+					      const struct urnic_pd *pd, uint32_t qpn,
+					      uint32_t key, uint32_t need);
 
 const char *urnic_mr_check_name(enum urnic_mr_check c);
 

@@ -44,6 +44,18 @@ enum urnic_wr_opcode {
 	URNIC_WR_LOCAL_INV = 7,
 	URNIC_WR_BIND_MW = 8,
 	URNIC_WR_SEND_WITH_INV = 9,
+	URNIC_WR_FLUSH = 14,        /* IBTA 1.5 (Annex A19), rdma-core 45+ IBV_WR_FLUSH */
+	URNIC_WR_ATOMIC_WRITE = 15, /* IBTA 1.5 (Annex A19) */
+};
+
+/* FLUSH placement types and selectivity levels (IBTA A19.4.1; numerically rdma-core's
+ * enum ibv_placement_type and enum ibv_selectivity_level). */
+enum urnic_flush_attr {
+	URNIC_FLUSH_GLOBAL = 1,
+	URNIC_FLUSH_PERSISTENT = 2,
+	URNIC_FLUSH_TYPE_MASK = 3,
+	URNIC_FLUSH_LEVEL_RANGE = 0,
+	URNIC_FLUSH_LEVEL_MR = 1,
 };
 
 /* Send flags, numerically equal to enum ibv_send_flags. */
@@ -83,6 +95,17 @@ struct urnic_send_wqe {
 	struct urnic_peer ud_dst;
 	uint32_t ud_remote_qpn;
 	uint32_t ud_remote_qkey;
+	/* BIND_MW (IBTA 10.6.7.3): the window by its R_Key at post time, the region, the
+	 * range (remote_addr, remote_len) and the window's rights; rkey carries the new
+	 * R_Key. LOCAL_INV and SEND_WITH_INV: rkey is the key to invalidate. FLUSH (A19.4):
+	 * the range (remote_addr, remote_len) under rkey, its FETH placement type and
+	 * selectivity level. ATOMIC_WRITE: the 8 bytes are the WQE's data. */
+	uint64_t remote_len;
+	uint32_t mw_rkey;
+	uint32_t mr_lkey;
+	uint32_t mw_access;
+	uint8_t flush_type;
+	uint8_t flush_level;
 	/* Set by the requester when the WQE is first sent (IBTA 9.7.1: PSNs per packet;
 	 * a READ reserves one PSN per response packet). */
 	uint32_t first_psn;
@@ -158,6 +181,8 @@ enum urnic_wc_opcode {
 	URNIC_WC_FETCH_ADD = 4,
 	URNIC_WC_BIND_MW = 5,
 	URNIC_WC_LOCAL_INV = 6,
+	URNIC_WC_FLUSH = 8, /* rdma-core 45+ IBV_WC_FLUSH */
+	URNIC_WC_ATOMIC_WRITE = 9,
 	URNIC_WC_RECV = 128,
 	URNIC_WC_RECV_RDMA_WITH_IMM = 129,
 };

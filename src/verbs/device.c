@@ -109,13 +109,17 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	a->hw_ver = 0;
 	a->max_qp = URNIC_MAX_QP - 2;
 	a->max_qp_wr = URNIC_MAX_WQ_DEPTH;
+	/* Memory windows type 1 and 2B, SEND with invalidate and local invalidate, as
+	 * rxe advertises them (rxe_param.h RXE_DEVICE_CAP_FLAGS). */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	a->max_sge = URNIC_MAX_SGE;
 	a->max_sge_rd = URNIC_MAX_SGE;
 	a->max_cq = 16384;
 	a->max_cqe = URNIC_MAX_CQE - 1;
 	a->max_mr = (1 << 16) - 1;
+	a->max_mw = (1 << 16) - 1; /* regions and windows share the key table */
 	a->max_pd = 1 << 16;
 	a->max_srq = URNIC_MAX_QP - 2; /* a figure: SRQs are allocated, not table slots */
 	a->max_srq_wr = URNIC_MAX_WQ_DEPTH;
@@ -148,6 +152,10 @@ static int query_device_ex(struct ibv_context *context, const struct ibv_query_d
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(urnic_ctx_dev(context), &ex.orig_attr);
 	ex.max_dm_size = 0;
+	/* IBTA 1.5 ATOMIC_WRITE and FLUSH to global visibility (as rxe 6.2+; no persistent
+	 * placement, see docs/differences-from-rxe.md). */
+	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
+				 URNIC_IBV_DEVICE_FLUSH_GLOBAL;
 	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
@@ -290,16 +298,6 @@ URNIC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *bu
 
 /* ---- contexts ---- */
 
-static int bind_mw_none(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind)
-{
-	return EOPNOTSUPP;
-}
-
-static int dealloc_mw_none(struct ibv_mw *mw)
-{
-	return EOPNOTSUPP;
-}
-
 URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct urnic_dev *d = vdev_dev(device);
@@ -347,8 +345,9 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = urnic_post_send;
 	ctx->ops.post_recv = urnic_post_recv;
 	ctx->ops.post_srq_recv = urnic_post_srq_recv;
-	ctx->ops.bind_mw = bind_mw_none;
-	ctx->ops.dealloc_mw = dealloc_mw_none;
+	ctx->ops.alloc_mw = urnic_alloc_mw;
+	ctx->ops.bind_mw = urnic_bind_mw;
+	ctx->ops.dealloc_mw = urnic_dealloc_mw;
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_port = query_port;
 	c->vctx.query_device_ex = query_device_ex;

@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memory.c - protection domains and memory registration verbs.
+ * memory.c - protection domains, memory registration and memory window verbs.
  *
  * ibv_alloc_pd(3), ibv_reg_mr(3): remote write or remote atomic access requires local
  * write (IBTA 10.6.3.1, and the man page: EINVAL otherwise); unknown
  * access bits are refused, the "optional" range (IBV_ACCESS_OPTIONAL_RANGE, e.g.
  * relaxed ordering from perftest) is accepted and ignored. Keys carry 16 random bits.
+ * IBV_ACCESS_FLUSH_GLOBAL (rdma-core 45+) is accepted; FLUSH_PERSISTENT is refused with
+ * EOPNOTSUPP, as the kernel does on a device without persistent placement (urnic cannot
+ * tell persistent memory from any other). A region with windows bound cannot be
+ * deregistered (EINVAL, as rxe_dereg_mr).
+ * ibv_alloc_mw(3), ibv_bind_mw(3), ibv_dealloc_mw(3): windows of type 1 and 2 (mem/mw.h);
+ * ibv_bind_mw posts a BIND_MW work request with the window's next R_Key, as rdma-core's
+ * rxe provider does, and hands the new key to the window once it is posted.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem/mw.h"
 #include "verbs/verbs.h"
 
 #undef ibv_reg_mr
@@ -21,6 +29,12 @@ _Static_assert((int)IBV_ACCESS_REMOTE_WRITE == (int)URNIC_ACCESS_REMOTE_WRITE, "
 _Static_assert((int)IBV_ACCESS_REMOTE_READ == (int)URNIC_ACCESS_REMOTE_READ, "access flags");
 _Static_assert((int)IBV_ACCESS_REMOTE_ATOMIC == (int)URNIC_ACCESS_REMOTE_ATOMIC, "access flags");
 _Static_assert((int)IBV_ACCESS_MW_BIND == (int)URNIC_ACCESS_MW_BIND, "access flags");
+_Static_assert((int)IBV_ACCESS_ZERO_BASED == (int)URNIC_ACCESS_ZERO_BASED, "access flags");
+_Static_assert(URNIC_IBV_ACCESS_FLUSH_GLOBAL == (int)URNIC_ACCESS_FLUSH_GLOBAL, "access flags");
+_Static_assert(URNIC_IBV_ACCESS_FLUSH_PERSISTENT == (int)URNIC_ACCESS_FLUSH_PERSISTENT,
+	       "access flags");
+_Static_assert((int)IBV_MW_TYPE_1 == (int)URNIC_KEY_MW1 && (int)IBV_MW_TYPE_2 == (int)URNIC_KEY_MW2,
+	       "window types");
 
 URNIC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
@@ -53,13 +67,18 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	const unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 				   IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
-				   IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB;
+				   IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
+				   URNIC_IBV_ACCESS_FLUSH_GLOBAL;
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
 	struct urnic_vpd *vpd = to_vpd(pd);
 	struct urnic_vmr *v;
 	int ret;
 
 	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if (access & URNIC_IBV_ACCESS_FLUSH_PERSISTENT) {
+		errno = EOPNOTSUPP; /* no IBV_DEVICE_FLUSH_PERSISTENT (ib_check_mr_access) */
+		return NULL;
+	}
 	if ((access & ~known) ||
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
@@ -108,13 +127,106 @@ URNIC_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct urnic_vmr *v = urnic_container_of(ibmr, struct urnic_vmr, ibmr);
 	struct urnic_dev *d = urnic_ctx_dev(ibmr->context);
+	int ret;
 
 	/* Under the device lock: once this returns the engine will never touch the
 	 * memory again (a READ in progress fails with a remote access error). */
 	pthread_mutex_lock(&d->lock);
-	urnic_mr_deregister(&d->eng->mrs, v->mr);
+	ret = urnic_mr_deregister(&d->eng->mrs, v->mr);
 	pthread_mutex_unlock(&d->lock);
+	if (ret)
+		return EINVAL; /* windows are bound to it (rxe_dereg_mr) */
 	v->vpd->users--;
 	free(v);
+	return 0;
+}
+
+/* ---- memory windows ---- */
+
+struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct urnic_dev *d = urnic_ctx_dev(pd->context);
+	struct urnic_vpd *vpd = to_vpd(pd);
+	struct urnic_vmw *v;
+	int ret;
+
+	/* ibv_alloc_mw(3): type 1 or 2 (urnic's type 2 windows are type 2B). */
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->lock);
+	ret = urnic_mw_alloc(&d->eng->mrs, &vpd->pd, (enum urnic_key_kind)type,
+			     (uint16_t)urnic_engine_random(d->eng), &v->mw);
+	pthread_mutex_unlock(&d->lock);
+	if (ret) {
+		free(v);
+		errno = -ret;
+		return NULL;
+	}
+	vpd->users++;
+	v->vpd = vpd;
+	v->dev = d;
+	v->ibmw.context = pd->context;
+	v->ibmw.pd = pd;
+	v->ibmw.rkey = v->mw->key;
+	v->ibmw.handle = v->mw->key;
+	v->ibmw.type = type;
+	return &v->ibmw;
+}
+
+int urnic_dealloc_mw(struct ibv_mw *ibmw)
+{
+	struct urnic_vmw *v = urnic_container_of(ibmw, struct urnic_vmw, ibmw);
+
+	/* A bound window goes too, its binding released (rxe_dealloc_mw); from then on
+	 * its R_Key validates nothing. */
+	pthread_mutex_lock(&v->dev->lock);
+	urnic_mw_dealloc(&v->dev->eng->mrs, v->mw);
+	pthread_mutex_unlock(&v->dev->lock);
+	v->vpd->users--;
+	free(v);
+	return 0;
+}
+
+/* The next R_Key of a window: its consumer key (low 8 bits) plus one, as rdma-core's
+ * ibv_inc_rkey() and the rxe provider's next_rkey(). */
+static uint32_t next_rkey(uint32_t rkey)
+{
+	return (rkey & 0xffffff00u) | ((rkey + 1) & 0xffu);
+}
+
+int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	const struct ibv_mw_bind_info *info = &mw_bind->bind_info;
+	struct ibv_send_wr wr, *bad;
+	int ret;
+
+	/* ibv_bind_mw(3), checked again for callers of the context op itself (the inline
+	 * wrapper checks the same): type 1, a range only with a region, of the window's
+	 * PD (EPERM); o10-36.2.2: not zero-based (rxe provider). */
+	if (mw->type != IBV_MW_TYPE_1 || (!info->mr && (info->addr || info->length)) ||
+	    (info->mw_access_flags & IBV_ACCESS_ZERO_BASED))
+		return EINVAL;
+	if (info->mr && info->mr->pd != mw->pd)
+		return EPERM;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mw_bind->wr_id;
+	wr.send_flags = mw_bind->send_flags;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = next_rkey(mw->rkey);
+	wr.bind_mw.bind_info = *info;
+	ret = urnic_post_send(qp, &wr, &bad);
+	if (ret)
+		return ret;
+	/* The key the window has once the bind executes; if it completes in error the
+	 * application owns restoring it (as with rxe). */
+	mw->rkey = wr.bind_mw.rkey;
 	return 0;
 }

@@ -9,6 +9,10 @@
  * call stops, sets *bad_wr and returns the errno the man page lists (EINVAL, ENOMEM).
  * Inline data is copied at post time, as IBTA 10.8.3 allows (the buffer is free on
  * return). No lock but the queue's own, no system call unless the engine sleeps.
+ * Memory window binds (the window's R_Key at post time is what names it), local
+ * invalidate and SEND with invalidate carry no data; ATOMIC_WRITE carries exactly 8
+ * bytes (IBTA A19.4.2), from its SGEs or inline. FLUSH has no ibv_send_wr form: only
+ * ibv_wr_flush posts it (as in rdma-core).
  */
 #include <errno.h>
 #include <string.h>
@@ -17,14 +21,18 @@
 
 _Static_assert((int)IBV_WR_SEND == (int)URNIC_WR_SEND && (int)IBV_WR_RDMA_READ == (int)URNIC_WR_RDMA_READ &&
 	       (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)URNIC_WR_ATOMIC_FETCH_AND_ADD &&
-	       (int)IBV_WR_SEND_WITH_INV == (int)URNIC_WR_SEND_WITH_INV, "work request opcodes");
+	       (int)IBV_WR_SEND_WITH_INV == (int)URNIC_WR_SEND_WITH_INV &&
+	       (int)IBV_WR_LOCAL_INV == (int)URNIC_WR_LOCAL_INV &&
+	       (int)IBV_WR_BIND_MW == (int)URNIC_WR_BIND_MW &&
+	       (int)IBV_WR_ATOMIC_WRITE == (int)URNIC_WR_ATOMIC_WRITE &&
+	       URNIC_IBV_WR_FLUSH == (int)URNIC_WR_FLUSH, "work request opcodes");
 _Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED && (int)IBV_SEND_INLINE == (int)URNIC_SEND_INLINE &&
 	       (int)IBV_SEND_FENCE == (int)URNIC_SEND_FENCE && (int)IBV_SEND_SOLICITED == (int)URNIC_SEND_SOLICITED,
 	       "send flags");
 
 /* The operations of each transport (IBTA 9.8: UC has SEND and RDMA WRITE, UD only
- * SEND). SEND with invalidate is not offered (no IBV_DEVICE_MEM_MGT_EXTENSIONS). */
-static bool opcode_ok(enum urnic_qp_type t, enum ibv_wr_opcode op)
+ * SEND; binds on RC and UC, the rest RC only, as rxe's rxe_wr_opcode_info[]). */
+static bool opcode_ok(enum urnic_qp_type t, uint32_t op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -32,21 +40,32 @@ static bool opcode_ok(enum urnic_qp_type t, enum ibv_wr_opcode op)
 		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_BIND_MW:
 		return t != URNIC_QPT_UD;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_ATOMIC_WRITE:
+	case URNIC_IBV_WR_FLUSH:
 		return t == URNIC_QPT_RC;
 	default:
 		return false;
 	}
 }
 
+/* Work requests whose SGEs (or inline data) are a message. */
+static bool carries_data(uint32_t op)
+{
+	return op != IBV_WR_BIND_MW && op != IBV_WR_LOCAL_INV && op != URNIC_IBV_WR_FLUSH;
+}
+
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	uint64_t total = 0;
 
-	if (!opcode_ok(qp->type, wr->opcode))
+	if (!opcode_ok(qp->type, (uint32_t)wr->opcode))
 		return EINVAL;
 	/* UD: the destination comes with every WR (ibv_post_send(3) wr.ud). */
 	if (qp->type == URNIC_QPT_UD) {
@@ -58,9 +77,15 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
-	for (int i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
+	if (carries_data((uint32_t)wr->opcode))
+		for (int i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
 	if (total > (1ull << 31))
+		return EINVAL;
+	/* IBTA A19.4.2: an ATOMIC_WRITE is 8 bytes. */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE && total != 8)
+		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW && !wr->bind_mw.mw)
 		return EINVAL;
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
@@ -70,12 +95,30 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 	w->started = false;
 	w->done = false;
 	w->status = URNIC_WC_SUCCESS;
-	switch (wr->opcode) {
+	w->remote_len = 0;
+	switch ((uint32_t)wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_WRITE:
+	case URNIC_IBV_WR_FLUSH:
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_SEND_WITH_INV:
+		w->remote_addr = 0;
+		w->rkey = wr->invalidate_rkey;
+		break;
+	case IBV_WR_BIND_MW:
+		/* The window is named by its R_Key now; the new one takes the consumer key
+		 * of bind_mw.rkey (IBTA 10.6.7.3). */
+		w->mw_rkey = wr->bind_mw.mw->rkey;
+		w->rkey = wr->bind_mw.rkey;
+		w->mr_lkey = wr->bind_mw.bind_info.mr ? wr->bind_mw.bind_info.mr->lkey : 0;
+		w->remote_addr = wr->bind_mw.bind_info.addr;
+		w->remote_len = wr->bind_mw.bind_info.length;
+		w->mw_access = wr->bind_mw.bind_info.mw_access_flags;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -89,12 +132,17 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 		w->rkey = 0;
 		break;
 	}
-	/* Inline applies to SEND and WRITE only (ibv_post_send(3)). */
-	if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
-	    wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP && wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	/* Inline applies to SEND and WRITE only (ibv_post_send(3)), and to the 8 bytes of
+	 * an ATOMIC_WRITE, which always fit in the WQE (ibv_wr_atomic_write copies them). */
+	if (!carries_data((uint32_t)wr->opcode)) {
+		w->flags &= ~(uint32_t)IBV_SEND_INLINE;
+		w->num_sge = 0;
+	} else if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
+		   wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+		   wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		uint32_t off = 0;
 
-		if (total > qp->sq.max_inline)
+		if (total > qp->sq.max_inline && wr->opcode != IBV_WR_ATOMIC_WRITE)
 			return EINVAL;
 		for (int i = 0; i < wr->num_sge; i++) {
 			memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
@@ -132,6 +180,11 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	for (; wr; wr = wr->next) {
 		if (prod - cons >= sq->max_wr) {
 			ret = ENOMEM;
+			break;
+		}
+		/* FLUSH has no ibv_send_wr fields: ibv_wr_flush only. */
+		if ((uint32_t)wr->opcode == URNIC_IBV_WR_FLUSH) {
+			ret = EINVAL;
 			break;
 		}
 		ret = urnic_fill_send_wqe(qp, urnic_wq_slot(sq, prod), wr);

@@ -159,7 +159,9 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
+			     IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV |
+			     IBV_QP_EX_WITH_ATOMIC_WRITE | URNIC_IBV_QP_EX_WITH_FLUSH;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp *qp;
 

@@ -46,6 +46,31 @@ struct urnic_vmr {
 	struct urnic_vpd *vpd;
 };
 
+struct urnic_vmw {
+	struct ibv_mw ibmw;
+	struct urnic_mr *mw; /* its slot in the key table (mem/mw.h) */
+	struct urnic_vpd *vpd;
+	struct urnic_dev *dev;
+};
+
+/* rdma-core 45+ (IBTA 1.5 FLUSH), absent from Debian's rdma-core 44 headers: the values
+ * applications built against newer headers pass. */
+#define URNIC_IBV_ACCESS_FLUSH_GLOBAL (1 << 8)
+#define URNIC_IBV_ACCESS_FLUSH_PERSISTENT (1 << 9)
+#define URNIC_IBV_WR_FLUSH 14
+#define URNIC_IBV_QP_EX_WITH_FLUSH (1 << 11)
+#define URNIC_IBV_DEVICE_FLUSH_GLOBAL (1ULL << 38)      /* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
+#define URNIC_IBV_DEVICE_FLUSH_PERSISTENT (1ULL << 39)  /* IB_UVERBS_DEVICE_FLUSH_PERSISTENT */
+#define URNIC_IBV_DEVICE_ATOMIC_WRITE (1ULL << 40)      /* IB_UVERBS_DEVICE_ATOMIC_WRITE */
+
+/* struct ibv_qp_ex as rdma-core 45+ lays it out: wr_flush right after wr_atomic_write,
+ * the last member of Debian's (rdma-core 44) struct. */
+struct urnic_qp_ex {
+	struct ibv_qp_ex ex;
+	void (*wr_flush)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,
+			 uint8_t type, uint8_t level);
+};
+
 struct urnic_vchannel {
 	struct ibv_comp_channel ibch;
 	int write_fd;
@@ -82,6 +107,7 @@ struct urnic_vqp {
 	union {
 		struct ibv_qp ibqp;
 		struct ibv_qp_ex ibqp_ex; /* ibv_create_qp_ex: starts with ibv_qp */
+		struct urnic_qp_ex ibqp_ex_flush;
 	};
 	bool has_qp_ex;
 	/* The ibv_wr_* batch between wr_start and wr_complete: each WR is built as an
@@ -90,6 +116,9 @@ struct urnic_vqp {
 	int wr_error;
 	bool wr_have_pending;
 	struct ibv_send_wr wr_pending;
+	uint64_t wr_flush_len; /* what ibv_send_wr has no room for: the FLUSH range, */
+	uint8_t wr_flush_type; /* placement type */
+	uint8_t wr_flush_level; /* and selectivity */
 	struct ibv_sge wr_sge[URNIC_MAX_SGE];
 	uint8_t wr_inline[URNIC_MAX_INLINE];
 	struct urnic_qp qp;
@@ -161,6 +190,12 @@ int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 
 /* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */
 int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+/* Memory windows (memory.c): the context ops behind ibv_alloc_mw, ibv_bind_mw,
+ * ibv_dealloc_mw. */
+struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+int urnic_dealloc_mw(struct ibv_mw *mw);
+
 
 /* Fills the work request ops; shared by ibv_post_send and the ibv_wr_* API. */
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,

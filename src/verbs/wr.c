@@ -8,11 +8,17 @@
  * once, as the man page requires) and written to the ring by the same code as
  * ibv_post_send when the next WR starts or at complete. An error in any WR makes
  * ibv_wr_complete fail and post nothing of the batch (ibv_wr_abort does the same).
+ * Besides the builders of Debian's rdma-core 44 (memory window bind, local and remote
+ * invalidate, ATOMIC_WRITE), wr_flush is installed where rdma-core 45+ has it, right
+ * after wr_atomic_write, for programs built against newer headers.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "verbs/verbs.h"
+
+_Static_assert(offsetof(struct urnic_qp_ex, wr_flush) == sizeof(struct ibv_qp_ex),
+	       "wr_flush follows wr_atomic_write");
 
 static struct urnic_vqp *to_vqp_ex(struct ibv_qp_ex *qpx)
 {
@@ -24,6 +30,7 @@ static void commit_pending(struct urnic_vqp *v)
 {
 	struct urnic_wq *sq = &v->qp.sq;
 	uint32_t cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
+	struct urnic_send_wqe *w;
 	int ret;
 
 	if (!v->wr_have_pending)
@@ -35,10 +42,16 @@ static void commit_pending(struct urnic_vqp *v)
 		v->wr_error = ENOMEM;
 		return;
 	}
-	ret = urnic_fill_send_wqe(&v->qp, urnic_wq_slot(sq, v->wr_prod), &v->wr_pending);
+	w = urnic_wq_slot(sq, v->wr_prod);
+	ret = urnic_fill_send_wqe(&v->qp, w, &v->wr_pending);
 	if (ret) {
 		v->wr_error = ret;
 		return;
+	}
+	if ((uint32_t)v->wr_pending.opcode == URNIC_IBV_WR_FLUSH) {
+		w->remote_len = v->wr_flush_len;
+		w->flush_type = v->wr_flush_type;
+		w->flush_level = v->wr_flush_level;
 	}
 	v->wr_prod++;
 }
@@ -111,6 +124,61 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t a
 	wr->wr.atomic.rkey = rkey;
 	wr->wr.atomic.remote_addr = addr;
 	wr->wr.atomic.compare_add = add;
+}
+
+/* ibv_wr_bind_mw(3): a type 2 window, bound to info's range of info->mr with rkey's
+ * consumer key; the application updates mw->rkey once it completes. */
+static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	struct ibv_send_wr *wr = begin(qpx, IBV_WR_BIND_MW);
+
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *info;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	begin(qpx, IBV_WR_LOCAL_INV)->invalidate_rkey = invalidate_rkey;
+}
+
+static void wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	begin(qpx, IBV_WR_SEND_WITH_INV)->invalidate_rkey = invalidate_rkey;
+}
+
+/* ibv_wr_atomic_write(3): the 8 bytes at atomic_wr are copied now. */
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+			    const void *atomic_wr)
+{
+	struct urnic_vqp *v = to_vqp_ex(qpx);
+	struct ibv_send_wr *wr = begin(qpx, IBV_WR_ATOMIC_WRITE);
+
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	memcpy(v->wr_inline, atomic_wr, 8);
+	v->wr_sge[0] = (struct ibv_sge){ .addr = (uintptr_t)v->wr_inline, .length = 8 };
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_INLINE;
+}
+
+/* rdma-core 45+ ibv_wr_flush(3): type is a set of placement types (global visibility,
+ * persistence), level the selectivity (a range, or the whole region). */
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, size_t len,
+		     uint8_t type, uint8_t level)
+{
+	struct urnic_vqp *v = to_vqp_ex(qpx);
+	struct ibv_send_wr *wr = begin(qpx, (enum ibv_wr_opcode)URNIC_IBV_WR_FLUSH);
+
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	v->wr_flush_len = len;
+	v->wr_flush_type = type;
+	v->wr_flush_level = level;
+	if (!type || (type & ~(unsigned)URNIC_FLUSH_TYPE_MASK) || level > URNIC_FLUSH_LEVEL_MR ||
+	    len > (1u << 31))
+		v->wr_error = EINVAL;
 }
 
 /* UD: the destination of the WR being built (ibv_wr_set_ud_addr(3)). */
@@ -217,6 +285,11 @@ void urnic_wr_ops_init(struct urnic_vqp *v)
 	x->wr_rdma_read = wr_rdma_read;
 	x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_send_inv = wr_send_inv;
+	x->wr_atomic_write = wr_atomic_write;
+	v->ibqp_ex_flush.wr_flush = wr_flush;
 	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;

@@ -714,6 +714,12 @@ int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr)
 	w->ud_dst = wr->ud_dst;
 	w->ud_remote_qpn = wr->remote_qpn;
 	w->ud_remote_qkey = wr->remote_qkey;
+	w->mw_rkey = wr->mw_rkey;
+	w->mr_lkey = wr->mr_lkey;
+	w->mw_access = wr->mw_access;
+	w->remote_len = wr->remote_len;
+	w->flush_type = wr->flush_type;
+	w->flush_level = wr->flush_level;
 	if ((wr->flags & URNIC_SEND_INLINE) && wr->opcode != URNIC_WR_RDMA_READ &&
 	    wr->opcode != URNIC_WR_ATOMIC_CMP_AND_SWP &&
 	    wr->opcode != URNIC_WR_ATOMIC_FETCH_AND_ADD) {

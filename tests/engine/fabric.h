@@ -270,6 +270,15 @@ struct fab_send_wr {
 	uint32_t rkey;
 	uint64_t compare_add;
 	uint64_t swap;
+	/* BIND_MW: the window by its current R_Key (rkey is the new one), the region, the
+	 * range (remote_addr, remote_len) and rights. FLUSH: the range length, placement
+	 * type and selectivity level. */
+	uint32_t mw_rkey;
+	uint32_t mr_lkey;
+	uint32_t mw_access;
+	uint64_t remote_len;
+	uint8_t flush_type;
+	uint8_t flush_level;
 	uint32_t num_sge;
 	struct urnic_sge sge[URNIC_MAX_SGE];
 	/* UD: destination, its QP, the Q_Key for the DETH. */

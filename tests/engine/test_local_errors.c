@@ -205,13 +205,14 @@ static void test_malformed_atomic_is_loc_qp_op_err(void)
 	env_close(&v);
 }
 
-/* Opcodes the RC requester does not carry out complete LOC_QP_OP_ERR. */
+/* Opcodes the RC requester does not carry out (here IBV_WR_TSO, 10, a raw packet QP's)
+ * complete LOC_QP_OP_ERR. (A bind of no window is MW_BIND_ERR: test_mw.c.) */
 static void test_unsupported_opcode_is_loc_qp_op_err(void)
 {
 	struct env v;
 
 	env_open(&v, 9);
-	expect_local(&v, &(struct fab_send_wr){ .wr_id = 9, .opcode = URNIC_WR_BIND_MW },
+	expect_local(&v, &(struct fab_send_wr){ .wr_id = 9, .opcode = 10 },
 		     URNIC_WC_LOC_QP_OP_ERR);
 	env_close(&v);
 }

@@ -11,6 +11,8 @@
  * retry_cnt (9.7.6.1.3: seven means seven retries, unlike rxe's "infinite"); RNR NAK
  * waits the encoded time and retries, counted by rnr_retry (7 = infinite, 9.7.5.2.8);
  * other NAKs complete the WQE in error and move the QP to error (9.7.5.2.5, table 44).
+ * ATOMIC_WRITE and FLUSH complete on their zero-length READ response ONLY (IBTA A19.4,
+ * rxe_comp.c); local operations complete when everything posted before them has.
  */
 #include <string.h>
 
@@ -86,13 +88,30 @@ static bool wqe_outstanding(struct urnic_qp *qp, struct urnic_send_wqe **out)
 	return (*out)->started;
 }
 
-/* Completes SEND/WRITE WQEs whose last PSN is before psn (inclusive when acked). */
+void rc_complete_local_ops(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_send_wqe *w;
+
+	while (qp->state == URNIC_QPS_RTS && wqe_outstanding(qp, &w) &&
+	       roce_is_local_op(w->opcode) && w->done)
+		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+}
+
+/* Completes SEND/WRITE WQEs whose last PSN is before psn (inclusive when acked), and the
+ * local operations between them. */
 static void complete_upto(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, bool inclusive)
 {
 	struct urnic_send_wqe *w;
 
 	while (qp->state == URNIC_QPS_RTS && wqe_outstanding(qp, &w)) {
 		int32_t d = urnic_psn_diff(psn, w->last_psn);
+
+		if (roce_is_local_op(w->opcode)) {
+			if (!w->done)
+				break;
+			roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+			continue;
+		}
 
 		if (d < 0 || (d == 0 && !inclusive))
 			break;
@@ -195,7 +214,8 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 	complete_upto(e, qp, pkt->bth.psn, false);
 	if (qp->state != URNIC_QPS_RTS || !wqe_outstanding(qp, &w))
 		return;
-	if (w->opcode != URNIC_WR_RDMA_READ || pkt->bth.psn != qp->comp.psn) {
+	if ((w->opcode != URNIC_WR_RDMA_READ && !rc_wqe_zero_read_response(w)) ||
+	    pkt->bth.psn != qp->comp.psn) {
 		/* Out of order (a response was lost) or stale: go-back-N retries, once
 		 * per gap. The rest of the burst shows the same gap again and would
 		 * restart the responder's replay each time: it waits for the retry to
@@ -205,6 +225,19 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 			qp->comp.read_retry_started = true;
 			qp->req.need_retry = true;
 		}
+		return;
+	}
+	if (rc_wqe_zero_read_response(w)) {
+		/* IBTA A19.4: the response to ATOMIC_WRITE or FLUSH is one READ response
+		 * ONLY without payload (rxe send_read_response_ack()). */
+		if ((flags & URNIC_OPF_ONLY) != URNIC_OPF_ONLY || pkt->payload_bytes) {
+			rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
+			return;
+		}
+		qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
+		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		rc_complete_local_ops(e, qp);
+		progressed(e, qp);
 		return;
 	}
 	off = qp->comp.read_off_bytes;
@@ -227,8 +260,10 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 	}
 	qp->comp.read_off_bytes += pkt->payload_bytes;
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
-	if (flags & URNIC_OPF_LAST)
+	if (flags & URNIC_OPF_LAST) {
 		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		rc_complete_local_ops(e, qp);
+	}
 	progressed(e, qp);
 }
 
@@ -240,7 +275,8 @@ static void on_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const str
 	complete_upto(e, qp, pkt->bth.psn, false);
 	if (qp->state != URNIC_QPS_RTS || !wqe_outstanding(qp, &w))
 		return;
-	if (!rc_wqe_is_read_atomic(w) || w->opcode == URNIC_WR_RDMA_READ ||
+	if ((w->opcode != URNIC_WR_ATOMIC_CMP_AND_SWP &&
+	     w->opcode != URNIC_WR_ATOMIC_FETCH_AND_ADD) ||
 	    pkt->bth.psn != w->first_psn) {
 		urnic_count(e, URNIC_CTR_drop_stale_response);
 		return;
@@ -253,6 +289,7 @@ static void on_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const str
 	}
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
 	roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	rc_complete_local_ops(e, qp);
 	progressed(e, qp);
 }
 

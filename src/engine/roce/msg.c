@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/roce/rc.h"
+#include "mem/mw.h"
 #include "mem/sge.h"
 #include "wire/psn.h"
 
@@ -34,10 +35,15 @@ bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
 	case URNIC_WR_RDMA_WRITE:
 	case URNIC_WR_RDMA_WRITE_WITH_IMM:
 		return t == URNIC_QPT_RC || t == URNIC_QPT_UC;
-	case URNIC_WR_SEND_WITH_INV:
+	case URNIC_WR_BIND_MW: /* rxe: RC and UC */
+		return t == URNIC_QPT_RC || t == URNIC_QPT_UC;
+	case URNIC_WR_SEND_WITH_INV: /* IBTA 9.2.1: the IETH opcodes are RC ones */
+	case URNIC_WR_LOCAL_INV:     /* rxe: RC only */
 	case URNIC_WR_RDMA_READ:
 	case URNIC_WR_ATOMIC_CMP_AND_SWP:
 	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
+	case URNIC_WR_ATOMIC_WRITE:
+	case URNIC_WR_FLUSH:
 		return t == URNIC_QPT_RC;
 	default:
 		return false;
@@ -47,6 +53,10 @@ bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
 uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_send_wqe *w)
 {
+	bool writes_local = w->opcode == URNIC_WR_RDMA_READ ||
+			    w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
+			    w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD;
+
 	if (!roce_wr_allowed(qp->type, w->opcode))
 		return URNIC_WC_LOC_QP_OP_ERR;
 	/* IBTA 9.4.5: atomics operate on 8 bytes at an 8-byte aligned address. */
@@ -54,11 +64,21 @@ uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 	     w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD) &&
 	    (w->length < 8 || (w->remote_addr & 7)))
 		return URNIC_WC_LOC_QP_OP_ERR;
+	/* IBTA A19.4.2: ATOMIC_WRITE carries exactly 8 bytes. Its alignment is the
+	 * responder's to check (rxe NAKs a misaligned one, it does not refuse it here). */
+	if (w->opcode == URNIC_WR_ATOMIC_WRITE && w->length != 8)
+		return URNIC_WC_LOC_LEN_ERR;
+	/* IBTA A19.4.1: a FLUSH names a placement type (global visibility, persistence)
+	 * and a selectivity level (a range, or the whole region); it carries no data. */
+	if (w->opcode == URNIC_WR_FLUSH &&
+	    (w->flush_type == 0 || (w->flush_type & ~(uint32_t)URNIC_FLUSH_TYPE_MASK) ||
+	     w->flush_level > URNIC_FLUSH_LEVEL_MR || w->length || w->remote_len > (1u << 31)))
+		return URNIC_WC_LOC_QP_OP_ERR;
 	if (w->length > (1u << 31))
 		return URNIC_WC_LOC_LEN_ERR;
 	if (!(w->flags & URNIC_SEND_INLINE)) {
 		/* Reads from memory need no right; READ and atomic results are written. */
-		uint32_t need = rc_wqe_is_read_atomic(w) ? URNIC_ACCESS_LOCAL_WRITE : 0;
+		uint32_t need = writes_local ? URNIC_ACCESS_LOCAL_WRITE : 0;
 		struct urnic_frag f[URNIC_MAX_SGE];
 
 		if (urnic_sge_gather(&e->mrs, qp->pd, w->sge, w->num_sge, 0, w->length, need, f,
@@ -80,9 +100,40 @@ uint8_t roce_wc_opcode(uint32_t wr_opcode)
 		return URNIC_WC_COMP_SWAP;
 	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
 		return URNIC_WC_FETCH_ADD;
+	case URNIC_WR_BIND_MW:
+		return URNIC_WC_BIND_MW;
+	case URNIC_WR_LOCAL_INV:
+		return URNIC_WC_LOCAL_INV;
+	case URNIC_WR_ATOMIC_WRITE:
+		return URNIC_WC_ATOMIC_WRITE;
+	case URNIC_WR_FLUSH:
+		return URNIC_WC_FLUSH;
 	default:
 		return URNIC_WC_SEND;
 	}
+}
+
+uint8_t roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
+{
+	if (w->opcode == URNIC_WR_BIND_MW) {
+		struct urnic_mw_bind b = {
+			.mw_rkey = w->mw_rkey,
+			.new_rkey = w->rkey,
+			.mr_lkey = w->mr_lkey,
+			.addr = w->remote_addr,
+			.length = w->remote_len,
+			.access = w->mw_access,
+		};
+
+		/* IBTA 10.6.7.3 / rxe_bind_mw(): a failed bind completes with MW_BIND_ERR. */
+		return urnic_mw_bind(&e->mrs, qp->pd, qp->qpn, &b) == URNIC_MW_BIND_OK
+			       ? URNIC_WC_SUCCESS
+			       : URNIC_WC_MW_BIND_ERR;
+	}
+	/* LOCAL_INV (IBTA 10.6.7.2.4): rxe completes a failed one with LOC_QP_OP_ERR. */
+	return urnic_mw_invalidate(&e->mrs, qp->pd, qp->qpn, w->rkey) == URNIC_MR_OK
+		       ? URNIC_WC_SUCCESS
+		       : URNIC_WC_LOC_QP_OP_ERR;
 }
 
 struct urnic_txpkt *roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
@@ -280,7 +331,12 @@ bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send
 			w->status = URNIC_WC_SUCCESS;
 		}
 		did = true;
-		if (!send(e, qp, w, &err)) {
+		if (roce_is_local_op(w->opcode)) {
+			/* A bind on UC: done here, completed in order with the sends. */
+			err = roce_local_op(e, qp, w);
+			if (err != URNIC_WC_SUCCESS)
+				goto fail;
+		} else if (!send(e, qp, w, &err)) {
 			if (err == URNIC_WC_SUCCESS)
 				continue;
 			goto fail;
@@ -455,8 +511,18 @@ int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 		return ret;
 	}
 	r->in_send = !(flags & URNIC_OPF_LAST);
-	if (flags & URNIC_OPF_LAST)
-		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
+	if (!(flags & URNIC_OPF_LAST))
+		return 0;
+	/* IBTA 9.4.1.2 / o10-37.2.x: a SEND with Invalidate invalidates the R_Key its IETH
+	 * names before the receive completes (rxe execute()); if the key is not a type 2B
+	 * window bound through this QP, the WQE completes in error (class J). */
+	if ((flags & URNIC_OPF_IETH) &&
+	    urnic_mw_invalidate(&e->mrs, qp->pd, qp->qpn, pkt->ieth_rkey) != URNIC_MR_OK) {
+		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
+				   URNIC_WC_REM_INV_REQ_ERR);
+		return -EKEYREJECTED;
+	}
+	roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
 	return 0;
 }
 
@@ -489,8 +555,9 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 	/* IBTA 9.7.5.1.7: R_Key, bounds and rights for the whole WRITE. A zero-length
 	 * WRITE checks no R_Key, like a zero-length READ (C9-88). */
 	if (pkt->reth.len &&
-	    urnic_mr_resolve(&e->mrs, qp->pd, pkt->reth.rkey, pkt->reth.va, pkt->reth.len,
-			     URNIC_ACCESS_REMOTE_WRITE, &host) != URNIC_MR_OK)
+	    urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
+				    pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE,
+				    &host) != URNIC_MR_OK)
 		return ROCE_WRITE_BAD_ACCESS;
 	r->write_host = host;
 	r->write_resid = pkt->reth.len;

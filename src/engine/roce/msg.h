@@ -32,6 +32,33 @@ uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 /* The work completion opcode of a send WQE's opcode. */
 uint8_t roce_wc_opcode(uint32_t wr_opcode);
 
+/* FETH (IBTA A19.4.1, rxe_hdr.h): placement type in bits 3..0, selectivity level in
+ * bits 5..4, the rest reserved. */
+enum {
+	ROCE_FETH_PLT_MASK = 0xf,
+	ROCE_FETH_SEL_SHIFT = 4,
+	ROCE_FETH_SEL_MASK = 0x3,
+	ROCE_FETH_RESERVED = ~0x3fu,
+};
+
+static inline uint32_t roce_feth(uint8_t type, uint8_t level)
+{
+	return (uint32_t)(type & ROCE_FETH_PLT_MASK) |
+	       (uint32_t)(level & ROCE_FETH_SEL_MASK) << ROCE_FETH_SEL_SHIFT;
+}
+
+/* Work requests that send nothing: memory window binds and local invalidation. */
+static inline bool roce_is_local_op(uint32_t wr_opcode)
+{
+	return wr_opcode == URNIC_WR_BIND_MW || wr_opcode == URNIC_WR_LOCAL_INV;
+}
+
+/* Executes a local operation when the requester reaches it (rxe_do_local_ops): binds a
+ * window (mw.h) or invalidates one. Returns the completion status: success,
+ * IBV_WC_MW_BIND_ERR for a failed bind, IBV_WC_LOC_QP_OP_ERR for a failed invalidation
+ * (as rxe). */
+uint8_t roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w);
+
 /* Encodes h's headers (P_Key, pad and, for the connected emitters, the peer's QPN
  * filled in) into a new tx packet and returns it; payload and commit are the
  * caller's. roce_emit sends to the connected peer, roce_emit_to anywhere (UD). */
@@ -107,7 +134,10 @@ void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* A SEND packet into the held WQE; completes it on the LAST packet. Returns 0, or
  * -EMSGSIZE (the message is longer than the buffer) or -EFAULT (an SGE does not
- * resolve) with the message ended and the WQE not completed: the caller decides. */
+ * resolve) with the message ended and the WQE not completed: the caller decides. A SEND
+ * with Invalidate invalidates the IETH's R_Key before the WQE completes; if it cannot
+ * (IBTA 9.9.3.1 class J, rxe RESPST_ERR_INVALIDATE_RKEY) the WQE completes with
+ * REM_INV_REQ_ERR and the answer is -EKEYREJECTED: the QP must go to error. */
 int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 		   uint32_t flags);
 

@@ -16,10 +16,21 @@ static inline struct urnic_send_wqe *rc_swqe(struct urnic_qp *qp, uint32_t idx)
 	return urnic_wq_slot(&qp->sq, idx);
 }
 
+/* Requests that take a responder resource and are answered by a response of their own
+ * (READ response, atomic ACK; for ATOMIC_WRITE and FLUSH a zero-length READ response,
+ * IBTA A19.4): they count against max_rd_atomic, and an ACK beyond one whose response
+ * has not come means the response was lost. */
 static inline bool rc_wqe_is_read_atomic(const struct urnic_send_wqe *w)
 {
 	return w->opcode == URNIC_WR_RDMA_READ || w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
-	       w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD;
+	       w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD || w->opcode == URNIC_WR_ATOMIC_WRITE ||
+	       w->opcode == URNIC_WR_FLUSH;
+}
+
+/* ATOMIC_WRITE and FLUSH: acknowledged by a READ response ONLY without payload. */
+static inline bool rc_wqe_zero_read_response(const struct urnic_send_wqe *w)
+{
+	return w->opcode == URNIC_WR_ATOMIC_WRITE || w->opcode == URNIC_WR_FLUSH;
 }
 
 /* Packets a WQE occupies in PSN space (IBTA 9.7.1: a READ reserves one PSN per
@@ -41,5 +52,10 @@ void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
 
 /* Arms (or re-arms) the retransmission timer. */
 void rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* Completes the local operations (BIND_MW, LOCAL_INV) at the head of the send queue:
+ * they are done when the requester reaches them and complete in post order once
+ * everything before them has (IBTA 10.8.3: completions in order). */
+void rc_complete_local_ops(struct urnic_engine *e, struct urnic_qp *qp);
 
 #endif

@@ -8,7 +8,10 @@
  * URNIC_MAX_UNACKED_PSNS outstanding PSNs, max_rd_atomic outstanding READ/atomic
  * requests (max_rd_atomic), the fence (10.8.3.3), and go-back-N from the oldest unacknowledged
  * PSN when the completer asks for a retry (9.7.4.1.5). A READ retried after part of its
- * data arrived asks only for the rest, as rxe does. Segmentation, the local checks and
+ * data arrived asks only for the rest, as rxe does. ATOMIC_WRITE and FLUSH (IBTA 1.5,
+ * Annex A19) are single-packet requests that take a responder resource like a READ.
+ * Local operations (BIND_MW, LOCAL_INV) are executed when the requester reaches them,
+ * once, and complete in post order (rxe_do_local_ops). Segmentation, the local checks and
  * packet building are shared with UC (msg.h).
  */
 #include "engine/roce/rc.h"
@@ -55,6 +58,33 @@ static void send_atomic(struct urnic_engine *e, struct urnic_qp *qp, struct urni
 	h.atmeth.swap_add = w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add;
 	h.atmeth.compare = w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ? w->compare_add : 0;
 	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
+	qp->req.psn = urnic_psn_add(qp->req.psn, 1);
+	qp->req.noack_pkts = 0;
+}
+
+/* ATOMIC_WRITE (A19.4.2: RETH, 8 bytes of payload) or FLUSH (A19.4.1: FETH, RETH with the
+ * range, no payload). On a local protection error sets *err and sends nothing. */
+static void send_a19(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
+		     int *err)
+{
+	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
+	bool flush = w->opcode == URNIC_WR_FLUSH;
+	uint32_t n = flush ? 0 : w->length;
+
+	h.bth.opcode = flush ? URNIC_OP_RC_FLUSH : URNIC_OP_RC_ATOMIC_WRITE;
+	h.bth.psn = qp->req.psn;
+	h.bth.ackreq = true;
+	h.reth = (struct urnic_reth){ w->remote_addr, w->rkey,
+				      flush ? (uint32_t)w->remote_len : w->length };
+	if (flush)
+		h.feth = roce_feth(w->flush_type, w->flush_level);
+	p = roce_emit(e, qp, &h, n);
+	if (roce_gather(e, qp, w, 0, n, p) < 0) {
+		*err = URNIC_WC_LOC_PROT_ERR;
+		return; /* not committed: the slot is reused by the next packet */
+	}
+	urnic_tx_commit(e, p);
 	qp->req.psn = urnic_psn_add(qp->req.psn, 1);
 	qp->req.noack_pkts = 0;
 }
@@ -109,6 +139,29 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 		if (urnic_psn_diff(r->psn, qp->comp.psn) >= URNIC_MAX_UNACKED_PSNS)
 			break;
 		w = rc_swqe(qp, r->idx);
+		if (roce_is_local_op(w->opcode)) {
+			/* Executed once: a go-back-N walks past it (rxe_do_local_ops). */
+			if (!w->started) {
+				if ((w->flags & URNIC_SEND_FENCE) && r->rd_atomic)
+					break;
+				w->started = true;
+				w->first_psn = w->last_psn = r->psn;
+				err = roce_validate_swqe(e, qp, w);
+				if (err == URNIC_WC_SUCCESS)
+					err = roce_local_op(e, qp, w);
+				if (err != URNIC_WC_SUCCESS) {
+					roce_fail_swqe(e, qp, w, (uint8_t)err);
+					return true;
+				}
+				w->done = true;
+				w->status = URNIC_WC_SUCCESS;
+			}
+			r->idx++;
+			r->off_bytes = 0;
+			rc_complete_local_ops(e, qp);
+			did = true;
+			continue;
+		}
 		if (!w->started) {
 			/* IBTA 10.8.3.3: a fenced WR waits for outstanding READ/atomics. */
 			if ((w->flags & URNIC_SEND_FENCE) && r->rd_atomic)
@@ -126,11 +179,14 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 		if (err == URNIC_WC_SUCCESS && rc_wqe_is_read_atomic(w)) {
 			if (r->rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 				break;
-			r->rd_atomic++;
 			if (w->opcode == URNIC_WR_RDMA_READ)
 				send_read_request(e, qp, w);
+			else if (rc_wqe_zero_read_response(w))
+				send_a19(e, qp, w, &err);
 			else
 				send_atomic(e, qp, w);
+			if (err == URNIC_WC_SUCCESS)
+				r->rd_atomic++;
 			done = true;
 		} else if (err == URNIC_WC_SUCCESS) {
 			done = roce_send_data_packet(e, qp, w, &err);

@@ -18,6 +18,12 @@
  * atomic ACK are still owed, a later ACK or sequence/RNR NAK waits behind them (the
  * requester would take it as an implicit NAK of the READ/atomic), and a pending ACK
  * that a newer READ/atomic response will imply is dropped.
+ * R_Keys name regions or memory windows (mem/mw.h); a SEND with Invalidate revokes a
+ * window. ATOMIC_WRITE and FLUSH (IBTA 1.5, Annex A19, as rxe 6.2+): ATOMIC_WRITE stores
+ * its 8 bytes at an aligned address in one store; FLUSH makes earlier writes visible
+ * (placement type global; persistence is not offered, see docs/differences-from-rxe.md);
+ * each takes a responder resource and is answered by a READ response ONLY without
+ * payload; a duplicate is answered again without executing (oA19-14, oA19-15).
  */
 #include <errno.h>
 #include <string.h>
@@ -124,17 +130,43 @@ static struct urnic_res *res_find(struct urnic_qp *qp, uint32_t psn)
 	return NULL;
 }
 
+/* The one-packet response of an executed atomic (ATOMIC ACKNOWLEDGE with the original
+ * value), ATOMIC_WRITE or FLUSH (READ response ONLY of length zero, IBTA A19.4 and rxe
+ * send_read_response_ack()). */
 static void send_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_res *res)
 {
 	struct urnic_pkt h = { 0 };
 
-	h.bth.opcode = URNIC_OP_RC_ATOMIC_ACKNOWLEDGE;
+	h.bth.opcode = res->type == URNIC_RES_ATOMIC ? URNIC_OP_RC_ATOMIC_ACKNOWLEDGE
+						     : URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY;
 	h.bth.psn = res->first_psn;
 	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
 	h.aeth.msn = res->msn & URNIC_PSN_MASK;
 	h.atmack_orig = res->orig;
 	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
 	urnic_count(e, URNIC_CTR_ack_sent);
+}
+
+/* The response of a single-packet resource, now or behind the READ responses still
+ * owed (IBTA 9.7.5.1.1: responses leave in PSN order). */
+static void answer_res(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res)
+{
+	if (qp->resp.replying) {
+		if (!res->replying)
+			qp->resp.replying++;
+		res->replying = true;
+	} else {
+		send_atomic_ack(e, qp, res);
+	}
+}
+
+static uint8_t res_type_of(uint32_t flags)
+{
+	if (flags & URNIC_OPF_ATOMIC_WRITE)
+		return URNIC_RES_ATOMIC_WRITE;
+	if (flags & URNIC_OPF_FLUSH)
+		return URNIC_RES_FLUSH;
+	return URNIC_RES_ATOMIC;
 }
 
 static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
@@ -173,15 +205,12 @@ static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		res->first_psn_replay = pkt->bth.psn != res->first_psn;
 		return;
 	}
-	if (res->type != URNIC_RES_ATOMIC || res->first_psn != pkt->bth.psn) {
+	/* Atomics, ATOMIC_WRITE, FLUSH: the saved response, not a second execution
+	 * (IBTA 9.4.5, oA19-14/15). */
+	if (res->type != res_type_of(flags) || res->first_psn != pkt->bth.psn)
 		urnic_count(e, URNIC_CTR_drop_dup_no_resource);
-	} else if (qp->resp.replying) {
-		if (!res->replying)
-			qp->resp.replying++;
-		res->replying = true; /* after the READ responses still owed */
-	} else {
-		send_atomic_ack(e, qp, res);
-	}
+	else
+		answer_res(e, qp, res);
 }
 
 static void execute_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
@@ -207,12 +236,99 @@ static void execute_atomic(struct urnic_engine *e, struct urnic_qp *qp, const st
 	res->first_psn = res->last_psn = pkt->bth.psn;
 	res->orig = orig;
 	res->msn = qp->resp.msn;
-	if (qp->resp.replying) {
-		res->replying = true; /* after the READ responses still owed */
-		qp->resp.replying++;
+	answer_res(e, qp, res);
+}
+
+/* ATOMIC_WRITE (A19.4.2; rxe_mr_do_atomic_write): the payload's 8 bytes, as they came,
+ * in one store that is ordered after everything placed before it. FLUSH (A19.4.1):
+ * everything placed before it becomes visible before the response leaves; user memory
+ * has no placement further than that (global visibility). */
+static void execute_a19(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			uint8_t *host)
+{
+	struct urnic_res *res;
+
+	before_new_response(e, qp);
+	res = res_alloc(qp);
+	if (pkt->bth.opcode == URNIC_OP_RC_ATOMIC_WRITE) {
+		uint64_t v;
+
+		memcpy(&v, pkt->payload, sizeof(v));
+		__atomic_store_n((uint64_t *)(void *)host, v, __ATOMIC_RELEASE);
+		res->type = URNIC_RES_ATOMIC_WRITE;
 	} else {
-		send_atomic_ack(e, qp, res);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		res->type = URNIC_RES_FLUSH;
 	}
+	qp->resp.msn++;
+	res->first_psn = res->last_psn = pkt->bth.psn;
+	res->msn = qp->resp.msn;
+	answer_res(e, qp, res);
+}
+
+/* Rights a FLUSH needs: its placement type's (rxe check_rkey / check_qp_attr_access). */
+static uint32_t flush_rights(uint32_t feth)
+{
+	uint32_t need = 0;
+
+	if (feth & URNIC_FLUSH_GLOBAL)
+		need |= URNIC_ACCESS_FLUSH_GLOBAL;
+	if (feth & URNIC_FLUSH_PERSISTENT)
+		need |= URNIC_ACCESS_FLUSH_PERSISTENT;
+	return need;
+}
+
+/* Checks of ATOMIC_WRITE and FLUSH after the common ones; executes and answers. */
+static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			uint32_t flags)
+{
+	uint32_t psn = pkt->bth.psn;
+	uint8_t *host = NULL;
+
+	if (flags & URNIC_OPF_FLUSH) {
+		uint32_t need = flush_rights(pkt->feth);
+		uint32_t level = pkt->feth >> ROCE_FETH_SEL_SHIFT & ROCE_FETH_SEL_MASK;
+
+		/* A19.4.1: a placement type, a defined selectivity level, reserved bits
+		 * zero, no payload; C9-94: a RETH length fits 2^31. */
+		if (!need || (pkt->feth & ROCE_FETH_RESERVED) ||
+		    (pkt->feth & ROCE_FETH_PLT_MASK & ~(uint32_t)URNIC_FLUSH_TYPE_MASK) ||
+		    level > URNIC_FLUSH_LEVEL_MR || pkt->payload_bytes ||
+		    pkt->reth.len > (1u << 31)) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+		/* The R_Key must grant the placement type; a region-wide flush names no
+		 * range to check (rxe skips it for IB_FLUSH_MR). */
+		if (level == URNIC_FLUSH_LEVEL_MR
+			    ? !urnic_mr_remote_region(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, need)
+			    : urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
+						      pkt->reth.va, pkt->reth.len, need,
+						      &host) != URNIC_MR_OK) {
+			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+			return;
+		}
+	} else {
+		/* A19.4.2: exactly 8 bytes, the RETH saying so. */
+		if (pkt->reth.len != 8 || pkt->payload_bytes != 8) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+		if (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
+					    pkt->reth.va, 8, URNIC_ACCESS_REMOTE_WRITE,
+					    &host) != URNIC_MR_OK) {
+			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+			return;
+		}
+		/* oA19-28 / rxe RESPST_ERR_MISALIGNED_ATOMIC: an aligned 8-byte target, in
+		 * the address space and in memory. */
+		if ((pkt->reth.va & 7) || ((uintptr_t)host & 7)) {
+			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+			return;
+		}
+	}
+	qp->resp.epsn = urnic_psn_add(psn, 1);
+	execute_a19(e, qp, pkt, host);
 }
 
 void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
@@ -242,28 +358,28 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	}
 	r->sent_psn_nak = false;
 
-	/* Opcodes urnic does not implement (FLUSH, ATOMIC_WRITE of IBTA 1.5; the device
-	 * does not advertise them): invalid request, as rxe answers a QP without the
-	 * matching rights (IBTA 9.7.5.1.4: an unsupported opcode is class C). */
-	if (flags & (URNIC_OPF_FLUSH | URNIC_OPF_ATOMIC_WRITE)) {
-		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
-		return;
-	}
 	/* 2. Opcode sequence (IBTA 9.7.5.1.4): a missing FIRST or LAST is invalid. */
 	if (!roce_op_sequence_ok(r, flags)) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
-	/* 3. The QP must grant the operation (its access flags; rxe check_op_valid). */
-	if (((flags & URNIC_OPF_WRITE) && !(qp->attr.access & URNIC_ACCESS_REMOTE_WRITE)) ||
+	/* 3. The QP must grant the operation (its access flags; rxe check_op_valid and
+	 * check_qp_attr_access: ATOMIC_WRITE needs remote write, FLUSH its placement
+	 * type's flush right). */
+	if (((flags & (URNIC_OPF_WRITE | URNIC_OPF_ATOMIC_WRITE)) &&
+	     !(qp->attr.access & URNIC_ACCESS_REMOTE_WRITE)) ||
 	    ((flags & URNIC_OPF_READ) && !(qp->attr.access & URNIC_ACCESS_REMOTE_READ)) ||
-	    ((flags & URNIC_OPF_ATOMIC) && !(qp->attr.access & URNIC_ACCESS_REMOTE_ATOMIC))) {
+	    ((flags & URNIC_OPF_ATOMIC) && !(qp->attr.access & URNIC_ACCESS_REMOTE_ATOMIC)) ||
+	    ((flags & URNIC_OPF_FLUSH) &&
+	     (qp->attr.access & flush_rights(pkt->feth)) != flush_rights(pkt->feth))) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
-	/* 4. Resources: READ/atomic need responder resources; receives need a WQE (from
-	 * the RQ or the SRQ: an empty SRQ is RNR too, IBTA 10.2.9). */
-	if ((flags & (URNIC_OPF_READ | URNIC_OPF_ATOMIC)) && qp->attr.max_dest_rd_atomic == 0) {
+	/* 4. Resources: READ/atomic/ATOMIC_WRITE/FLUSH need responder resources; receives
+	 * need a WQE (from the RQ or the SRQ: an empty SRQ is RNR too, IBTA 10.2.9). */
+	if ((flags & (URNIC_OPF_READ | URNIC_OPF_ATOMIC | URNIC_OPF_ATOMIC_WRITE |
+		      URNIC_OPF_FLUSH)) &&
+	    qp->attr.max_dest_rd_atomic == 0) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
@@ -297,6 +413,14 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	} else if (flags & URNIC_OPF_SEND) {
 		int ret = roce_recv_send(e, qp, pkt, flags);
 
+		if (ret == -EKEYREJECTED) {
+			/* Class J (rxe RESPST_ERR_INVALIDATE_RKEY): the data arrived and is
+			 * acknowledged; the receive completed in error and the QP goes to
+			 * error. */
+			rc_send_ack(e, qp, psn, URNIC_AETH_ACK_UNLIMITED);
+			urnic_qp_to_error(e, qp);
+			return;
+		}
 		if (ret) {
 			/* Local length or protection error at the responder: the WQE completes
 			 * in error and the requester gets NAK invalid request (rxe: class C). */
@@ -323,8 +447,9 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		}
 		/* C9-88: a zero-length READ checks no R_Key. */
 		if (pkt->reth.len) {
-			chk = urnic_mr_resolve(&e->mrs, qp->pd, pkt->reth.rkey, pkt->reth.va,
-					       pkt->reth.len, URNIC_ACCESS_REMOTE_READ, &host);
+			chk = urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
+						      pkt->reth.va, pkt->reth.len,
+						      URNIC_ACCESS_REMOTE_READ, &host);
 			if (chk != URNIC_MR_OK) {
 				class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 				return;
@@ -352,8 +477,8 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
 		}
-		chk = urnic_mr_resolve(&e->mrs, qp->pd, pkt->atmeth.rkey, pkt->atmeth.va, 8,
-				       URNIC_ACCESS_REMOTE_ATOMIC, &host);
+		chk = urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->atmeth.rkey,
+					      pkt->atmeth.va, 8, URNIC_ACCESS_REMOTE_ATOMIC, &host);
 		if (chk != URNIC_MR_OK) {
 			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 			return;
@@ -367,6 +492,9 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		}
 		r->epsn = urnic_psn_add(psn, 1);
 		execute_atomic(e, qp, pkt, host);
+		return;
+	} else if (flags & (URNIC_OPF_ATOMIC_WRITE | URNIC_OPF_FLUSH)) {
+		a19_request(e, qp, pkt, flags);
 		return;
 	}
 	r->epsn = urnic_psn_add(psn, 1);
@@ -400,8 +528,9 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		h.aeth.msn = res->msn & URNIC_PSN_MASK;
 		/* The region is looked up again for every packet: if it was deregistered
 		 * meanwhile the READ fails with a remote access error, as in rxe. */
-		if (n && urnic_mr_resolve(&e->mrs, qp->pd, res->rkey, res->va + res->sent_bytes, n,
-					  URNIC_ACCESS_REMOTE_READ, &host) != URNIC_MR_OK) {
+		if (n && urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, res->rkey,
+						 res->va + res->sent_bytes, n,
+						 URNIC_ACCESS_REMOTE_READ, &host) != URNIC_MR_OK) {
 			res->replying = false;
 			qp->resp.replying--;
 			class_c_error(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
