@@ -356,35 +356,53 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 	return did;
 }
 
-/* awaits (optional): set to urnic_engine_app_awaits() after the pass. */
-static bool engine_pass(struct urnic_dev *d, uint64_t *deadline, bool *awaits)
+/*
+ * Passes are combined, never waited for. A thread that must have a pass run (the
+ * engine thread, a doorbell) leaves a request, pass_wanted, before it tries the lock;
+ * whoever holds the lock runs another pass before it leaves if it finds one. So no
+ * thread sleeps on the device lock in the data path: an engine thread blocked behind a
+ * polling application cost a futex wake per 64 KiB message, ~20 % of the requester's
+ * CPU (docs/performance.md). An opportunistic caller (an application polling an empty
+ * CQ) only tries the lock. Returns false if this thread ran no pass (another one has the
+ * lock and, if `must`, will run the pass asked for). Each pass leaves its timer deadline
+ * and urnic_engine_app_awaits() in last_deadline / last_awaits.
+ */
+static bool pass_combined(struct urnic_dev *d, bool must, bool *did)
 {
-	bool did;
+	bool ran = false, locked;
 
-	pthread_mutex_lock(&d->lock);
-	did = pass_locked(d, deadline);
-	if (awaits)
-		*awaits = urnic_engine_app_awaits(d->eng);
-	pthread_mutex_unlock(&d->lock);
-	return did;
+	if (must)
+		atomic_store(&d->pass_wanted, true);
+	locked = pthread_mutex_trylock(&d->lock) == 0;
+	while (locked) {
+		uint64_t deadline;
+
+		atomic_store(&d->pass_wanted, false);
+		*did |= pass_locked(d, &deadline);
+		atomic_store_explicit(&d->last_deadline, deadline, memory_order_relaxed);
+		atomic_store_explicit(&d->last_awaits, urnic_engine_app_awaits(d->eng),
+				      memory_order_relaxed);
+		pthread_mutex_unlock(&d->lock);
+		ran = true;
+		locked = atomic_load(&d->pass_wanted) && pthread_mutex_trylock(&d->lock) == 0;
+	}
+	return ran;
 }
 
 bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 {
 	uint64_t deadline;
-	bool did;
+	bool did = false;
 
 	if (polling)
 		atomic_store_explicit(&d->app_poll_ns, urnic_dev_now_ns(), memory_order_relaxed);
-	/* Whoever holds the lock is already moving the pipeline: nothing to wait for. */
 	if (!d->running)
 		return false;
-	if (pthread_mutex_trylock(&d->lock) != 0)
+	if (!pass_combined(d, !polling, &did))
 		return false;
-	did = pass_locked(d, &deadline);
-	pthread_mutex_unlock(&d->lock);
 	/* A sleeping engine thread must learn of a timer armed here (retransmission
 	 * must not depend on the application polling again). */
+	deadline = atomic_load_explicit(&d->last_deadline, memory_order_relaxed);
 	if (deadline && atomic_load(&d->sleeping)) {
 		uint64_t slept_until = atomic_load(&d->sleep_deadline);
 
@@ -402,6 +420,8 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
  * receive posted: urnic_engine_app_awaits), as when it waits for a peer's RDMA WRITE
  * by spinning on memory: then only the engine thread can take the packet in. */
 #define APP_ACTIVE_NS 50000ull
+/* The engine thread found an application thread in a pass: look again this soon. */
+#define BUSY_RETRY_NS 20000ull
 
 static void *engine_thread(void *arg)
 {
@@ -418,10 +438,10 @@ static void *engine_thread(void *arg)
 		struct timespec ts;
 		nfds_t nfds = 3;
 		uint64_t drain;
+		bool did = false, ran;
 
-		bool awaits = false;
-
-		if (engine_pass(d, &deadline, NULL)) {
+		ran = pass_combined(d, true, &did);
+		if (did) {
 			idle_since = urnic_dev_now_ns();
 			continue;
 		}
@@ -432,18 +452,22 @@ static void *engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
-		if (engine_pass(d, &deadline, &awaits)) {
+		ran = pass_combined(d, true, &did);
+		if (did) {
 			atomic_store(&d->sleeping, 0);
 			idle_since = urnic_dev_now_ns();
 			continue;
 		}
+		/* Not ran: an application thread is in a pass and runs ours after it. */
+		deadline = atomic_load_explicit(&d->last_deadline, memory_order_relaxed);
 		atomic_store(&d->sleep_deadline, deadline);
 		now = urnic_dev_now_ns();
 		if (deadline)
 			wait_ns = deadline > now ? deadline - now : 1;
 		app = atomic_load(&d->app_poll_ns);
-		if (app && now - app < APP_ACTIVE_NS && awaits) {
-			uint64_t left = APP_ACTIVE_NS - (now - app);
+		if (!ran || (app && now - app < APP_ACTIVE_NS &&
+			     atomic_load_explicit(&d->last_awaits, memory_order_relaxed))) {
+			uint64_t left = ran ? APP_ACTIVE_NS - (now - app) : BUSY_RETRY_NS;
 
 			nfds = 1; /* an application is polling: the socket is its job */
 			if (!wait_ns || left < wait_ns)

@@ -53,6 +53,9 @@ struct urnic_dev {
 	_Atomic int sleeping;
 	_Atomic uint64_t sleep_deadline; /* the timer the sleeping engine waits for, 0: none */
 	_Atomic uint64_t app_poll_ns; /* when an application thread last drove the pipeline */
+	_Atomic bool pass_wanted; /* a pass was asked for while the lock was taken */
+	_Atomic uint64_t last_deadline; /* the last pass's timer deadline, 0: none */
+	_Atomic bool last_awaits; /* urnic_engine_app_awaits() after the last pass */
 	int wake_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
