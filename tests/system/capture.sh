@@ -17,16 +17,25 @@
 #   UDP GSO is off for this test (URNIC_NO_GSO=1): on lo a GSO send is captured as one
 #   64 KiB datagram before the receiver splits it, where a real NIC's tap sees the
 #   segments; the packets themselves are the same either way.
-#   Usage: capture.sh PCAP_ICRC [rc|ud_uc]  (environment: LIBDIR, SANITIZE, CC, SLOT;
-#   common.sh)
-PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc [rc|ud_uc]}
+#   Mode verbs PROGRAM: a verbs test program with two devices in one process
+#   (urnic0 = 127.0.0.2, urnic1 = 127.0.0.3, as verbs_prog.sh runs it), here
+#   verbs_mw_a19: RC WRITE, READ, SEND with Invalidate (22, 23), ATOMIC_WRITE (29) and
+#   FLUSH (28) with their zero-length READ responses ONLY (16). Wireshark 4.0 (Debian 12)
+#   names 28 and 29 but has no FETH or ATOMIC_WRITE layout, so their sizes are checked
+#   too (UDP length 44: BTH FETH RETH ICRC; 48: BTH RETH, 8 bytes, ICRC), and the four
+#   28-byte zero-length READ responses that answer them counted.
+#   Usage: capture.sh PCAP_ICRC [rc|ud_uc|verbs PROGRAM]  (environment: LIBDIR,
+#   SANITIZE, CC, SLOT; common.sh)
+PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc [rc|ud_uc|verbs PROGRAM]}
 MODE=${2:-rc}
+PROG=${3:-}
 URNIC_NO_GSO=1
 export URNIC_NO_GSO
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/pp_tool.sh"
 sys_setup "$@"
-case $MODE in rc | ud_uc) ;; *) fail "unknown mode $MODE" ;; esac
+case $MODE in rc | ud_uc) ;; verbs) [ -x "$PROG" ] || fail "$PROG is not an executable" ;;
+*) fail "unknown mode $MODE" ;; esac
 command -v tshark >/dev/null || fail "tshark not found"
 [ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
 
@@ -58,6 +67,15 @@ done
 if [ "$MODE" = rc ]; then
 	pp_run default 120
 	pp_run s65536_n20_m1024 120 -s 65536 -n 20 -m 1024
+elif [ "$MODE" = verbs ]; then
+	# Both devices in one process: its log has both counter lists (.client.log).
+	(ibv "$SRV_ADDR,$CLI_ADDR" "$PROG") >"$SYS_WORK/prog.client.log" 2>&1 &
+	pid=$!
+	track $pid
+	wait_exit $pid 60
+	rc=$?
+	grep '^ok' "$SYS_WORK/prog.client.log"
+	[ $rc -eq 0 ] || { cat "$SYS_WORK/prog.client.log"; fail "$(basename "$PROG") exited with status $rc"; }
 else
 	pp_tool ibv_ud_pingpong
 	pp_run ud_default 120
@@ -75,7 +93,8 @@ grep -Eq '[1-9][0-9]* packets dropped' "$TS_LOG" && fail "the capture dropped pa
 
 tx=0
 for log in "$SYS_WORK"/*.server.log "$SYS_WORK"/*.client.log; do
-	tx=$((tx + $(counter "$log" tx_packets)))
+	[ -e "$log" ] || continue
+	tx=$((tx + $(awk '$1 == "tx_packets" && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }' "$log")))
 done
 
 # (a) dissection
@@ -100,6 +119,11 @@ if [ "$MODE" = rc ]; then
 	# RC SEND_FIRST/MIDDLE/LAST/ONLY (0, 1, 2, 4) and ACKNOWLEDGE (17), nothing else
 	allowed='^(0|1|2|4|17)$'
 	need="0 1 2 17"
+elif [ "$MODE" = verbs ]; then
+	# RC SEND (0-4), SEND with Invalidate (22, 23), WRITE (6-10), READ request and
+	# responses (12-16), ACK (17), atomics (18-20), FLUSH (28), ATOMIC_WRITE (29)
+	allowed='^([0-9]|1[0-9]|20|22|23|28|29)$'
+	need="0 10 12 16 17 22 23 28 29"
 else
 	# UD SEND_ONLY (100), UC SEND_FIRST/MIDDLE/LAST/ONLY (32, 33, 34, 36); no ACK
 	allowed='^(100|32|33|34|36)$'
@@ -117,6 +141,17 @@ others=$(grep -Evc "$allowed" "$SYS_WORK/opcodes")
 for op in $need; do
 	grep -qx "$op" "$SYS_WORK/opcodes" || fail "no frame with BTH opcode $op"
 done
+if [ "$MODE" = verbs ]; then
+	for want in 28:44 29:48; do
+		op=${want%:*}
+		len=${want#*:}
+		odd=$($TS -Y "infiniband.bth.opcode == $op && udp.length != $len" 2>/dev/null | wc -l)
+		[ "$odd" = 0 ] || fail "$odd frames of opcode $op are not $len UDP bytes"
+	done
+	zero=$($TS -Y 'infiniband.bth.opcode == 16 && udp.length == 28' 2>/dev/null | wc -l)
+	say "$zero zero-length READ responses ONLY (FLUSH and ATOMIC_WRITE answers)"
+	[ "$zero" = 4 ] || fail "expected 4 zero-length READ responses (2 FLUSH, 2 ATOMIC_WRITE)"
+fi
 
 # (b) ICRC
 "$PCAP_ICRC" "$PCAP" || fail "pcap_icrc: bad ICRCs (or no RoCEv2 packets) in the capture"
