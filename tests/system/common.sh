@@ -9,8 +9,9 @@
 #
 #   private namespace (unshare -n, or unshare -rn as a user):
 #     lo up: 127.0.0.2 = server urnic0 <-- RoCEv2, UDP 4791 --> 127.0.0.3 = client urnic0
-#   fallback (no namespace allowed): the host's lo, 127.0.1.(2*SLOT) and
-#     127.0.1.(2*SLOT+1), TCP port 18515+SLOT; nothing on the host is reconfigured.
+#   fallback (no namespace allowed): the host's lo, 127.0.1.(2*SLOT+1) and
+#     127.0.1.(2*SLOT+2) (127.0.2.x from SLOT 120 on), TCP port 18515+SLOT; nothing on
+#     the host is reconfigured.
 
 set -u
 
@@ -115,8 +116,9 @@ sys_setup() {
 		CLI_ADDR=127.0.0.3
 		PP_PORT=18515
 	else
-		SRV_ADDR=127.0.1.$((2 * SLOT))
-		CLI_ADDR=127.0.1.$((2 * SLOT + 1))
+		# 120 slots per /24: 127.0.1.x, then 127.0.2.x, ...
+		SRV_ADDR=127.0.$((1 + SLOT / 120)).$((2 * (SLOT % 120) + 1))
+		CLI_ADDR=127.0.$((1 + SLOT / 120)).$((2 * (SLOT % 120) + 2))
 		PP_PORT=$((18515 + SLOT))
 		say "NOTE: unshare -n is not permitted here; using the host's loopback with" \
 			"$SRV_ADDR/$CLI_ADDR and TCP port $PP_PORT"
