@@ -5,6 +5,8 @@
 #include "transport/udp.h"
 
 #include "wire/byteorder.h"
+#include "wire/icrc_gso.h"
+#include "wire/pkt.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -344,6 +346,33 @@ static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 	return a->dst.sport == b->dst.sport && memcmp(a->dst.ip, b->dst.ip, 16) == 0;
 }
 
+/*
+ * Sets batch packet k's ICRC for IPv4 ID ip_id. IBTA Annex A17.3.3: the ICRC covers the
+ * IPv4 ID. The engine computed it for ID 0, what Linux gives a datagram from an
+ * unconnected DF socket; but a GSO send of n segments leaves as IDs 0 .. n-1
+ * (inet_gso_segment counts; NICs with UDP segmentation offload do the same), so every
+ * segment after the first needs the ICRC of its own ID, or rxe and RNICs drop it.
+ */
+static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, uint16_t ip_id)
+{
+	uint8_t *icrc = p->trailer + p->trailer_bytes - URNIC_ICRC_BYTES;
+	uint32_t len = pkt_bytes(p) - URNIC_ICRC_BYTES, f;
+	unsigned slot = len == u->id_factor_len[0] ? 0 : 1;
+
+	if (ip_id == u->tx_ip_id[k])
+		return;
+	if (len != u->id_factor_len[slot]) {
+		/* one slot keeps the full segment size, the other takes the tails */
+		slot = u->id_factor_len[0] ? 1 : 0;
+		u->id_factor_len[slot] = len;
+		u->id_factor[slot] = urnic_icrc_ipv4_id_factor(len);
+	}
+	f = u->id_factor[slot];
+	urnic_put_le32(icrc, urnic_get_le32(icrc) ^ urnic_icrc_ipv4_id_delta(f, u->tx_ip_id[k]) ^
+				     urnic_icrc_ipv4_id_delta(f, ip_id));
+	u->tx_ip_id[k] = ip_id;
+}
+
 /* Builds the messages of a batch: one per packet, or with GSO one per run of packets to
  * the same peer from the same port, all of the run's first packet's size except
  * possibly a shorter last one (the rule of UDP_SEGMENT). Returns the message count. */
@@ -368,6 +397,8 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 				u->tx_iov[niov++] = (struct iovec){ (void *)p->frags[f].base,
 								    p->frags[f].len };
 			u->tx_iov[niov++] = (struct iovec){ p->trailer, p->trailer_bytes };
+			if (!u->ipv6)
+				set_ip_id(u, p, k, (uint16_t)nseg);
 			total += pkt_bytes(p);
 			nseg++;
 			k++;
@@ -404,6 +435,7 @@ void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e)
 {
 	uint32_t nmsg, i = 0;
 
+	memset(u->tx_ip_id, 0, e->ntx * sizeof(u->tx_ip_id[0]));
 again:
 	nmsg = build_msgs(u, e, i);
 	i = 0;
@@ -433,6 +465,8 @@ again:
 					 * packet by packet. */
 					u->gso = false;
 					i = u->tx_first_pkt[i];
+					for (uint32_t k = i; k < e->ntx; k++)
+						set_ip_id(u, &e->tx[k], k, 0);
 					goto again;
 				}
 				/* Unreachable peer and the like: the packet is lost and the

@@ -9,7 +9,8 @@
  * one peer leave as a single UDP GSO send (UDP_SEGMENT: the kernel cuts it into the
  * very datagrams we would have sent one by one); received GRO super-packets
  * (UDP_GRO) are cut back into RoCE packets at the segment size. DF is set (IP_PMTUDISC_DO) so
- * that Linux emits IP ID 0, which is what the ICRC is computed over.
+ * that Linux emits IP ID 0, which is what the ICRC is computed over; the segments of an
+ * IPv4 GSO send get IDs 0, 1, 2, ... and their ICRCs are set for those (icrc_gso.h).
  * Context: the device's engine thread, under the device lock.
  */
 #ifndef URNIC_TRANSPORT_UDP_H
@@ -59,6 +60,11 @@ struct urnic_udp {
 	struct iovec tx_iov[URNIC_UDP_TX_IOVS];
 	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
 	char tx_ctrl[URNIC_TX_BATCH][64];
+	/* IPv4 GSO: the ID each batch packet's ICRC is set for (its segment index, see
+	 * icrc_gso.h), and the length factors last used (the MTU-sized segment, a tail). */
+	uint16_t tx_ip_id[URNIC_TX_BATCH];
+	uint32_t id_factor_len[2];
+	uint32_t id_factor[2];
 };
 
 /* Joins the address's processes (share.h) and binds the receiving socket. Returns 0
