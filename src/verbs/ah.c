@@ -28,7 +28,9 @@ int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
 {
 	const uint8_t *g = ah->grh.dgid.raw;
 
-	if (!ah->is_global || ah->port_num > 1 || ah->grh.sgid_index >= 2)
+	/* The port must exist, 0 included: uverbs create_ah and modify_qp (IB_QP_AV)
+	 * check rdma_is_port_valid() before rxe sees the AV. */
+	if (!ah->is_global || ah->port_num != 1 || ah->grh.sgid_index >= 2)
 		return -EINVAL;
 	memset(peer, 0, sizeof(*peer));
 	if (memcmp(g, v4_mapped_prefix, 12) == 0) {

@@ -3,8 +3,10 @@
  * srq.c - shared receive queues: ibv_create_srq(_ex), ibv_modify_srq, ibv_query_srq,
  * ibv_destroy_srq and ibv_post_srq_recv.
  *
- * ibv_create_srq(3), ibv_modify_srq(3): max_wr and max_sge within the device's limits
- * (else EINVAL), the granted values written back; IBV_SRQ_LIMIT arms the limit event
+ * ibv_create_srq(3), ibv_modify_srq(3): max_wr (at least 1) and max_sge within the
+ * device's limits (else EINVAL, as rxe_srq_chk_init), max_sge 0 granted as 1 (rxe's
+ * RXE_MIN_SRQ_SGE), the granted values written back; srq_limit is "irrelevant for
+ * ibv_create_srq" (the man page): the SRQ starts unarmed; IBV_SRQ_LIMIT arms the limit event
  * (IBTA 10.2.9; the engine fires IBV_EVENT_SRQ_LIMIT_REACHED once and disarms it),
  * a limit above max_wr is EINVAL; resizing (IBV_SRQ_MAX_WR) is not offered
  * (IBV_DEVICE_SRQ_RESIZE is not advertised) and answers EINVAL, as for devices
@@ -24,11 +26,13 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 	struct urnic_vsrq *v;
 	int ret;
 
-	if (attr->max_wr == 0 || attr->max_wr > URNIC_MAX_WQ_DEPTH || attr->max_sge == 0 ||
-	    attr->max_sge > URNIC_MAX_SGE || attr->srq_limit > attr->max_wr) {
+	if (attr->max_wr == 0 || attr->max_wr > URNIC_MAX_WQ_DEPTH ||
+	    attr->max_sge > URNIC_MAX_SGE) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (attr->max_sge == 0)
+		attr->max_sge = 1;
 	v = calloc(1, sizeof(*v));
 	if (!v) {
 		errno = ENOMEM;
@@ -41,7 +45,7 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 		return NULL;
 	}
 	v->srq.pd = &to_vpd(pd)->pd;
-	v->srq.limit = attr->srq_limit;
+	v->srq.limit = 0; /* unarmed until ibv_modify_srq(IBV_SRQ_LIMIT) */
 	v->srq.owner = &v->ibsrq;
 	v->vpd = to_vpd(pd);
 	v->vpd->users++;

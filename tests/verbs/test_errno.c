@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_errno.c - every verb urnic implements, called with the invalid arguments its
+ * rdma-core man page (section 3, rdma-core v44) names, answering as the man page says
+ * and, where the page leaves the errno to the provider, as rxe answers (the kernel's
+ * drivers/infiniband/sw/rxe and core/uverbs_cmd.c, rdma-core's providers/rxe).
+ *
+ * Return conventions (the man pages' RETURN VALUE sections): creators return NULL and
+ * set errno; ibv_modify_*, ibv_destroy_*, ibv_dealloc_pd, ibv_post_*, ibv_query_port,
+ * ibv_query_qp/srq return the errno itself; ibv_query_gid, ibv_query_pkey,
+ * ibv_get_cq_event, ibv_get_async_event return -1 with errno set.
+ * No traffic: one device (URNIC_ADDR, one address of 127.0.5.0/24), QPs stay local.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "check.h"
+
+/* NULL with errno e: a failed creator. */
+#define CHECK_NULL_ERRNO(call, e)                                                          \
+	do {                                                                               \
+		errno = 0;                                                                 \
+		void *check_p_ = (void *)(call);                                           \
+		if (check_p_ || errno != (e)) {                                            \
+			fprintf(stderr, "%s:%d: %s: got %p errno %d (%s), want NULL %s\n",  \
+				__FILE__, __LINE__, #call, check_p_, errno, strerror(errno), #e); \
+			exit(1);                                                           \
+		}                                                                          \
+	} while (0)
+
+/* -1 with errno e. */
+#define CHECK_M1_ERRNO(call, e)                                                            \
+	do {                                                                               \
+		errno = 0;                                                                 \
+		int check_r_ = (call);                                                     \
+		if (check_r_ != -1 || errno != (e)) {                                      \
+			fprintf(stderr, "%s:%d: %s: got %d errno %d (%s), want -1 %s\n",    \
+				__FILE__, __LINE__, #call, check_r_, errno, strerror(errno), #e); \
+			exit(1);                                                           \
+		}                                                                          \
+	} while (0)
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_device_attr dev_attr;
+static char buf[65536];
+
+static struct ibv_cq *new_cq(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+
+	CHECK(cq);
+	return cq;
+}
+
+static struct ibv_qp *new_qp(enum ibv_qp_type type, struct ibv_cq *cq, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.srq = srq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 2, .max_recv_sge = 2 },
+		.qp_type = type,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	CHECK(qp);
+	return qp;
+}
+
+static void to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111 };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	CHECK_EQ(ibv_modify_qp(qp, &a, mask), 0);
+}
+
+/* Our own address, the RoCEv2 GID at index 1 (ibv_query_gid). */
+static struct ibv_ah_attr self_av(void)
+{
+	struct ibv_ah_attr av = { .is_global = 1, .port_num = 1 };
+
+	CHECK_EQ(ibv_query_gid(ctx, 1, 1, &av.grh.dgid), 0);
+	av.grh.sgid_index = 1;
+	av.grh.hop_limit = 64;
+	return av;
+}
+
+/* An RC QP in RTS towards QP dest_qpn of our own address. */
+static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+				 .dest_qp_num = dest_qpn, .max_dest_rd_atomic = 1,
+				 .min_rnr_timer = 12, .ah_attr = self_av() };
+
+	to_init(qp);
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+		 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					       IBV_QP_MAX_QP_RD_ATOMIC),
+		 0);
+}
+
+/* ---- device, port, GID, P_Key ---- */
+
+/* ibv_query_port(3): returns the errno; the device has one port, number 1. */
+static void query_port_of_a_port_that_does_not_exist_is_einval(void)
+{
+	struct ibv_port_attr pa;
+
+	CHECK_EQ(ibv_query_port(ctx, 0, &pa), EINVAL);
+	CHECK_EQ(ibv_query_port(ctx, 2, &pa), EINVAL);
+	CHECK_EQ(ibv_query_port(ctx, 1, &pa), 0);
+	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+}
+
+/* ibv_query_gid(3): -1 on error. rdma-core reads an empty slot inside the table as
+ * the zero GID (ibv_query_gid_ex ENODATA -> 0); past the table, or another port, is
+ * an error (the kernel's GID cache: EINVAL). */
+static void query_gid_outside_the_table_fails(void)
+{
+	union ibv_gid gid;
+	struct ibv_port_attr pa;
+
+	CHECK_EQ(ibv_query_port(ctx, 1, &pa), 0);
+	CHECK_M1_ERRNO(ibv_query_gid(ctx, 1, pa.gid_tbl_len, &gid), EINVAL);
+	CHECK_M1_ERRNO(ibv_query_gid(ctx, 1, -1, &gid), EINVAL);
+	CHECK_M1_ERRNO(ibv_query_gid(ctx, 2, 0, &gid), EINVAL);
+	memset(&gid, 0xa5, sizeof(gid));
+	CHECK_EQ(ibv_query_gid(ctx, 1, pa.gid_tbl_len - 1, &gid), 0);
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(gid.raw[i], 0);
+}
+
+/* ibv_query_gid_ex(3): ENODATA for an empty slot inside the table. */
+static void query_gid_ex_of_an_empty_slot_is_enodata(void)
+{
+	struct ibv_gid_entry e;
+	struct ibv_port_attr pa;
+
+	CHECK_EQ(ibv_query_port(ctx, 1, &pa), 0);
+	CHECK_EQ(ibv_query_gid_ex(ctx, 1, pa.gid_tbl_len - 1, &e, 0), ENODATA);
+	CHECK_EQ(ibv_query_gid_ex(ctx, 1, pa.gid_tbl_len, &e, 0), EINVAL);
+	CHECK_EQ(ibv_query_gid_ex(ctx, 1, 1, &e, 0), 0);
+	CHECK_EQ(e.gid_type, IBV_GID_TYPE_ROCE_V2);
+}
+
+/* ibv_query_pkey(3): -1 on error; one P_Key, the default 0xffff. */
+static void query_pkey_outside_the_table_fails(void)
+{
+	__be16 pkey;
+
+	CHECK_M1_ERRNO(ibv_query_pkey(ctx, 1, (int)dev_attr.max_pkeys, &pkey), EINVAL);
+	CHECK_M1_ERRNO(ibv_query_pkey(ctx, 2, 0, &pkey), EINVAL);
+	CHECK_EQ(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
+	CHECK_EQ(pkey, 0xffff);
+}
+
+/* ibv_query_device_ex(3): comp_mask of the input must be 0 (rdma-core: EINVAL). */
+static void query_device_ex_with_unknown_input_is_einval(void)
+{
+	struct ibv_query_device_ex_input in = { .comp_mask = 1 };
+	struct ibv_device_attr_ex ax;
+
+	CHECK_EQ(ibv_query_device_ex(ctx, &in, &ax), EINVAL);
+	CHECK_EQ(ibv_query_device_ex(ctx, NULL, &ax), 0);
+	CHECK_EQ(ax.orig_attr.max_qp_wr, dev_attr.max_qp_wr);
+}
+
+/* ibv_get_async_event(3): -1 on error; the example sets async_fd non-blocking, then
+ * an empty queue reads as EAGAIN. */
+static void get_async_event_without_an_event_is_eagain_when_nonblocking(void)
+{
+	struct ibv_async_event ev;
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+
+	CHECK(fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) == 0);
+	CHECK_M1_ERRNO(ibv_get_async_event(ctx, &ev), EAGAIN);
+	CHECK(fcntl(ctx->async_fd, F_SETFL, flags) == 0);
+}
+
+/* ---- PD and MR ---- */
+
+/* ibv_reg_mr(3): "If IBV_ACCESS_REMOTE_WRITE or IBV_ACCESS_REMOTE_ATOMIC is set, then
+ * IBV_ACCESS_LOCAL_WRITE must be set too" (kernel ib_check_mr_access: EINVAL); access
+ * bits the kernel does not know are EINVAL too. */
+static void reg_mr_with_remote_write_but_no_local_write_is_einval(void)
+{
+	struct ibv_mr *mr;
+
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_WRITE), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_ATOMIC), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_READ | (1 << 15)),
+			 EINVAL);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	/* Local read is always on: no flag at all is a valid registration. */
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), 0);
+	CHECK(mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+}
+
+/* ibv_alloc_pd(3): "ibv_dealloc_pd() may fail if any other resource is still
+ * associated with the PD" (the kernel: EBUSY while its usecnt is held). */
+static void dealloc_pd_with_a_live_mr_qp_srq_or_ah_is_ebusy(void)
+{
+	struct ibv_pd *p = ibv_alloc_pd(ctx);
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_ah_attr av = self_av();
+	struct ibv_cq *cq = new_cq();
+	struct ibv_pd *saved = pd;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+	struct ibv_ah *ah;
+
+	CHECK(p);
+	mr = ibv_reg_mr(p, buf, sizeof(buf), 0);
+	CHECK(mr);
+	CHECK_EQ(ibv_dealloc_pd(p), EBUSY);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+
+	pd = p;
+	qp = new_qp(IBV_QPT_RC, cq, NULL);
+	pd = saved;
+	CHECK_EQ(ibv_dealloc_pd(p), EBUSY);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+
+	srq = ibv_create_srq(p, &si);
+	CHECK(srq);
+	CHECK_EQ(ibv_dealloc_pd(p), EBUSY);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+
+	ah = ibv_create_ah(p, &av);
+	CHECK(ah);
+	CHECK_EQ(ibv_dealloc_pd(p), EBUSY);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+
+	CHECK_EQ(ibv_dealloc_pd(p), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+/* ---- CQ and completion channel ---- */
+
+/* ibv_create_cq(3): cqe at most max_cqe, comp_vector below num_comp_vectors (rxe
+ * rxe_cq_chk_attr and uverbs create_cq: EINVAL; cqe <= 0 likewise). */
+static void create_cq_beyond_max_cqe_or_comp_vector_is_einval(void)
+{
+	struct ibv_cq *cq;
+
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, dev_attr.max_cqe + 1, NULL, NULL, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, 0, NULL, NULL, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, -1, NULL, NULL, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, 16, NULL, NULL, ctx->num_comp_vectors), EINVAL);
+	CHECK_NULL_ERRNO(ibv_create_cq(ctx, 16, NULL, NULL, -1), EINVAL);
+	cq = ibv_create_cq(ctx, dev_attr.max_cqe, NULL, NULL, 0);
+	CHECK(cq);
+	CHECK(cq->cqe >= dev_attr.max_cqe);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+/* ibv_create_cq_ex(3): wc_flags the provider cannot report (rxe_create_cq_ex:
+ * EOPNOTSUPP); cqe as for ibv_create_cq. */
+static void create_cq_ex_with_unsupported_fields_fails(void)
+{
+	struct ibv_cq_init_attr_ex a = { .cqe = 16, .wc_flags = IBV_WC_EX_WITH_TM_INFO };
+	struct ibv_cq_ex *cq;
+
+	CHECK_NULL_ERRNO(ibv_create_cq_ex(ctx, &a), EOPNOTSUPP);
+	a.wc_flags = IBV_WC_STANDARD_FLAGS;
+	a.cqe = (uint32_t)dev_attr.max_cqe + 1;
+	CHECK_NULL_ERRNO(ibv_create_cq_ex(ctx, &a), EINVAL);
+	a.cqe = 16;
+	cq = ibv_create_cq_ex(ctx, &a);
+	CHECK(cq);
+	CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+}
+
+/* ibv_create_cq(3): "ibv_destroy_cq() fails if any queue pair is still associated
+ * with this CQ" (the kernel: EBUSY). */
+static void destroy_cq_with_an_attached_qp_is_ebusy(void)
+{
+	struct ibv_cq *cq = new_cq();
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, cq, NULL);
+
+	CHECK_EQ(ibv_destroy_cq(cq), EBUSY);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+/* ibv_create_comp_channel(3): "ibv_destroy_comp_channel() fails if any CQs are still
+ * associated with this completion event channel" (EBUSY). */
+static void destroy_comp_channel_with_a_cq_is_ebusy(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq;
+
+	CHECK(ch);
+	cq = ibv_create_cq(ctx, 4, NULL, ch, 0);
+	CHECK(cq);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), EBUSY);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
+/* ibv_get_cq_event(3): -1 on error; its non-blocking example: no event is EAGAIN.
+ * ibv_req_notify_cq(3): 0 for both arming modes. */
+static void get_cq_event_without_an_event_is_eagain_when_nonblocking(void)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *cq, *got;
+	void *cq_ctx;
+
+	CHECK(ch);
+	cq = ibv_create_cq(ctx, 4, NULL, ch, 0);
+	CHECK(cq);
+	CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0);
+	CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	CHECK_EQ(ibv_req_notify_cq(cq, 1), 0);
+	CHECK_M1_ERRNO(ibv_get_cq_event(ch, &got, &cq_ctx), EAGAIN);
+	ibv_ack_cq_events(cq, 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
+/* ---- QP ---- */
+
+/* ibv_create_qp(3): capabilities beyond the device's (rxe_qp_chk_cap: EINVAL); types
+ * the device does not offer (rxe_qp_chk_init: EOPNOTSUPP); "max_recv_wr and
+ * max_recv_sge are ignored ... if the QP is to be associated with an SRQ". */
+static void create_qp_beyond_the_device_caps_is_einval(void)
+{
+	struct ibv_cq *cq = new_cq();
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_init_attr bad;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+
+	bad = init;
+	bad.cap.max_send_wr = (uint32_t)dev_attr.max_qp_wr + 1;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EINVAL);
+	bad = init;
+	bad.cap.max_recv_wr = (uint32_t)dev_attr.max_qp_wr + 1;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EINVAL);
+	bad = init;
+	bad.cap.max_send_sge = (uint32_t)dev_attr.max_sge + 1;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EINVAL);
+	bad = init;
+	bad.cap.max_recv_sge = (uint32_t)dev_attr.max_sge + 1;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EINVAL);
+	bad = init;
+	bad.cap.max_inline_data = 1u << 20;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EINVAL);
+	bad = init;
+	bad.qp_type = IBV_QPT_RAW_PACKET;
+	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EOPNOTSUPP);
+
+	/* With an SRQ the receive capabilities are ignored, even out of range. */
+	srq = ibv_create_srq(pd, &si);
+	CHECK(srq);
+	bad = init;
+	bad.srq = srq;
+	bad.cap.max_recv_wr = (uint32_t)dev_attr.max_qp_wr + 1;
+	bad.cap.max_recv_sge = (uint32_t)dev_attr.max_sge + 1;
+	qp = ibv_create_qp(pd, &bad);
+	CHECK(qp);
+	CHECK_EQ(ibv_destroy_srq(srq), EBUSY);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+
+	/* The granted capabilities are written back, at least what was asked. */
+	qp = ibv_create_qp(pd, &init);
+	CHECK(qp);
+	CHECK(init.cap.max_send_wr >= 1 && init.cap.max_send_sge >= 1);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+/* ibv_modify_qp(3): invalid transitions and attributes are refused (the kernel's
+ * ib_modify_qp_is_ok and rxe_qp_chk_attr: EINVAL), and "If any of the modify
+ * attributes or the modify mask are invalid, none of the attributes will be modified
+ * (including the QP state)". */
+static void modify_qp_invalid_transition_or_attribute_is_einval(void)
+{
+	struct ibv_cq *cq = new_cq();
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, cq, NULL);
+	struct ibv_qp_attr a, q;
+	struct ibv_qp_init_attr qi;
+	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+
+	/* RESET -> RTR and RESET -> RTS skip states (IBTA 10.3.1 table 91). */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	a.qp_state = IBV_QPS_RTR;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	/* RESET -> INIT without its required attributes. */
+	a.qp_state = IBV_QPS_INIT;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	/* ... with an attribute RESET -> INIT does not take (path MTU). */
+	a.port_num = 1;
+	a.path_mtu = IBV_MTU_1024;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MTU),
+		 EINVAL);
+	/* ... with a port or P_Key index that does not exist. */
+	a.port_num = 2;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS),
+		 EINVAL);
+	a.port_num = 1;
+	a.pkey_index = 1;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS),
+		 EINVAL);
+	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE, &qi), 0);
+	CHECK_EQ(q.qp_state, IBV_QPS_RESET);
+	CHECK_EQ(qp->state, IBV_QPS_RESET);
+
+	to_init(qp);
+	/* INIT -> RTR without an address vector. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x123;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr & ~IBV_QP_AV), EINVAL);
+	/* ... with a path MTU that is no MTU. */
+	a.ah_attr = self_av();
+	a.path_mtu = (enum ibv_mtu)7;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
+	/* ... with more responder resources than the device has. */
+	a.path_mtu = IBV_MTU_1024;
+	a.max_dest_rd_atomic = (uint8_t)(dev_attr.max_qp_rd_atom + 1);
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
+	/* ... with a DGID on another port (uverbs modify_qp: the AV's port must be valid),
+	 * without a GRH (RoCE), or from a source GID index past the table. */
+	a.max_dest_rd_atomic = 1;
+	a.ah_attr.port_num = 2;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
+	a.ah_attr.port_num = 0;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
+	a.ah_attr.port_num = 1;
+	a.ah_attr.is_global = 0;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.sgid_index = 200;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
+	/* None of it took: still INIT, no destination. */
+	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_DEST_QPN, &qi), 0);
+	CHECK_EQ(q.qp_state, IBV_QPS_INIT);
+	CHECK_EQ(q.dest_qp_num, 0);
+
+	/* RTR -> RTS with a timeout or retry count out of range. */
+	a.ah_attr.grh.sgid_index = 1;
+	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 32;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					       IBV_QP_MAX_QP_RD_ATOMIC),
+		 EINVAL);
+	a.timeout = 14;
+	a.retry_cnt = 8;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					       IBV_QP_MAX_QP_RD_ATOMIC),
+		 EINVAL);
+	a.retry_cnt = 7;
+	a.max_rd_atomic = (uint8_t)(dev_attr.max_qp_init_rd_atom + 1);
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					       IBV_QP_MAX_QP_RD_ATOMIC),
+		 EINVAL);
+	CHECK_EQ(qp->state, IBV_QPS_RTR);
+
+	/* Any state may go to ERR and to RESET, but with nothing else in the mask. */
+	a.qp_state = IBV_QPS_ERR;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT), EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RESET;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(qp->state, IBV_QPS_RESET);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
+/* ibv_post_send(3): returns the errno and sets *bad_wr to the first WR that failed.
+ * rxe's provider (validate_send_wr, post_one_send): more SGEs than max_send_sge, inline
+ * data beyond max_inline_data, an opcode the transport lacks: EINVAL; a full send
+ * queue: ENOMEM. A QP not yet in RTS: EINVAL (rxe_post_send). */
+static void post_send_with_bad_work_requests_fails_with_bad_wr(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, cq, NULL);
+	struct ibv_qp *uc = new_qp(IBV_QPT_UC, cq, NULL);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge[3];
+	struct ibv_send_wr wr, wr2, *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr q;
+	struct ibv_wc wc[8];
+
+	CHECK(cq && mr);
+	for (int i = 0; i < 3; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf + 64u * (unsigned)i, 8, mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+
+	/* RESET: not ready to send. */
+	bad = NULL;
+	CHECK_EQ(ibv_post_send(qp, &wr, &bad), EINVAL);
+	CHECK(bad == &wr);
+
+	to_rts(qp, 0xabcde);
+	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_CAP, &qi), 0);
+	/* Too many SGEs: the second WR of a list fails, the first is posted. */
+	wr2 = wr;
+	wr2.num_sge = (int)qi.cap.max_send_sge + 1;
+	wr.next = &wr2;
+	bad = NULL;
+	CHECK_EQ(ibv_post_send(qp, &wr, &bad), EINVAL);
+	CHECK(bad == &wr2);
+	wr.next = NULL;
+	/* Inline data beyond max_inline_data. */
+	{
+		static char big[1u << 16];
+		struct ibv_sge s = { (uintptr_t)big, qi.cap.max_inline_data + 1, 0 };
+		struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_INLINE };
+
+		CHECK(s.length <= sizeof(big));
+		bad = NULL;
+		CHECK_EQ(ibv_post_send(qp, &w, &bad), EINVAL);
+		CHECK(bad == &w);
+	}
+	/* A full send queue (max_send_wr 4): the peer QPN answers nothing, so nothing
+	 * posted completes within the retry timeout. */
+	{
+		struct ibv_send_wr many[8];
+
+		for (int i = 0; i < 8; i++) {
+			many[i] = wr;
+			many[i].next = i < 7 ? &many[i + 1] : NULL;
+		}
+		bad = NULL;
+		CHECK_EQ(ibv_post_send(qp, many, &bad), ENOMEM);
+		CHECK(bad > many && bad <= many + 4);
+	}
+	/* UC has no RDMA READ or atomics (IBTA 9.8.1). */
+	to_init(uc);
+	CHECK_EQ(ibv_modify_qp(uc, &a, IBV_QP_STATE), 0);
+	wr.opcode = IBV_WR_RDMA_READ;
+	bad = NULL;
+	CHECK_EQ(ibv_post_send(uc, &wr, &bad), EINVAL);
+	CHECK(bad == &wr);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	CHECK_EQ(ibv_post_send(uc, &wr, &bad), EINVAL);
+
+	/* Flush what was posted (IBTA 10.3.1: in ERR every WR completes in error). */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	for (int idle = 0; idle < 50; idle++) {
+		int got = ibv_poll_cq(cq, 8, wc);
+
+		CHECK(got >= 0);
+		if (got)
+			idle = 0;
+		else
+			usleep(1000);
+	}
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_qp(uc), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+}
+
+/* ibv_post_recv(3): errno and *bad_wr; more SGEs than max_recv_sge (rxe post_one_recv:
+ * EINVAL), a full receive queue (ENOMEM); "If the QP qp is associated with a shared
+ * receive queue, you must use the function ibv_post_srq_recv()" (kernel: EINVAL). */
+static void post_recv_with_bad_work_requests_fails_with_bad_wr(void)
+{
+	struct ibv_cq *cq = new_cq();
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 2, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &si);
+	struct ibv_qp *qp = new_qp(IBV_QPT_RC, cq, NULL);
+	struct ibv_qp *sqp = new_qp(IBV_QPT_RC, cq, srq);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge[3];
+	struct ibv_recv_wr wr, many[8], *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	CHECK(srq && mr);
+	for (int i = 0; i < 3; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf + 64u * (unsigned)i, 8, mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = sge;
+	wr.num_sge = 3; /* max_recv_sge is 2 */
+	to_init(qp);
+	to_init(sqp);
+	bad = NULL;
+	CHECK_EQ(ibv_post_recv(qp, &wr, &bad), EINVAL);
+	CHECK(bad == &wr);
+	wr.num_sge = 1;
+	for (int i = 0; i < 8; i++) {
+		many[i] = wr;
+		many[i].next = i < 7 ? &many[i + 1] : NULL;
+	}
+	bad = NULL;
+	CHECK_EQ(ibv_post_recv(qp, many, &bad), ENOMEM);
+	CHECK(bad == &many[4]); /* max_recv_wr is 4 */
+	bad = NULL;
+	CHECK_EQ(ibv_post_recv(sqp, &wr, &bad), EINVAL);
+	CHECK(bad == &wr);
+	/* ibv_post_srq_recv(3): the same rules against the SRQ's max_wr and max_sge. */
+	bad = NULL;
+	CHECK_EQ(ibv_post_srq_recv(srq, many, &bad), ENOMEM);
+	CHECK(bad == &many[2]);
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_qp(sqp), 0);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+}
+
+/* ---- SRQ ---- */
+
+/* ibv_create_srq(3): max_wr within max_srq_wr, max_sge within max_srq_sge (rxe
+ * rxe_srq_chk_init: EINVAL, also for max_wr 0); "srq_limit ... (irrelevant for
+ * ibv_create_srq)"; the granted values are written back, at least those asked. */
+static void create_srq_beyond_the_device_caps_is_einval(void)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr sa;
+	struct ibv_srq *srq;
+
+	si.attr.max_wr = dev_attr.max_srq_wr + 1;
+	CHECK_NULL_ERRNO(ibv_create_srq(pd, &si), EINVAL);
+	si.attr.max_wr = 0;
+	CHECK_NULL_ERRNO(ibv_create_srq(pd, &si), EINVAL);
+	si.attr.max_wr = 4;
+	si.attr.max_sge = dev_attr.max_srq_sge + 1;
+	CHECK_NULL_ERRNO(ibv_create_srq(pd, &si), EINVAL);
+
+	/* The limit is not looked at, not even out of range; max_sge 0 gets one SGE. */
+	si.attr.max_sge = 0;
+	si.attr.srq_limit = 100;
+	srq = ibv_create_srq(pd, &si);
+	CHECK(srq);
+	CHECK(si.attr.max_wr >= 4 && si.attr.max_sge >= 1);
+	CHECK_EQ(ibv_query_srq(srq, &sa), 0);
+	CHECK_EQ(sa.srq_limit, 0);
+	CHECK(sa.max_wr >= 4 && sa.max_sge >= 1);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+}
+
+/* ibv_modify_srq(3): a limit above max_wr (rxe_srq_chk_attr: EINVAL); resizing
+ * (IBV_SRQ_MAX_WR) without IBV_DEVICE_SRQ_RESIZE: EINVAL. */
+static void modify_srq_limit_beyond_max_wr_is_einval(void)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &si);
+	struct ibv_srq_attr sa = { 0 };
+
+	CHECK(srq);
+	sa.srq_limit = si.attr.max_wr + 1;
+	CHECK_EQ(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), EINVAL);
+	if (!(dev_attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE)) {
+		sa.max_wr = 16;
+		CHECK_EQ(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR), EINVAL);
+	}
+	sa.srq_limit = 2;
+	CHECK_EQ(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), 0);
+	CHECK_EQ(ibv_query_srq(srq, &sa), 0);
+	CHECK_EQ(sa.srq_limit, 2);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+}
+
+/* ---- AH ---- */
+
+/* ibv_create_ah(3): on RoCE (IBV_QPF_GRH_REQUIRED) the AH must carry a GRH; the port
+ * must exist (uverbs create_ah: EINVAL); the source GID index must be in the table. */
+static void create_ah_without_grh_or_on_a_bad_port_is_einval(void)
+{
+	struct ibv_ah_attr av = self_av();
+	struct ibv_ah *ah;
+
+	av.port_num = 2;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &av), EINVAL);
+	av.port_num = 0;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &av), EINVAL);
+	av.port_num = 1;
+	av.is_global = 0;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &av), EINVAL);
+	av.is_global = 1;
+	av.grh.sgid_index = 200;
+	CHECK_NULL_ERRNO(ibv_create_ah(pd, &av), EINVAL);
+	av.grh.sgid_index = 1;
+	ah = ibv_create_ah(pd, &av);
+	CHECK(ah);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+}
+
+/* ibv_init_ah_from_wc(3): -1 on error; a UD completion without a GRH (IBV_WC_GRH
+ * clear) leaves an AH without one, which RoCE cannot use. */
+static void create_ah_from_wc_without_grh_fails(void)
+{
+	struct ibv_wc wc = { .wc_flags = 0 };
+	struct ibv_grh grh;
+
+	memset(&grh, 0, sizeof(grh));
+	CHECK_NULL_ERRNO(ibv_create_ah_from_wc(pd, &wc, &grh, 1), EINVAL);
+}
+
+/* ---- strings and rates: no error case, but a value for every valid input ---- */
+
+/* ibv_rate_to_mult(3): -1 ... "returns the multiplier"; IBV_RATE_MAX is no rate. */
+static void rate_conversions_refuse_what_is_no_rate(void)
+{
+	CHECK_EQ(ibv_rate_to_mult(IBV_RATE_MAX), -1);
+	CHECK_EQ(ibv_rate_to_mbps(IBV_RATE_MAX), -1);
+	CHECK_EQ(mult_to_ibv_rate(3), IBV_RATE_MAX);
+	CHECK_EQ(mbps_to_ibv_rate(1), IBV_RATE_MAX);
+	CHECK_EQ(ibv_rate_to_mult(IBV_RATE_10_GBPS), 4);
+	CHECK(strcmp(ibv_wc_status_str((enum ibv_wc_status)1000), "unknown") == 0);
+	CHECK(strcmp(ibv_event_type_str((enum ibv_event_type)1000), "unknown") == 0);
+	CHECK(strcmp(ibv_port_state_str((enum ibv_port_state)1000), "unknown") == 0);
+	CHECK(strcmp(ibv_node_type_str((enum ibv_node_type)1000), "unknown") == 0);
+}
+
+int main(void)
+{
+	struct ibv_device **list;
+	int n;
+
+	if (!getenv("URNIC_ADDR"))
+		setenv("URNIC_ADDR", "127.0.5.1", 1);
+	list = ibv_get_device_list(&n);
+	CHECK(list && n >= 1);
+	ctx = ibv_open_device(list[0]);
+	CHECK(ctx);
+	ibv_free_device_list(list);
+	CHECK_EQ(ibv_query_device(ctx, &dev_attr), 0);
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd);
+
+	RUN(query_port_of_a_port_that_does_not_exist_is_einval);
+	RUN(query_gid_outside_the_table_fails);
+	RUN(query_gid_ex_of_an_empty_slot_is_enodata);
+	RUN(query_pkey_outside_the_table_fails);
+	RUN(query_device_ex_with_unknown_input_is_einval);
+	RUN(get_async_event_without_an_event_is_eagain_when_nonblocking);
+	RUN(reg_mr_with_remote_write_but_no_local_write_is_einval);
+	RUN(dealloc_pd_with_a_live_mr_qp_srq_or_ah_is_ebusy);
+	RUN(create_cq_beyond_max_cqe_or_comp_vector_is_einval);
+	RUN(create_cq_ex_with_unsupported_fields_fails);
+	RUN(destroy_cq_with_an_attached_qp_is_ebusy);
+	RUN(destroy_comp_channel_with_a_cq_is_ebusy);
+	RUN(get_cq_event_without_an_event_is_eagain_when_nonblocking);
+	RUN(create_qp_beyond_the_device_caps_is_einval);
+	RUN(modify_qp_invalid_transition_or_attribute_is_einval);
+	RUN(post_send_with_bad_work_requests_fails_with_bad_wr);
+	RUN(post_recv_with_bad_work_requests_fails_with_bad_wr);
+	RUN(create_srq_beyond_the_device_caps_is_einval);
+	RUN(modify_srq_limit_beyond_max_wr_is_einval);
+	RUN(create_ah_without_grh_or_on_a_bad_port_is_einval);
+	RUN(create_ah_from_wc_without_grh_fails);
+	RUN(rate_conversions_refuse_what_is_no_rate);
+
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	return 0;
+}
