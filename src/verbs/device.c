@@ -3,7 +3,8 @@
  * device.c - ibv_get_device_list, ibv_open_device and the device, port and GID queries.
  *
  * Devices are urnic's configured addresses (src/dev/device.c). Each has one Ethernet
- * port, ACTIVE, with RoCEv2 GIDs only, as rxe registers them (reference
+ * port, ACTIVE while its address's interface is up (async.c), with RoCEv2 GIDs only,
+ * as rxe registers them (reference
  * rxe-siw-perftest.md §2.7): index 0 the link-local GID from the derived EUI-64, index 1
  * the address itself (::ffff:a.b.c.d for IPv4). The context is a full verbs_context
  * with abi_compat = __VERBS_ABI_IS_EXTENDED and sz = sizeof, as verbs_init_context() in
@@ -170,8 +171,10 @@ static int query_device_ex(struct ibv_context *context, const struct ibv_query_d
 
 static void fill_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p)
 {
+	uint8_t phys_state;
+
 	memset(p, 0, sizeof(*p));
-	p->state = IBV_PORT_ACTIVE;
+	p->state = urnic_port_state(d, &phys_state); /* async.c: the address's interface */
 	p->max_mtu = IBV_MTU_4096;
 	p->active_mtu = (enum ibv_mtu)d->active_mtu;
 	p->gid_tbl_len = URNIC_GID_TABLE_LEN;
@@ -181,7 +184,7 @@ static void fill_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p)
 	p->max_vl_num = 1;
 	p->active_width = 2; /* 4X */
 	p->active_speed = 32; /* EDR: a figure for tools to print, not a promise */
-	p->phys_state = 5; /* LinkUp */
+	p->phys_state = phys_state; /* 5 LinkUp; down: 2 Polling, 3 Disabled (as rxe) */
 	p->link_layer = IBV_LINK_LAYER_ETHERNET;
 }
 
@@ -354,6 +357,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
+	urnic_async_watch(ctx);
 	return ctx;
 }
 
@@ -361,6 +365,7 @@ URNIC_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct urnic_vcontext *c = urnic_container_of(context, struct urnic_vcontext, vctx.context);
 
+	urnic_async_unwatch(context); /* before its pipe closes: no port event after */
 	close(context->async_fd);
 	close(c->async_write_fd);
 	pthread_mutex_destroy(&context->mutex);

@@ -178,6 +178,13 @@ void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_verbs_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_verbs_srq_limit(struct urnic_engine *e, struct urnic_srq *srq);
 
+/* Port events (async.c): every open context is watched from ibv_open_device to
+ * ibv_close_device; the port state (ACTIVE, or DOWN with rxe's physical state) of a
+ * device's address as last seen. */
+void urnic_async_watch(struct ibv_context *context);
+void urnic_async_unwatch(struct ibv_context *context);
+enum ibv_port_state urnic_port_state(const struct urnic_dev *d, uint8_t *phys_state);
+
 /* RoCEv2 address vector -> destination (ah.c; IBTA Annex A17.4: the GID is the IP).
  * Returns 0 or -EINVAL. */
 int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
