@@ -9,7 +9,8 @@
  * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
  * is none. URNIC_SPIN_US sets how long the engine polls before sleeping. URNIC_FAULT
  * (or a `fault <spec>` line in the file) puts the faulty wire of transport/fault.h on
- * the receive path.
+ * the receive path. The limits of limits.def come from `<limit> <n>` lines and
+ * URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them (urnic_dev_res_get).
  */
 #include "dev/device.h"
 
@@ -158,10 +159,76 @@ static void add_list(const char *list)
 		add_device(tok);
 }
 
-/* Settings that are not a device: the faulty wire (transport/fault.h). Read from the
- * config file, then from the environment, which wins. */
+/* Settings that are not a device: the faulty wire (transport/fault.h) and the limits
+ * (limits.def). Read from the config file, then from the environment, which wins. */
 static struct urnic_fault_conf fault_conf;
 static bool fault_on;
+static struct urnic_limits limits = {
+#define URNIC_LIMIT(name, def, max, desc) .name = (def),
+#include "dev/limits.def"
+#undef URNIC_LIMIT
+};
+
+/* Sets limit key to the decimal value. Returns 0, 1 when key is not a limit, or -1
+ * (with a message) when the value is out of range. */
+static int set_limit(const char *key, const char *value, const char *from)
+{
+#define URNIC_LIMIT(name, def, max, desc)                                              \
+	if (strcmp(key, #name) == 0) {                                                  \
+		char *end;                                                              \
+		unsigned long long v = strtoull(value, &end, 0);                        \
+                                                                                        \
+		if (end == value || *end || *value == '-' || v < 1 || v > (max)) {      \
+			fprintf(stderr, "urnic: %s: %s %s out of range 1..%u: keeping %u\n", \
+				from, key, value, (unsigned)(max), limits.name);       \
+			return -1;                                                      \
+		}                                                                       \
+		limits.name = (uint32_t)v;                                              \
+		return 0;                                                               \
+	}
+#include "dev/limits.def"
+#undef URNIC_LIMIT
+	return 1;
+}
+
+/* URNIC_LIMITS=max_qp=64,max_cqe=4096 */
+static void env_limits(const char *list)
+{
+	char buf[1024];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			fprintf(stderr, "urnic: URNIC_LIMITS: '%s' is not name=value\n", tok);
+			continue;
+		}
+		*eq = 0;
+		if (set_limit(tok, eq + 1, "URNIC_LIMITS") == 1)
+			fprintf(stderr, "urnic: URNIC_LIMITS: no limit named '%s'\n", tok);
+	}
+}
+
+int urnic_dev_res_get(struct urnic_dev *d, enum urnic_dev_res r)
+{
+	uint32_t max = r == URNIC_RES_QP ? d->lim.max_qp
+		     : r == URNIC_RES_CQ ? d->lim.max_cq
+					 : d->lim.max_srq;
+	uint32_t n = atomic_load(&d->nres[r]);
+
+	do {
+		if (n >= max)
+			return -ENOMEM;
+	} while (!atomic_compare_exchange_weak(&d->nres[r], &n, n + 1));
+	return 0;
+}
+
+void urnic_dev_res_put(struct urnic_dev *d, enum urnic_dev_res r)
+{
+	atomic_fetch_sub(&d->nres[r], 1);
+}
 
 static void set_fault(const char *spec, const char *from)
 {
@@ -173,8 +240,9 @@ static void set_fault(const char *spec, const char *from)
 	fault_on = urnic_fault_active(&fault_conf);
 }
 
-/* The config file: `device <ip>` lines (used when URNIC_ADDR is not set) and
- * `fault <spec>`. Returns true if it named a device. */
+/* The config file: `device <ip>` lines (used when URNIC_ADDR is not set),
+ * `fault <spec>` and `<limit> <value>` (limits.def). Returns true if it named a
+ * device. */
 static bool read_config(bool want_devices)
 {
 	const char *path = getenv("URNIC_CONFIG");
@@ -196,6 +264,8 @@ static bool read_config(bool want_devices)
 				add_device(arg);
 		} else if (strcmp(word, "fault") == 0) {
 			set_fault(arg, "config file");
+		} else if (set_limit(word, arg, "config file") == 1) {
+			fprintf(stderr, "urnic: config file: unknown setting '%s'\n", word);
 		}
 	}
 	fclose(f);
@@ -235,6 +305,10 @@ static void build_list(void)
 		host_addresses();
 	if (fault)
 		set_fault(fault, "URNIC_FAULT");
+	if (getenv("URNIC_LIMITS"))
+		env_limits(getenv("URNIC_LIMITS"));
+	for (int i = 0; i < ndevices; i++)
+		devices[i]->lim = limits;
 }
 
 int urnic_dev_list(struct urnic_dev ***out)

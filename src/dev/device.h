@@ -34,6 +34,22 @@ enum {
  * pipeline themselves (urnic_dev_progress). */
 #define URNIC_DEFAULT_SPIN_NS 0u
 
+/* The configurable limits (limits.def), process-wide, from the config file and
+ * URNIC_LIMITS. */
+struct urnic_limits {
+#define URNIC_LIMIT(name, def, max, desc) uint32_t name;
+#include "dev/limits.def"
+#undef URNIC_LIMIT
+};
+
+/* The objects a device counts against its limits. */
+enum urnic_dev_res {
+	URNIC_RES_QP,
+	URNIC_RES_CQ,
+	URNIC_RES_SRQ,
+	URNIC_RES_COUNT
+};
+
 struct urnic_dev {
 	char name[32];
 	char addr_str[64];
@@ -43,6 +59,8 @@ struct urnic_dev {
 	uint64_t guid;      /* network order */
 	int active_mtu;     /* IB MTU enum for the port */
 	uint32_t spin_ns;   /* how long the engine polls after the last work */
+	struct urnic_limits lim;
+	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */
 
 	pthread_mutex_t lock;
 	int refs;
@@ -66,6 +84,12 @@ struct urnic_dev {
 /* Fills the process-wide device list from URNIC_ADDR / the config / the host's
  * addresses. Returns the number of devices. */
 int urnic_dev_list(struct urnic_dev ***out);
+
+/* Counts one more object of kind r, or returns -ENOMEM when the device's limit for it
+ * (lim.max_qp, max_cq, max_srq) is reached. urnic_dev_res_put undoes it. Context: any
+ * thread, no lock. */
+int urnic_dev_res_get(struct urnic_dev *d, enum urnic_dev_res r);
+void urnic_dev_res_put(struct urnic_dev *d, enum urnic_dev_res r);
 
 /* Creates (first user) or references the device's engine. Returns 0 or -errno. */
 int urnic_dev_get(struct urnic_dev *d);

@@ -52,16 +52,23 @@ URNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 static struct urnic_vcq *create_cq(struct ibv_context *context, int cqe, void *cq_context,
 				   struct ibv_comp_channel *channel, int comp_vector)
 {
+	struct urnic_dev *d = urnic_ctx_dev(context);
 	struct urnic_vcq *v;
 
-	if (cqe < 1 || cqe >= URNIC_MAX_CQE || comp_vector < 0 ||
+	if (cqe < 1 || (uint32_t)cqe > d->lim.max_cqe || comp_vector < 0 ||
 	    comp_vector >= context->num_comp_vectors) {
 		errno = EINVAL;
+		return NULL;
+	}
+	/* The device's max_cq (dev/limits.def): ENOMEM, "not enough resources". */
+	if (urnic_dev_res_get(d, URNIC_RES_CQ)) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
 	if (!v || urnic_cq_init(&v->cq, (uint32_t)cqe)) {
 		free(v);
+		urnic_dev_res_put(d, URNIC_RES_CQ);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -106,6 +113,7 @@ URNIC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	pthread_mutex_destroy(&cq->mutex);
 	urnic_cq_fini(&v->cq);
 	free(v);
+	urnic_dev_res_put(d, URNIC_RES_CQ);
 	return 0;
 }
 

@@ -108,8 +108,8 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	a->vendor_id = 0xffffff; /* as rxe: no IEEE OUI; perftest stays on ibv_post_send */
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
-	a->max_qp = URNIC_MAX_QP - 2;
-	a->max_qp_wr = URNIC_MAX_WQ_DEPTH;
+	a->max_qp = d->lim.max_qp; /* the configured limits: dev/limits.def */
+	a->max_qp_wr = d->lim.max_qp_wr;
 	/* Memory windows type 1 and 2B, SEND with invalidate and local invalidate, as
 	 * rxe advertises them (rxe_param.h RXE_DEVICE_CAP_FLAGS). */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
@@ -117,18 +117,18 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	a->max_sge = URNIC_MAX_SGE;
 	a->max_sge_rd = URNIC_MAX_SGE;
-	a->max_cq = 16384;
-	a->max_cqe = URNIC_MAX_CQE - 1;
+	a->max_cq = d->lim.max_cq;
+	a->max_cqe = (int)d->lim.max_cqe;
 	a->max_mr = (1 << 16) - 1;
 	a->max_mw = (1 << 16) - 1; /* regions and windows share the key table */
 	a->max_pd = 1 << 16;
-	a->max_srq = URNIC_MAX_QP - 2; /* a figure: SRQs are allocated, not table slots */
-	a->max_srq_wr = URNIC_MAX_WQ_DEPTH;
+	a->max_srq = d->lim.max_srq;
+	a->max_srq_wr = d->lim.max_srq_wr;
 	a->max_srq_sge = URNIC_MAX_SGE;
 	a->max_ah = 1 << 16; /* a figure: an AH is a copy of an address, not a resource */
-	a->max_qp_rd_atom = URNIC_MAX_RD_ATOMIC;
-	a->max_qp_init_rd_atom = URNIC_MAX_RD_ATOMIC;
-	a->max_res_rd_atom = URNIC_MAX_RD_ATOMIC * a->max_qp;
+	a->max_qp_rd_atom = (int)d->lim.max_qp_rd_atom;
+	a->max_qp_init_rd_atom = (int)d->lim.max_qp_init_rd_atom;
+	a->max_res_rd_atom = a->max_qp_rd_atom * a->max_qp;
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;

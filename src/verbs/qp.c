@@ -57,8 +57,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 			return NULL;
 		}
 	}
-	if (!init->send_cq || !init->recv_cq || cap->max_send_wr > URNIC_MAX_WQ_DEPTH ||
-	    cap->max_recv_wr > URNIC_MAX_WQ_DEPTH || cap->max_send_sge > URNIC_MAX_SGE ||
+	if (!init->send_cq || !init->recv_cq || cap->max_send_wr > d->lim.max_qp_wr ||
+	    cap->max_recv_wr > d->lim.max_qp_wr || cap->max_send_sge > URNIC_MAX_SGE ||
 	    cap->max_recv_sge > URNIC_MAX_SGE || cap->max_inline_data > URNIC_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
@@ -73,8 +73,15 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = -ret;
 		return NULL;
 	}
+	/* The device's max_qp (dev/limits.def): ENOMEM, "not enough resources". */
+	ret = urnic_dev_res_get(d, URNIC_RES_QP);
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
 	v = calloc(1, sizeof(*v));
 	if (!v) {
+		urnic_dev_res_put(d, URNIC_RES_QP);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -143,6 +150,7 @@ free_queues:
 	urnic_wq_fini(&v->qp.sq);
 	urnic_wq_fini(&v->qp.rq);
 	free(v);
+	urnic_dev_res_put(d, URNIC_RES_QP);
 	errno = ret ? -ret : ENOMEM;
 	return NULL;
 }
@@ -195,6 +203,7 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_lock(&v->dev->lock);
 	urnic_engine_qp_remove(v->dev->eng, &v->qp);
 	pthread_mutex_unlock(&v->dev->lock);
+	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;
 	v->recv_vcq->users--;
 	v->vpd->users--;
@@ -241,6 +250,11 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 	a.timeout = attr->timeout;
 	a.retry_cnt = attr->retry_cnt;
 	a.rnr_retry = attr->rnr_retry;
+	/* The configured limits (dev/limits.def): max_dest_rd_atomic is how many READ and
+	 * atomic requests a peer may hold in our responder resources. */
+	if (((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > d->lim.max_qp_init_rd_atom) ||
+	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > d->lim.max_qp_rd_atom))
+		return EINVAL;
 
 	pthread_mutex_lock(&d->lock);
 	cur = v->qp.state;

@@ -26,21 +26,28 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 	struct urnic_vsrq *v;
 	int ret;
 
-	if (attr->max_wr == 0 || attr->max_wr > URNIC_MAX_WQ_DEPTH ||
+	if (attr->max_wr == 0 || attr->max_wr > d->lim.max_srq_wr ||
 	    attr->max_sge > URNIC_MAX_SGE) {
 		errno = EINVAL;
 		return NULL;
 	}
 	if (attr->max_sge == 0)
 		attr->max_sge = 1;
+	/* The device's max_srq (dev/limits.def): ENOMEM, "not enough resources". */
+	if (urnic_dev_res_get(d, URNIC_RES_SRQ)) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	v = calloc(1, sizeof(*v));
 	if (!v) {
+		urnic_dev_res_put(d, URNIC_RES_SRQ);
 		errno = ENOMEM;
 		return NULL;
 	}
 	ret = urnic_srq_init(&v->srq, attr->max_wr, attr->max_sge);
 	if (ret) {
 		free(v);
+		urnic_dev_res_put(d, URNIC_RES_SRQ);
 		errno = -ret;
 		return NULL;
 	}
@@ -132,6 +139,7 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	urnic_srq_fini(&v->srq);
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
+	urnic_dev_res_put(v->dev, URNIC_RES_SRQ);
 	free(v);
 	return 0;
 }
