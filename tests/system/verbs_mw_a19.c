@@ -276,6 +276,41 @@ int main(void)
 	connect_qp(&t, &c);
 	printf("ok connect qp 0x%x -> 0x%x\n", c.qp->qp_num, t.qp->qp_num);
 
+	/* The documented errors of the window and post verbs (ibv_alloc_mw(3),
+	 * ibv_bind_mw(3), ibv_post_send(3)). */
+	{
+		struct ibv_pd *other = ibv_alloc_pd(t.ctx);
+		struct ibv_mr *other_mr;
+		struct ibv_mw *w;
+		struct ibv_mw_bind b = { .bind_info = { .addr = base, .length = 64 } };
+		struct ibv_sge sge = { (uintptr_t)c.buf, 4, c.mr->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_ATOMIC_WRITE, .sg_list = &sge,
+					  .num_sge = 1 },
+				   *bad;
+
+		CHECK(other);
+		other_mr = ibv_reg_mr(other, tbuf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		CHECK(other_mr);
+		errno = 0;
+		CHECK(!ibv_alloc_mw(t.pd, (enum ibv_mw_type)3) && errno == EINVAL);
+		w = ibv_alloc_mw(t.pd, IBV_MW_TYPE_1);
+		CHECK(w);
+		CHECK(ibv_bind_mw(t.qp, w, &b) == EINVAL); /* a range without a region */
+		b.bind_info.mr = other_mr;
+		CHECK(ibv_bind_mw(t.qp, w, &b) == EPERM); /* a region of another PD */
+		CHECK(ibv_dealloc_mw(w) == 0);
+		CHECK(ibv_post_send(c.qp, &wr, &bad) == EINVAL && bad == &wr); /* not 8 bytes */
+		wr.opcode = (enum ibv_wr_opcode)14; /* FLUSH: ibv_wr_flush only */
+		CHECK(ibv_post_send(c.qp, &wr, &bad) == EINVAL && bad == &wr);
+		CHECK(ibv_dereg_mr(other_mr) == 0);
+		w = ibv_alloc_mw(other, IBV_MW_TYPE_2);
+		CHECK(w);
+		CHECK(ibv_dealloc_pd(other) == EBUSY); /* a window holds its PD */
+		CHECK(ibv_dealloc_mw(w) == 0);
+		CHECK(ibv_dealloc_pd(other) == 0);
+	}
+	printf("ok errors: alloc_mw type, bind_mw EINVAL/EPERM, dealloc_pd EBUSY, post_send EINVAL\n");
+
 	/* Type 1: ibv_bind_mw (a BIND_MW work request), WRITE and READ through it. */
 	mw1 = ibv_alloc_mw(t.pd, IBV_MW_TYPE_1);
 	CHECK(mw1);
