@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# build-image.sh - the interop VM: Debian's own kernel (rdma_rxe, Soft-RoCE) and a busybox
+# initramfs carrying rdma-core's unmodified tools (ibverbs-utils, perftest, iproute2's rdma).
+#
+# Built once and reused: the image in $URNIC_INTEROP_CACHE/out is kept while its stamp
+# (this script, the kernel release and the versions of the packages copied into it)
+# matches; the guest's /init is not part of it (run.sh overlays the current guest/init on
+# every boot). Installs what it needs with apt-get (as root; NO_APT=1 refuses instead).
+# Adapted from the VM lab (../shared/lab/build-image.sh), without siw and pyverbs: siw is
+# not built into Debian's 6.1 kernel, and the lab shows how to compile it from
+# linux-source-6.1 when an iWARP scenario needs it.
+#
+# Variables: URNIC_INTEROP_CACHE [/var/cache/urnic-interop], KVER [what linux-image-amd64
+# depends on], NO_APT [0], FORCE=1 rebuilds. Output: $URNIC_INTEROP_CACHE/out/{vmlinuz,
+# initrd.img,kver,versions.txt,stamp}.
+set -euo pipefail
+
+CACHE="${URNIC_INTEROP_CACHE:-/var/cache/urnic-interop}"
+OUT="$CACHE/out"
+ARCH_LIB=/usr/lib/x86_64-linux-gnu
+HOST_PKGS="busybox-static ibverbs-utils ibverbs-providers perftest libibverbs1 iproute2 kmod
+           cpio gzip qemu-system-x86 tcpdump tshark nftables"
+
+log() { echo "[interop-image] $*" >&2; }
+die() { echo "[interop-image] ERROR: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "must run as root (apt-get, namespaces, tap devices)"
+mkdir -p "$CACHE/debs" "$OUT" || die "cannot create $CACHE (set URNIC_INTEROP_CACHE)"
+
+# ---------------------------------------------------------------- host packages
+missing=""
+for p in $HOST_PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	[ "${NO_APT:-0}" = 1 ] && die "missing Debian packages:$missing"
+	log "apt-get install$missing"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing ||
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends $missing; } ||
+		die "apt-get install$missing failed"
+fi
+
+if [ -z "${KVER:-}" ]; then
+	KVER="$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(.*\)$/\1/p' | head -1)"
+fi
+[ -n "$KVER" ] || die "cannot tell the kernel release (apt-cache depends linux-image-amd64)"
+KPKG="linux-image-$KVER"
+
+# The stamp: what the image is made of. Equal stamp, same image: nothing to do.
+stamp() {
+	sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1
+	echo "kernel=$KPKG"
+	for p in busybox-static ibverbs-utils ibverbs-providers perftest libibverbs1 iproute2; do
+		echo "$p=$(dpkg-query -W -f='${Version}' "$p")"
+	done
+}
+want="$(stamp)"
+if [ "${FORCE:-0}" != 1 ] && [ -f "$OUT/vmlinuz" ] && [ -f "$OUT/initrd.img" ] &&
+	[ "$(cat "$OUT/stamp" 2>/dev/null)" = "$want" ]; then
+	log "image up to date: $OUT ($(cat "$OUT/kver"))"
+	exit 0
+fi
+
+# ---------------------------------------------------------------- kernel deb
+log "kernel package $KPKG"
+deb="$(ls "$CACHE/debs/${KPKG}_"*.deb 2>/dev/null | head -1 || true)"
+if [ -z "$deb" ]; then
+	# (as root into a root-owned directory: no _apt sandbox user)
+	dl() { (cd "$CACHE/debs" && apt-get -q -o APT::Sandbox::User=root download "$KPKG"); }
+	dl || { apt-get update -q && dl; } ||
+		die "apt-get download $KPKG failed"
+	deb="$(ls "$CACHE/debs/${KPKG}_"*.deb | head -1)"
+fi
+KPKG_VER="$(dpkg-deb -f "$deb" Version)"
+KROOT="$CACHE/kroot-$KVER"
+if [ ! -f "$KROOT/boot/vmlinuz-$KVER" ]; then
+	log "extracting $deb"
+	rm -rf "$KROOT"
+	mkdir -p "$KROOT"
+	dpkg-deb -x "$deb" "$KROOT"
+fi
+depmod -b "$KROOT" "$KVER"
+
+# ---------------------------------------------------------------- modules
+# In insmod order. rdma_rxe needs the crypto "crc32" that modules.dep does not list.
+WANT_MODS="virtio_pci virtio_net crc32_generic crc32-pclmul ib_core ib_uverbs udp_tunnel
+           ip6_udp_tunnel rdma_rxe"
+ROOT="$CACHE/initramfs-root"
+rm -rf "$ROOT"
+mkdir -p "$ROOT"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc/libibverbs.d,etc/urnic,proc,sys,dev}
+mkdir -p "$ROOT"/{tmp,run,root,var/tmp}
+ln -s usr/bin "$ROOT/bin"
+ln -s usr/sbin "$ROOT/sbin"
+ln -s usr/lib "$ROOT/lib"
+ln -s usr/lib64 "$ROOT/lib64"
+: >"$ROOT/etc/urnic/modules.list"
+for m in $WANT_MODS; do
+	modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1=="insmod"{print $2}'
+done | awk '!seen[$0]++' | while read -r ko; do
+	rel="${ko#"$KROOT"/}"
+	mkdir -p "$ROOT/$(dirname "$rel")"
+	cp "$ko" "$ROOT/$rel"
+	echo "/$rel" >>"$ROOT/etc/urnic/modules.list"
+done
+grep -q rdma_rxe "$ROOT/etc/urnic/modules.list" || die "no rdma_rxe module in $KPKG"
+
+# ---------------------------------------------------------------- userspace
+cp /bin/busybox "$ROOT/usr/bin/busybox"
+for a in $(/bin/busybox --list); do
+	[ -e "$ROOT/usr/bin/$a" ] || ln -s busybox "$ROOT/usr/bin/$a"
+done
+BINS="/usr/bin/rdma /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong
+      /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpong
+      /usr/bin/ib_write_bw /usr/bin/ib_write_lat /usr/bin/ib_read_bw /usr/bin/ib_read_lat
+      /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_atomic_bw /usr/bin/ib_atomic_lat"
+PROVIDERS="$ARCH_LIB/libibverbs/librxe-rdmav34.so"
+for f in $BINS; do
+	[ -x "$f" ] || die "missing binary $f"
+	rm -f "$ROOT$f" # a busybox applet of the same name
+	cp -L "$f" "$ROOT$f"
+done
+mkdir -p "$ROOT$ARCH_LIB/libibverbs"
+for f in $PROVIDERS; do cp -L "$f" "$ROOT$f"; done
+cp /etc/libibverbs.d/rxe.driver "$ROOT/etc/libibverbs.d/"
+# every shared library of the ELF files above (ldd lists them all)
+for f in $BINS $PROVIDERS; do
+	ldd "$f" | awk '/=>/ && $3 ~ /^\//{print $3} /^\t\/.*ld-linux/{print $1}'
+done | sort -u | while read -r lib; do
+	[ -e "$ROOT$lib" ] && continue
+	mkdir -p "$ROOT$(dirname "$lib")"
+	cp -L "$lib" "$ROOT$lib"
+done
+# glibc dlopen()s libgcc_s for pthread_cancel (perftest)
+cp -L "$ARCH_LIB/libgcc_s.so.1" "$ROOT$ARCH_LIB/"
+echo "root:x:0:0:root:/root:/bin/sh" >"$ROOT/etc/passwd"
+echo "root:x:0:" >"$ROOT/etc/group"
+printf '127.0.0.1 localhost\n' >"$ROOT/etc/hosts"
+echo "$KVER" >"$ROOT/etc/urnic/kver"
+{
+	echo "kernel_package=$KPKG $KPKG_VER"
+	for p in ibverbs-utils ibverbs-providers perftest iproute2 busybox-static; do
+		echo "$p=$(dpkg-query -W -f='${Version}' "$p")"
+	done
+} >"$OUT/versions.txt"
+cp "$OUT/versions.txt" "$ROOT/etc/urnic/versions.txt"
+
+# ---------------------------------------------------------------- pack
+(cd "$ROOT" && find . -print0 | sort -z | cpio --null -o -H newc --quiet -R 0:0) |
+	gzip -1 >"$OUT/initrd.img.tmp"
+mv "$OUT/initrd.img.tmp" "$OUT/initrd.img"
+cp "$KROOT/boot/vmlinuz-$KVER" "$OUT/vmlinuz"
+echo "$KVER" >"$OUT/kver"
+echo "$want" >"$OUT/stamp"
+rm -rf "$ROOT" "$KROOT" # 400 MB; the package stays in debs/ for a rebuild
+log "done: $OUT/vmlinuz $OUT/initrd.img ($(du -h "$OUT/initrd.img" | cut -f1))"
+cat "$OUT/versions.txt" >&2

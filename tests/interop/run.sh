@@ -1,0 +1,328 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# run.sh - one interop scenario between urnic and the Linux kernel's rxe (Soft-RoCE),
+# each side running rdma-core's unmodified tools, and checks of what went on the wire.
+#
+#   run.sh SCENARIO urnic_server|rxe_server      (run.sh -l lists the scenarios)
+#
+#   netns "urnic-interop" (host kernel)                      qemu VM (TCG), Debian's kernel
+#   urnic: Debian's tool over build/lib's libibverbs.so.1    rdma_rxe: rxe0 on eth0,
+#     URNIC_ADDR=10.77.0.1 on br0 ── tap0 ── virtio-net ──── 10.77.0.11, the same tool
+#     [nftables loss, input + output]   ^ tcpdump -i tap0 'udp port 4791'
+#
+# urnic_server: urnic runs the tool's server half and rxe the client; rxe_server: the
+# reverse. Passes when both halves exit 0 with their success line, urnic counts no ICRC
+# or header drop and no exhausted retry, tshark dissects every captured frame as RoCEv2
+# with no malformed frame or expert warning, pcap_icrc finds every ICRC (both senders')
+# correct, and the loss scenario shows both requesters retransmitting (urnic's
+# retransmit_pkts, rxe's completer_retry_err). The first GOLDEN_PKTS packets of the
+# capture are kept in $OUTDIR (and in $URNIC_INTEROP_GOLDEN/interop_SCENARIO_DIR.pcap
+# when that is set: that is how tests/golden/interop/ is made).
+#
+# Environment: LIBDIR (build/lib, required), PCAP_ICRC (the sys_pcap_icrc helper,
+# required), OUTDIR [a new temporary directory, removed on success], URNIC_INTEROP_CACHE
+# [/var/cache/urnic-interop: the image of build-image.sh], URNIC_INTEROP_NETNS
+# [urnic-interop], URNIC_INTEROP_GOLDEN [unset], VM_TIMEOUT [180] seconds. Root only.
+set -u
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="${URNIC_INTEROP_CACHE:-/var/cache/urnic-interop}"
+IMG="$CACHE/out"
+NS="${URNIC_INTEROP_NETNS:-urnic-interop}"
+HOST_IP=10.77.0.1
+VM_IP=10.77.0.11
+VM_MAC=52:54:00:77:00:11
+PP_PORT=18515
+VM_TIMEOUT="${VM_TIMEOUT:-180}"
+TOOL_TIMEOUT=120
+
+# ---------------------------------------------------------------- scenarios
+# scenario NAME: sets TOOL, OPTS (the same on both sides), MTU (br0, tap0, eth0), LOSS
+# (percent of non-ACK RoCE packets nftables drops each way) and GOLDEN_PKTS.
+SCENARIOS="rc_pingpong rc_pingpong_s1 rc_pingpong_s65536 rc_pingpong_m1024 rc_pingpong_m4096
+	ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
+	ud_pingpong uc_pingpong rc_pingpong_loss"
+scenario() {
+	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 GOLDEN_PKTS=100
+	case $1 in
+	rc_pingpong) OPTS="-c" ;; # the defaults: 4096 bytes, 1000 iterations, MTU 1024
+	rc_pingpong_s1) OPTS="-c -s 1" ;;
+	rc_pingpong_s65536) OPTS="-c -s 65536 -n 100" ;;
+	rc_pingpong_m1024) OPTS="-c -m 1024" ;;
+	rc_pingpong_m4096) OPTS="-c -m 4096 -s 16384 -n 200" MTU=9000 GOLDEN_PKTS=40 ;;
+	ib_write_bw | ib_read_bw | ib_send_bw) TOOL=$1 OPTS="-F -s 65536 -n 20" ;;
+	ib_atomic_bw) TOOL=$1 OPTS="-F -n 100" ;;
+	ib_write_lat | ib_read_lat) TOOL=$1 OPTS="-F -n 100" ;;
+	ud_pingpong) TOOL=ibv_ud_pingpong OPTS="-c -s 1024 -n 500" ;;
+	uc_pingpong) TOOL=ibv_uc_pingpong OPTS="-c -n 500" ;;
+	rc_pingpong_loss) OPTS="-c -n 300" LOSS=5 GOLDEN_PKTS=150 ;;
+	*) return 1 ;;
+	esac
+}
+
+if [ "${1:-}" = -l ]; then
+	echo $SCENARIOS
+	exit 0
+fi
+[ $# = 2 ] || { echo "usage: run.sh SCENARIO urnic_server|rxe_server (run.sh -l)" >&2; exit 2; }
+SC=$1 DIR=$2
+scenario "$SC" || { echo "unknown scenario $SC; run.sh -l lists them" >&2; exit 2; }
+case $DIR in urnic_server | rxe_server) ;; *) echo "bad direction $DIR" >&2; exit 2 ;; esac
+NAME=interop_${SC}_$DIR
+
+say() { printf '%s: %s\n' "$NAME" "$*"; }
+fail() {
+	say "FAIL: $*"
+	for f in "$OUTDIR"/*.log; do
+		[ -f "$f" ] || continue
+		printf -- '----- %s\n' "$(basename "$f")"
+		tail -n 40 "$f" | tr -d '\r'
+	done
+	say "logs and capture kept in $OUTDIR"
+	KEEP=1
+	exit 1
+}
+[ "$(id -u)" = 0 ] || { say "SKIP: needs root (namespace, tap, nftables)"; exit 77; }
+: "${LIBDIR:?LIBDIR not set}" "${PCAP_ICRC:?PCAP_ICRC not set}"
+[ -e "$LIBDIR/libibverbs.so.1" ] || { echo "no $LIBDIR/libibverbs.so.1" >&2; exit 1; }
+KEEP=0
+if [ -n "${OUTDIR:-}" ]; then
+	rm -rf "$OUTDIR"
+	mkdir -p "$OUTDIR"
+	KEEP=1
+else
+	OUTDIR=$(mktemp -d "${TMPDIR:-/tmp}/urnic-$NAME.XXXXXX")
+fi
+for c in qemu-system-x86_64 tcpdump tshark nft "$TOOL"; do
+	command -v "$c" >/dev/null || fail "$c not found (scripts/deps.sh installs it)"
+done
+[ -f "$IMG/vmlinuz" ] && [ -f "$IMG/initrd.img" ] ||
+	fail "no VM image in $IMG: run tests/interop/build-image.sh (CTest: interop_image)"
+
+# ---------------------------------------------------------------- cleanup
+PIDS=()
+nsx() { ip netns exec "$NS" "$@"; }
+# Processes left in the namespace by an earlier run of this harness that was killed.
+ns_reset() {
+	ip netns list | grep -qw "$NS" || return 0
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	ip netns del "$NS" 2>/dev/null
+	sleep 0.2
+}
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+		rm -f /dev/shm/urnic."$p".*
+	done
+	ns_reset
+	[ "$KEEP" = 1 ] || rm -rf "$OUTDIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+T0=$(date +%s.%N)
+secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# ---------------------------------------------------------------- network
+ns_reset
+ip netns add "$NS" || fail "ip netns add $NS"
+nsx sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+nsx ip link set lo up
+nsx ip link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0 ||
+	fail "cannot create a bridge"
+nsx ip addr add "$HOST_IP/24" dev br0
+nsx ip link set br0 mtu "$MTU" up
+nsx ip tuntap add dev tap0 mode tap || fail "cannot create tap0 (/dev/net/tun)"
+nsx ip link set tap0 mtu "$MTU" master br0 up
+if [ "$LOSS" -gt 0 ]; then
+	# RoCEv2 packets to and from urnic's address, except ACKNOWLEDGE (BTH opcode 17,
+	# the first byte after the UDP header): see docs/interop.md for why.
+	nsx nft -f - <<EOF || fail "nftables rules"
+table inet urnic_interop_loss {
+	chain in {
+		type filter hook input priority 0; policy accept;
+		udp dport 4791 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
+	}
+	chain out {
+		type filter hook output priority 0; policy accept;
+		udp dport 4791 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
+	}
+}
+EOF
+fi
+
+# ---------------------------------------------------------------- capture
+PCAP=$OUTDIR/capture.pcap
+ip netns exec "$NS" tcpdump -Z root --immediate-mode -U -B 65536 -i tap0 -s 0 -w "$PCAP" \
+	udp port 4791 \
+	2>"$OUTDIR/tcpdump.log" &
+CAP_PID=$!
+PIDS+=("$CAP_PID")
+for _ in $(seq 100); do
+	grep -q "listening on" "$OUTDIR/tcpdump.log" && break
+	sleep 0.1
+done
+grep -q "listening on" "$OUTDIR/tcpdump.log" || fail "tcpdump did not start"
+
+# ---------------------------------------------------------------- VM
+if [ "$DIR" = urnic_server ]; then VM_ROLE=client; else VM_ROLE=server; fi
+INITRD=$OUTDIR/initrd.img
+OV=$OUTDIR/overlay
+mkdir -p "$OV"
+install -m 0755 "$HERE/guest/init" "$OV/init"
+(cd "$OV" && find . | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$OUTDIR/overlay.cpio.gz"
+cat "$IMG/initrd.img" "$OUTDIR/overlay.cpio.gz" >"$INITRD"
+rm -rf "$OV" "$OUTDIR/overlay.cpio.gz"
+CMD64=$(printf '%s %s' "$TOOL" "$OPTS" | base64 -w0)
+CMDLINE="console=ttyS0 panic=-1 quiet loglevel=3 mitigations=off urnic.ip=$VM_IP/24"
+CMDLINE="$CMDLINE urnic.peer=$HOST_IP urnic.role=$VM_ROLE urnic.mtu=$MTU"
+CMDLINE="$CMDLINE urnic.timeout=$TOOL_TIMEOUT urnic.cmd64=$CMD64"
+VM_LOG=$OUTDIR/vm.log
+ip netns exec "$NS" timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 1 -m 512 \
+	-display none -monitor none -serial "file:$VM_LOG" -no-reboot \
+	-kernel "$IMG/vmlinuz" -initrd "$INITRD" -append "$CMDLINE" \
+	-netdev tap,id=n0,ifname=tap0,script=no,downscript=no \
+	-device "virtio-net-pci,netdev=n0,mac=$VM_MAC" >"$OUTDIR/qemu.log" 2>&1 &
+VM_PID=$!
+PIDS+=("$VM_PID")
+
+# wait_vm PATTERN SECONDS: the pattern is in the VM's console log
+wait_vm() {
+	local i=0
+	until grep -q "$1" "$VM_LOG" 2>/dev/null; do
+		kill -0 "$VM_PID" 2>/dev/null || return 1
+		i=$((i + 1))
+		[ $i -gt $(($2 * 10)) ] && return 1
+		sleep 0.1
+	done
+}
+
+# ---------------------------------------------------------------- urnic
+case $TOOL in ib_*) GFLAG=-x ;; *) GFLAG=-g ;; esac
+HOST_LOG=$OUTDIR/urnic.log
+# urnic_tool [PEER]: the same tool over the drop-in, in the namespace, in the background
+# (ip netns exec and env exec: $! is the tool itself)
+urnic_tool() {
+	# shellcheck disable=SC2086 # OPTS is an option list
+	ip netns exec "$NS" env LD_LIBRARY_PATH="$LIBDIR" URNIC_ADDR=$HOST_IP \
+		URNIC_PRINT_COUNTERS=1 "$TOOL" $GFLAG 1 $OPTS "$@" >"$HOST_LOG" 2>&1 &
+	HOST_PID=$!
+	PIDS+=("$HOST_PID")
+}
+# wait_tool: the urnic tool's exit status, or 124 once killed after TOOL_TIMEOUT seconds
+wait_tool() {
+	local i=0
+	while kill -0 "$HOST_PID" 2>/dev/null && [ $i -lt $((TOOL_TIMEOUT * 10)) ]; do
+		# a zombie is done: wait reaps it below
+		[ "$(sed 's/.*) //' "/proc/$HOST_PID/stat" 2>/dev/null | cut -c1)" = Z ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ $i -ge $((TOOL_TIMEOUT * 10)) ]; then
+		kill -TERM "$HOST_PID" 2>/dev/null
+		wait "$HOST_PID" 2>/dev/null
+		return 124
+	fi
+	wait "$HOST_PID"
+}
+
+if [ "$DIR" = urnic_server ]; then
+	say "urnic: $TOOL $GFLAG 1 $OPTS (server, $HOST_IP); rxe in the VM: client ($VM_IP)"
+	urnic_tool
+	for _ in $(seq 100); do
+		nsx ss -Hltn "sport = :$PP_PORT" | grep -q . && break
+		kill -0 "$HOST_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	nsx ss -Hltn "sport = :$PP_PORT" | grep -q . || fail "urnic's $TOOL does not listen"
+	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
+	T_READY=$(secs "$T0")
+	wait_tool
+	HOST_RC=$?
+	T_TOOL=$(secs "$T0")
+	wait_vm URNIC-RESULT 60 || fail "the VM's $TOOL did not finish"
+else
+	say "rxe in the VM: $TOOL (server, $VM_IP); urnic: $TOOL $GFLAG 1 $OPTS (client, $HOST_IP)"
+	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
+	T_READY=$(secs "$T0")
+	wait_vm URNIC-LISTENING 60 || fail "rxe's $TOOL does not listen"
+	urnic_tool "$VM_IP"
+	wait_tool
+	HOST_RC=$?
+	T_TOOL=$(secs "$T0")
+	wait_vm URNIC-RESULT 60 || fail "the VM's $TOOL did not finish"
+fi
+wait "$VM_PID"
+sleep 0.3 # the last frames reach tcpdump
+kill -INT "$CAP_PID" 2>/dev/null
+wait "$CAP_PID"
+T_END=$(secs "$T0")
+grep -q '^0 packets dropped by kernel' "$OUTDIR/tcpdump.log" ||
+	fail "the capture is incomplete: $(grep 'dropped by kernel' "$OUTDIR/tcpdump.log")"
+tr -d '\r' <"$VM_LOG" >"$OUTDIR/rxe.log"
+rm -f "$VM_LOG" "$INITRD"
+
+# ---------------------------------------------------------------- verdict
+VM_RC=$(sed -n 's/.*URNIC-RESULT rc=\([0-9]*\).*/\1/p' "$OUTDIR/rxe.log" | tail -1)
+RXE_CTR=$(sed -n 's/^URNIC-COUNTERS//p' "$OUTDIR/rxe.log" | tail -1)
+ctr() { awk -v n="$2" '$1 == n && $2 ~ /^[0-9]+$/ { v = $2; f = 1 } END { print f ? v : 0 }' "$1"; }
+rxe_ctr() { printf '%s\n' $RXE_CTR | sed -n "s/^$1=//p" | grep . || echo 0; }
+URNIC_CTR=$(awk '/^urnic: counters/ { on = 1; next } on && NF == 2 { printf " %s=%s", $1, $2 }' \
+	"$HOST_LOG")
+say "VM ready after ${T_READY}s, urnic's tool done after ${T_TOOL}s, total ${T_END}s"
+say "urnic counters:$URNIC_CTR"
+say "rxe hw_counters:$RXE_CTR"
+[ "${HOST_RC:-1}" = 0 ] || fail "urnic's $TOOL exited with status $HOST_RC"
+[ "${VM_RC:-none}" = 0 ] || fail "rxe's $TOOL exited with status ${VM_RC:-none}"
+case $TOOL in
+ibv_*) ok='bytes in .* seconds' ;;
+*) ok='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' ;; # perftest's result row
+esac
+grep -Eq "$ok" "$HOST_LOG" || fail "no result line in urnic's output"
+grep -Eq "$ok" "$OUTDIR/rxe.log" || fail "no result line in rxe's output"
+grep -q 'invalid data' "$HOST_LOG" "$OUTDIR/rxe.log" && fail "payload check failed"
+for c in drop_bad_icrc drop_bad_header retry_exceeded rnr_retry_exceeded cq_overflow; do
+	[ "$(ctr "$HOST_LOG" $c)" = 0 ] || fail "urnic counted $c = $(ctr "$HOST_LOG" $c)"
+done
+for c in retry_exceeded_err retry_rnr_exceeded_err; do
+	[ "$(rxe_ctr $c)" = 0 ] || fail "rxe counted $c = $(rxe_ctr $c)"
+done
+if [ "$LOSS" -gt 0 ]; then
+	say "nftables: $(nsx nft list table inet urnic_interop_loss | grep -o 'packets [0-9]*' |
+		tr '\n' ' ')dropped (input, output)"
+	[ "$(ctr "$HOST_LOG" retransmit_pkts)" -gt 0 ] || fail "urnic retransmitted nothing"
+	[ "$(rxe_ctr completer_retry_err)" -gt 0 ] || fail "rxe retransmitted nothing"
+fi
+
+# The wire: tshark, with Wireshark's defaults (not a user's profile)
+export WIRESHARK_CONFIG_DIR=$OUTDIR/wireshark
+mkdir -p "$WIRESHARK_CONFIG_DIR"
+TS=(tshark -n --disable-heuristic rpcrdma_infiniband --disable-heuristic rpcrdma_iwarp -r "$PCAP")
+frames=$("${TS[@]}" -Y 'udp.port == 4791' 2>/dev/null | wc -l)
+ib=$("${TS[@]}" -Y 'infiniband.bth.opcode' 2>/dev/null | wc -l)
+from_urnic=$("${TS[@]}" -Y "infiniband && ip.src == $HOST_IP" 2>/dev/null | wc -l)
+from_rxe=$("${TS[@]}" -Y "infiniband && ip.src == $VM_IP" 2>/dev/null | wc -l)
+"${TS[@]}" -Y '_ws.malformed || _ws.expert.severity >= warning' >"$OUTDIR/malformed.txt" 2>/dev/null
+bad=$(wc -l <"$OUTDIR/malformed.txt")
+"${TS[@]}" -T fields -e infiniband.bth.opcode 2>/dev/null | sort -n | uniq -c |
+	awk '{ printf " %s x %s", $1, $2 }' >"$OUTDIR/opcodes.txt"
+say "capture: $frames RoCEv2 frames ($from_urnic from urnic, $from_rxe from rxe)," \
+	"$ib with a BTH, $bad malformed or with warnings; opcodes:$(cat "$OUTDIR/opcodes.txt")"
+[ "$frames" -gt 0 ] || fail "nothing captured"
+[ "$ib" = "$frames" ] || fail "only $ib of $frames frames dissect as RoCEv2 with a BTH"
+[ "$bad" = 0 ] || { head "$OUTDIR/malformed.txt"; fail "$bad malformed frames or warnings"; }
+[ "$from_urnic" -gt 0 ] && [ "$from_rxe" -gt 0 ] || fail "not both sides on the wire"
+"$PCAP_ICRC" "$PCAP" >"$OUTDIR/icrc.txt" 2>&1 || { cat "$OUTDIR/icrc.txt"; fail "bad ICRC"; }
+say "$(tail -1 "$OUTDIR/icrc.txt")"
+
+# The regression vector: the first GOLDEN_PKTS packets.
+tcpdump -r "$PCAP" -c "$GOLDEN_PKTS" -w "$OUTDIR/$NAME.pcap" 2>/dev/null ||
+	fail "cannot cut the capture"
+if [ -n "${URNIC_INTEROP_GOLDEN:-}" ]; then
+	cp "$OUTDIR/$NAME.pcap" "$URNIC_INTEROP_GOLDEN/$NAME.pcap" || fail "cannot store the pcap"
+	say "stored $URNIC_INTEROP_GOLDEN/$NAME.pcap"
+fi
+rm -f "$PCAP" # the whole capture is kept only when the test fails
+say ok
