@@ -190,6 +190,12 @@ enum ibv_port_state urnic_port_state(const struct urnic_dev *d, uint8_t *phys_st
 int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
 		       struct urnic_peer *peer);
 
+/* Memory windows (memory.c): the context ops behind ibv_alloc_mw, ibv_bind_mw,
+ * ibv_dealloc_mw. */
+struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+int urnic_dealloc_mw(struct ibv_mw *mw);
+
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context,
 				    struct ibv_srq_init_attr_ex *attr);
@@ -197,12 +203,6 @@ int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_
 
 /* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */
 int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
-/* Memory windows (memory.c): the context ops behind ibv_alloc_mw, ibv_bind_mw,
- * ibv_dealloc_mw. */
-struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
-int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
-int urnic_dealloc_mw(struct ibv_mw *mw);
-
 
 /* Fills the work request ops; shared by ibv_post_send and the ibv_wr_* API. */
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,
