@@ -384,9 +384,10 @@ static bool op_matches_qp_type(uint32_t flags, enum urnic_qp_type t)
 
 /*
  * IBTA A17.3.3: the ICRC as the sender must have computed it over the IP and UDP headers
- * the socket does not show us. An IPv4 sender's ID is assumed 0 (urnic, Linux for an
- * unconnected DF socket); otherwise the ID is recovered from the difference (Linux rxe
- * counts it), which leaves 16 of the CRC's 32 bits to catch corruption.
+ * the socket does not show us. An IPv4 sender's ID is assumed to be the transport's hint
+ * (0 for a datagram from an unconnected DF socket, k for segment k of a GSO send: urnic
+ * to urnic); otherwise the ID is recovered from the difference (Linux rxe counts it),
+ * which leaves 16 of the CRC's 32 bits to catch corruption.
  */
 static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
 		    const uint8_t *dst_ip, const uint8_t *buf, size_t len)
@@ -401,6 +402,7 @@ static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spor
 	memcpy(flow.dst, dst_ip, e->ipv6 ? 16 : 4);
 	flow.sport = sport;
 	flow.dport = URNIC_ROCE_UDP_PORT;
+	flow.ip_id = e->ipv6 ? 0 : e->rx_ip_id_hint;
 	icrc = urnic_icrc_flow(&flow, &frag, 1, frag.len);
 	if (icrc == rx)
 		return true;

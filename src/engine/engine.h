@@ -75,6 +75,11 @@ struct urnic_engine {
 	 * (urnic_icrc_ipv4_id; Linux rxe counts the ID). Default on; false checks the
 	 * ICRC for ID 0 only, all 32 bits (URNIC_ICRC_STRICT=1). */
 	bool icrc_any_ipv4_id;
+	/* IPv4 ID to check the next received packet's ICRC for first: the transport sets
+	 * segment k of a GRO super-packet to k, the ID Linux gives segment k of the GSO
+	 * send it came from (inet_gso_segment). Only a first guess: any other ID is then
+	 * recovered as above. */
+	uint16_t rx_ip_id_hint;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_qp_counters *qp_ctrs; /* URNIC_MAX_QP slots, or NULL: not kept */

@@ -329,9 +329,13 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		 * bytes but the last. */
 		if (!seg || seg >= len)
 			seg = len ? len : 1; /* an empty datagram is still a packet, counted */
-		for (uint32_t off = 0; off < len || off == 0; off += seg)
+		for (uint32_t off = 0; off < len || off == 0; off += seg) {
+			/* Segment k of a GSO send left as IPv4 ID k (icrc_gso.h). */
+			e->rx_ip_id_hint = (uint16_t)(off / seg);
 			deliver(u, e, src, sport, u->rx_buf[i] + off,
 				len - off < seg ? len - off : seg);
+		}
+		e->rx_ip_id_hint = 0;
 	}
 	return released + n + recv_forwarded(u, e);
 }
