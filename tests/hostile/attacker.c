@@ -1778,9 +1778,8 @@ static void sc_rnr_flood(void)
 	probe(1);
 }
 
-/* READ requests beyond max_dest_rd_atomic (IBTA 9.7.5.1.3; rxe leaves the limit to the
- * requester and recycles its resources): whatever is answered is answered correctly, in
- * PSN order, with the bytes of the region; the last READ always is; nothing grows. */
+/* READ requests back to back: each answered correctly, in PSN order, with the bytes of
+ * the region; the last READ always is; nothing grows. */
 struct flood {
 	uint32_t nreq, len, npsn, e, msn0, got;
 	int32_t last; /* the last response's PSN, relative to e */
@@ -1816,8 +1815,8 @@ static void flood_response(struct flood *f)
 		f->last_answered = true;
 }
 
-/* nreq READs of len bytes sent back to back on QP qi (more than its max_dest_rd_atomic
- * resources); *rss: the target's RSS afterwards. */
+/* nreq READs of len bytes sent back to back on QP qi; *rss: the target's RSS
+ * afterwards. */
 static void read_flood(int qi, uint32_t nreq, uint32_t len, long *rss)
 {
 	struct qpinfo *q = &A.qp[qi];
@@ -1858,19 +1857,66 @@ static void read_flood(int qi, uint32_t nreq, uint32_t len, long *rss)
 	*rss = target_rss_kb();
 }
 
+/* More READs than max_dest_rd_atomic at once (IBTA 9.7.5.1.3: the requester must not
+ * exceed the responder's resources): the target is stopped while 64 READs queue up, so
+ * it takes them in one batch. The fifth gets NAK Invalid Request and the QP goes to error,
+ * which cancels the responses not yet sent to the 4 it had resources for (what of them
+ * leaves is right and in order); nothing more is answered. */
+static void read_flood_refused(int qi, uint32_t nreq)
+{
+	struct qpinfo *q = &A.qp[qi];
+	const struct mrinfo *ro = &A.mr[HR_RO];
+	struct flood f = { 4, MTU, 1, q->epsn, q->msn, 0, -1, false, "READs within the grant" };
+	struct urnic_ctrfile s;
+	uint32_t naks = 0, others = 0;
+
+	snap(&s);
+	REQUIRE(kill(A.pid, SIGSTOP) == 0, "SIGSTOP: %s", strerror(errno));
+	for (uint32_t k = 0; k < nreq; k++)
+		send_read(qi, urnic_psn_add(f.e, k), ro->addr + (k * 64u) % (ro->len - MTU),
+			  ro->rkey, MTU);
+	REQUIRE(kill(A.pid, SIGCONT) == 0, "SIGCONT: %s", strerror(errno));
+	settle();
+	while (get_reply(300)) {
+		const struct urnic_pkt *p = &A.r.pkt;
+
+		if (A.r.decoded && p->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE) {
+			EXPECT(A.r.icrc_ok && p->bth.psn == urnic_psn_add(f.e, 4) &&
+				       p->aeth.syndrome == (URNIC_AETH_NAK | URNIC_NAK_INVALID_REQ),
+			       "flood: expected NAK invalid request psn 0x%06x, got psn 0x%06x "
+			       "syndrome 0x%02x",
+			       urnic_psn_add(f.e, 4), p->bth.psn, p->aeth.syndrome);
+			naks++;
+		} else if (A.r.decoded && (urnic_opcode_info(p->bth.opcode)->flags & URNIC_OPF_READ)) {
+			flood_response(&f);
+		} else {
+			others++;
+		}
+	}
+	say("%u READs at once: %u answered, %u NAK, %u other packets", nreq, f.got, naks, others);
+	EXPECT(f.got <= 4, "%u response packets for the 4 granted READs", f.got);
+	EXPECT(naks == 1 && others == 0, "expected one NAK and nothing else, got %u and %u", naks,
+	       others);
+	EXPECT_CTR(s, "refused_rd_atomic", 1);
+	EXPECT_CTR(s, "nak_inv_req_sent", 1);
+	expect_qp_state(qi, "ERR");
+}
+
 static void sc_read_flood(void)
 {
 	struct topts o = topts_default(2);
 	long rss0, rss1, rss2;
 
 	start_target(&o);
-	read_flood(0, 64, 512, &rss0); /* warm-up */
-	read_flood(0, 64, MTU, &rss1);
-	read_flood(0, 256, 4 * MTU, &rss2);
+	/* READs back to back, as many as the target grants (max_dest_rd_atomic 4). */
+	read_flood(0, 4, 512, &rss0); /* warm-up */
+	read_flood(0, 4, MTU, &rss1);
+	read_flood(0, 4, 4 * MTU, &rss1);
+	read_flood_refused(0, 64);
+	rss2 = target_rss_kb();
 	say("target RSS %ld kB after the warm-up, %ld kB after the floods", rss0, rss2);
 	EXPECT(rss0 > 0 && rss2 - rss0 <= 1024, "the target's RSS grew by %ld kB", rss2 - rss0);
 	(void)rss1;
-	probe(0);
 	probe(1);
 }
 

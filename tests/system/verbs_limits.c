@@ -12,11 +12,10 @@
  * destroyed one frees its place; sizes beyond max_cqe / max_qp_wr / max_srq_wr are
  * EINVAL; max_dest_rd_atomic beyond max_qp_rd_atom and max_rd_atomic beyond
  * max_qp_init_rd_atom are EINVAL (ibv_modify_qp(3)). Over the wire, a requester allowed
- * 2 outstanding READs against a responder granting 2 gets all 16 READs right, and so
- * does one allowed 4 against a responder granting 1 (a peer beyond our responder
- * resources: whatever the responder does, it stays within its one resource and the
- * data that arrives is right, or the requester sees an error completion, never wrong
- * data). Prints "ok NAME" per step; exits 1 on the first failure.
+ * 2 outstanding READs against a responder granting 2 gets all 16 READs right; one
+ * allowed 2 against a responder granting 1 is refused with NAK Invalid Request (IBTA
+ * 9.7.5.1.3; the requester sees IBV_WC_REM_INV_REQ_ERR) and the data that did arrive is
+ * right. Prints "ok NAME" per step; exits 1 on the first failure.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -129,7 +128,8 @@ static int to_rts(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn, uin
 /* 16 READs of 64 KiB from b's buffer into a's, all posted at once. Returns the number
  * that completed successfully (each checked byte for byte); the others must have
  * completed with an error, not with wrong data. */
-static int reads(struct side *sa, struct ibv_qp *a, struct side *sb)
+static int reads(struct side *sa, struct ibv_qp *a, struct side *sb,
+		 enum ibv_wc_status *first_error)
 {
 	struct ibv_wc wc[NREADS];
 	int done = 0, ok = 0;
@@ -158,6 +158,8 @@ static int reads(struct side *sa, struct ibv_qp *a, struct side *sb)
 			size_t off = (size_t)wc[k].wr_id * READ_LEN;
 
 			if (wc[k].status != IBV_WC_SUCCESS) {
+				if (*first_error == IBV_WC_SUCCESS)
+					*first_error = wc[k].status;
 				printf("  READ %d: %s\n", (int)wc[k].wr_id,
 				       ibv_wc_status_str(wc[k].status));
 				continue;
@@ -183,6 +185,7 @@ int main(void)
 	struct side s0, s1;
 	struct ibv_qp *a, *b;
 	int fd, n, ok;
+	enum ibv_wc_status first_error = IBV_WC_SUCCESS;
 	FILE *f;
 
 	fd = mkstemp(path);
@@ -274,7 +277,7 @@ int main(void)
 	to_init(b);
 	CHECK(to_rts(a, &s1.gid, b->qp_num, 1, 2) == 0);
 	CHECK(to_rts(b, &s0.gid, a->qp_num, 2, 1) == 0);
-	CHECK(reads(&s0, a, &s1) == NREADS);
+	CHECK(reads(&s0, a, &s1, &first_error) == NREADS);
 	printf("ok %d READs, requester depth 2 = responder resources 2\n", NREADS);
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 
@@ -285,9 +288,14 @@ int main(void)
 	to_init(b);
 	CHECK(to_rts(a, &s1.gid, b->qp_num, 1, 2) == 0);
 	CHECK(to_rts(b, &s0.gid, a->qp_num, 1, 1) == 0);
-	ok = reads(&s0, a, &s1);
+	first_error = IBV_WC_SUCCESS;
+	ok = reads(&s0, a, &s1, &first_error);
+	/* IBTA 9.7.5.1.3: the responder refuses the READ beyond its resources with NAK
+	 * Invalid Request (counted as refused_rd_atomic), the requester's READ fails. */
+	CHECK(ok < NREADS && first_error == IBV_WC_REM_INV_REQ_ERR);
 	printf("ok requester depth 2 > responder resources 1: %d of %d READs completed, "
-	       "all their data right, the others in error\n", ok, NREADS);
+	       "all their data right, the rest refused (%s)\n", ok, NREADS,
+	       ibv_wc_status_str(first_error));
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 
 	for (struct side *s = &s0; s; s = s == &s0 ? &s1 : NULL) {

@@ -118,6 +118,23 @@ static struct urnic_res *res_alloc(struct urnic_qp *qp)
 	return res;
 }
 
+/*
+ * A new READ, atomic or A19 request finds the oldest responder resource still sending
+ * a READ's response: the requester has more outstanding than the max_dest_rd_atomic it
+ * was granted (IBTA 9.7.5.1.3: the requester must not exceed the responder's
+ * resources; rxe would overwrite the resource and never finish the older READ, which
+ * the requester then retries until it gives up). Refused with NAK Invalid Request, the
+ * QP to error, counted; checked before the request changes any state.
+ */
+static bool res_exhausted(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn)
+{
+	if (!qp->resp.res[qp->resp.res_head].replying)
+		return false;
+	urnic_count(e, URNIC_CTR_refused_rd_atomic);
+	class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
+	return true;
+}
+
 static struct urnic_res *res_find(struct urnic_qp *qp, uint32_t psn)
 {
 	for (uint32_t i = 0; i < qp->resp.res_count; i++) {
@@ -327,6 +344,8 @@ static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struc
 			return;
 		}
 	}
+	if (res_exhausted(e, qp, psn))
+		return;
 	qp->resp.epsn = urnic_psn_add(psn, 1);
 	execute_a19(e, qp, pkt, host);
 }
@@ -455,6 +474,8 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 				return;
 			}
 		}
+		if (res_exhausted(e, qp, psn))
+			return;
 		npsn = pkt->reth.len ? (pkt->reth.len + mtu - 1) / mtu : 1;
 		before_new_response(e, qp);
 		res = res_alloc(qp);
@@ -490,6 +511,8 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
 		}
+		if (res_exhausted(e, qp, psn))
+			return;
 		r->epsn = urnic_psn_add(psn, 1);
 		execute_atomic(e, qp, pkt, host);
 		return;
