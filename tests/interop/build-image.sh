@@ -37,6 +37,7 @@ done
 if [ -n "$missing" ]; then
 	[ "${NO_APT:-0}" = 1 ] && die "missing Debian packages:$missing"
 	log "apt-get install$missing"
+	# shellcheck disable=SC2086 # a list of package names
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing ||
 		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y -q --no-install-recommends $missing; } ||
@@ -67,12 +68,14 @@ fi
 
 # ---------------------------------------------------------------- kernel deb
 log "kernel package $KPKG"
+# shellcheck disable=SC2012 # Debian package file names are plain
 deb="$(ls "$CACHE/debs/${KPKG}_"*.deb 2>/dev/null | head -1 || true)"
 if [ -z "$deb" ]; then
 	# (as root into a root-owned directory: no _apt sandbox user)
 	dl() { (cd "$CACHE/debs" && apt-get -q -o APT::Sandbox::User=root download "$KPKG"); }
 	dl || { apt-get update -q && dl; } ||
 		die "apt-get download $KPKG failed"
+	# shellcheck disable=SC2012
 	deb="$(ls "$CACHE/debs/${KPKG}_"*.deb | head -1)"
 fi
 KPKG_VER="$(dpkg-deb -f "$deb" Version)"

@@ -67,7 +67,7 @@ scenario() {
 }
 
 if [ "${1:-}" = -l ]; then
-	echo $SCENARIOS
+	echo "$SCENARIOS" | tr -s '\t\n' '  '
 	exit 0
 fi
 [ $# = 2 ] || { echo "usage: run.sh SCENARIO urnic_server|rxe_server (run.sh -l)" >&2; exit 2; }
@@ -102,8 +102,9 @@ fi
 for c in qemu-system-x86_64 tcpdump tshark mergecap nft "$TOOL"; do
 	command -v "$c" >/dev/null || fail "$c not found (scripts/deps.sh installs it)"
 done
-[ -f "$IMG/vmlinuz" ] && [ -f "$IMG/initrd.img" ] ||
+if [ ! -f "$IMG/vmlinuz" ] || [ ! -f "$IMG/initrd.img" ]; then
 	fail "no VM image in $IMG: run tests/interop/build-image.sh (CTest: interop_image)"
+fi
 
 # ---------------------------------------------------------------- cleanup
 PIDS=()
@@ -274,6 +275,7 @@ rm -f "$VM_LOG" "$INITRD"
 VM_RC=$(sed -n 's/.*URNIC-RESULT rc=\([0-9]*\).*/\1/p' "$OUTDIR/rxe.log" | tail -1)
 RXE_CTR=$(sed -n 's/^URNIC-COUNTERS//p' "$OUTDIR/rxe.log" | tail -1)
 ctr() { awk -v n="$2" '$1 == n && $2 ~ /^[0-9]+$/ { v = $2; f = 1 } END { print f ? v : 0 }' "$1"; }
+# shellcheck disable=SC2086 # one name=value per word
 rxe_ctr() { printf '%s\n' $RXE_CTR | sed -n "s/^$1=//p" | grep . || echo 0; }
 URNIC_CTR=$(awk '/^urnic: counters/ { on = 1; next }
 	on && /^  [a-z0-9_]+ +[0-9]+$/ { printf " %s=%s", $1, $2; next } { on = 0 }' "$HOST_LOG")
@@ -323,7 +325,7 @@ say "capture: $frames RoCEv2 frames ($from_urnic from urnic, $from_rxe from rxe)
 [ "$frames" -gt 0 ] || fail "nothing captured"
 [ "$ib" = "$frames" ] || fail "only $ib of $frames frames dissect as RoCEv2 with a BTH"
 [ "$bad" = 0 ] || { head "$OUTDIR/malformed.txt"; fail "$bad malformed frames or warnings"; }
-[ "$from_urnic" -gt 0 ] && [ "$from_rxe" -gt 0 ] || fail "not both sides on the wire"
+if [ "$from_urnic" = 0 ] || [ "$from_rxe" = 0 ]; then fail "not both sides on the wire"; fi
 "$PCAP_ICRC" "$PCAP" >"$OUTDIR/icrc.txt" 2>&1 || { cat "$OUTDIR/icrc.txt"; fail "bad ICRC"; }
 say "$(tail -1 "$OUTDIR/icrc.txt")"
 
