@@ -9,13 +9,22 @@ set -u
 urnic=$1
 lib=$(dirname "$urnic")/../lib
 export LD_LIBRARY_PATH="$lib"
+# A sanitized drop-in in Debian's unsanitized binary needs the ASan runtime first.
+san=""
+if [ "${SANITIZE:-OFF}" = ON ]; then
+	asan=$(gcc -print-file-name=libasan.so)
+	san="LD_PRELOAD=$(readlink -f "$asan") ASAN_OPTIONS=detect_leaks=0"
+fi
 tmp=$(mktemp -d)
 trap 'kill $spid $cpid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-URNIC_ADDR=127.0.31.2 ibv_rc_pingpong -g 1 -p 18631 -n 1000000 >"$tmp/s" 2>&1 &
+# $san is a list of words without blanks inside them: split on purpose.
+# shellcheck disable=SC2086
+env URNIC_ADDR=127.0.31.2 $san ibv_rc_pingpong -g 1 -p 18631 -n 1000000 >"$tmp/s" 2>&1 &
 spid=$!
 sleep 0.5
-URNIC_ADDR=127.0.31.3 ibv_rc_pingpong -g 1 -p 18631 -n 1000000 127.0.31.2 >"$tmp/c" 2>&1 &
+# shellcheck disable=SC2086
+env URNIC_ADDR=127.0.31.3 $san ibv_rc_pingpong -g 1 -p 18631 -n 1000000 127.0.31.2 >"$tmp/c" 2>&1 &
 cpid=$!
 
 # Wait until the client's QP has moved packets, up to 20 s.
