@@ -48,7 +48,7 @@ scenario() {
 	case $1 in
 	rc_pingpong) OPTS="-c" ;; # the defaults: 4096 bytes, 1000 iterations, MTU 1024
 	rc_pingpong_s1) OPTS="-c -s 1" ;;
-	rc_pingpong_s65536) OPTS="-c -s 65536 -n 100" ;;
+	rc_pingpong_s65536) OPTS="-c -s 65536 -n 100" GOLDEN_PKTS=140 ;; # a whole message each
 	rc_pingpong_m1024) OPTS="-c -m 1024" ;;
 	rc_pingpong_m4096) OPTS="-c -m 4096 -s 16384 -n 200" MTU=9000 GOLDEN_PKTS=40 ;;
 	# 16-packet messages: the first 100 packets hold several, with their ACKs

@@ -5,7 +5,10 @@
  *
  * Covers pkt.h end to end against the kernel: IBTA 9.2-9.3 header layouts, Annex A17.3.3
  * ICRC from captured headers (urnic_icrc_raw) and from a socket's view (urnic_icrc_flow).
- * Usage: test_golden GOLDEN_DIR. Packet counts per file are those of golden/verify.txt.
+ * Usage: test_golden GOLDEN_DIR [INTEROP_DIR]. Packet counts per file are those of
+ * golden/verify.txt. INTEROP_DIR (golden/interop/) holds the first packets of each
+ * tests/interop scenario, urnic and rxe talking to each other in both roles: every packet
+ * of both senders must pass the same checks, and each scenario show its opcodes.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -99,6 +102,53 @@ static const struct expect expects[] = {
 };
 
 #define NEXPECTS (sizeof(expects) / sizeof(expects[0]))
+
+/* tests/interop/run.sh's scenarios: the opcodes their first packets carry, whichever side
+ * is the server (golden/interop/interop_SCENARIO_{urnic,rxe}_server.pcap). */
+struct interop_expect {
+	const char *scenario;
+	unsigned min_payload; /* some packet carries at least this much (the MTU) */
+	int ops[MAX_OPS + 1];
+};
+
+static const struct interop_expect interop_expects[] = {
+	{ "rc_pingpong", 1024,
+	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "rc_pingpong_s1", 1, { URNIC_OP_RC_SEND_ONLY, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "rc_pingpong_s65536", 1024,
+	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "rc_pingpong_m1024", 1024,
+	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "rc_pingpong_m4096", 4096,
+	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "rc_pingpong_loss", 1024,
+	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "ib_write_bw", 1024,
+	  { URNIC_OP_RC_RDMA_WRITE_FIRST, URNIC_OP_RC_RDMA_WRITE_MIDDLE,
+	    URNIC_OP_RC_RDMA_WRITE_LAST, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "ib_read_bw", 1024,
+	  { URNIC_OP_RC_RDMA_READ_REQUEST, URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST,
+	    URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE, URNIC_OP_RC_RDMA_READ_RESPONSE_LAST,
+	    END_OPS } },
+	{ "ib_send_bw", 1024,
+	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "ib_atomic_bw", 0, /* AtomicETH and AtomicAckETH are headers: no payload */
+	  { URNIC_OP_RC_FETCH_ADD, URNIC_OP_RC_ATOMIC_ACKNOWLEDGE, END_OPS } },
+	{ "ib_write_lat", 2, { URNIC_OP_RC_RDMA_WRITE_ONLY, END_OPS } },
+	{ "ib_read_lat", 2,
+	  { URNIC_OP_RC_RDMA_READ_REQUEST, URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, END_OPS } },
+	{ "ud_pingpong", 1024, { URNIC_OP_UD_SEND_ONLY, END_OPS } },
+	{ "uc_pingpong", 1024,
+	  { URNIC_OP_UC_SEND_FIRST, URNIC_OP_UC_SEND_MIDDLE, URNIC_OP_UC_SEND_LAST, END_OPS } },
+};
+
+#define NINTEROP (sizeof(interop_expects) / sizeof(interop_expects[0]))
 #define MIN_TOTAL_PACKETS 270 /* sum of the counts above */
 #define GSI_QPN 1
 #define GSI_QKEY 0x80010000u
@@ -119,6 +169,10 @@ struct file_stats {
 	unsigned ud_gsi;	   /* UD SEND_ONLY to QP 1 with the GSI Q_Key */
 	unsigned nak_psn_seq;	   /* ACKNOWLEDGE with AETH 0x60 */
 	unsigned payload_bytes;
+	unsigned max_payload;
+	uint8_t src[2][4]; /* the first two IPv4 senders */
+	unsigned from[2];  /* their packets */
+	unsigned from_other;
 };
 
 static const struct expect *find_expect(const char *name)
@@ -151,6 +205,21 @@ static void check_packet(const char *name, unsigned frame_no, const struct wire_
 	CHECK(pkt.payload == p + n);
 	CHECK_EQ(pkt.payload_bytes, len - (size_t)n - pkt.bth.pad - URNIC_ICRC_BYTES);
 	st->payload_bytes += pkt.payload_bytes;
+	if (pkt.payload_bytes > st->max_payload)
+		st->max_payload = (unsigned)pkt.payload_bytes;
+	if (!u->ipv6) {
+		unsigned s;
+
+		for (s = 0; s < 2; s++) {
+			if (!st->from[s])
+				memcpy(st->src[s], u->ip + 12, 4);
+			if (!memcmp(st->src[s], u->ip + 12, 4)) {
+				st->from[s]++;
+				break;
+			}
+		}
+		st->from_other += s == 2;
+	}
 
 	/* encode(decode(bytes)) == bytes */
 	memset(hdr, 0xa5, sizeof(hdr));
@@ -249,17 +318,16 @@ static void check_expect(const char *name, const struct expect *e, const struct 
 	}
 }
 
-static unsigned check_file(const char *dir, const char *name)
+/* Every RoCEv2 packet of DIR/NAME through check_packet(); the tallies in *st. */
+static void scan_file(const char *dir, const char *name, struct file_stats *st)
 {
-	const struct expect *e = find_expect(name);
-	static struct file_stats st;
 	struct wire_pcap pc;
 	struct wire_frame fr;
 	struct wire_udp u;
 	char path[4096];
 	int rc;
 
-	memset(&st, 0, sizeof(st));
+	memset(st, 0, sizeof(*st));
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	rc = wire_pcap_open(&pc, path);
 	if (rc)
@@ -268,12 +336,19 @@ static unsigned check_file(const char *dir, const char *name)
 	while ((rc = wire_pcap_next(&pc, &fr)) == 1) {
 		if (!wire_frame_udp(&fr, &u) || u.dport != URNIC_ROCE_UDP_PORT)
 			continue;
-		check_packet(name, fr.frame_no, &u, &st);
+		check_packet(name, fr.frame_no, &u, st);
 	}
 	CHECK_EQ(rc, 0);
 	wire_pcap_close(&pc);
+	print_stats(name, st);
+}
 
-	print_stats(name, &st);
+static unsigned check_file(const char *dir, const char *name)
+{
+	const struct expect *e = find_expect(name);
+	static struct file_stats st;
+
+	scan_file(dir, name, &st);
 	CHECK(st.packets > 0);
 	CHECK(st.flow_checked > 0);
 	if (!e)
@@ -290,14 +365,93 @@ static int is_rxe_pcap(const struct dirent *d)
 	return !strncmp(d->d_name, "rxe_", 4) && n > 5 && !strcmp(d->d_name + n - 5, ".pcap");
 }
 
+/* interop_SCENARIO_{urnic,rxe}_server.pcap: both senders on the wire, every ICRC right
+ * (rxe's counted IP IDs and urnic's GSO segments alike), the scenario's opcodes. */
+static unsigned check_interop_file(const char *dir, const char *name, unsigned *seen)
+{
+	static struct file_stats st;
+	const struct interop_expect *e = NULL;
+	char scenario[128];
+	const char *role;
+	size_t i, len;
+	const int *op;
+
+	role = strstr(name, "_urnic_server.pcap");
+	if (!role)
+		role = strstr(name, "_rxe_server.pcap");
+	CHECK(role != NULL && !strncmp(name, "interop_", 8));
+	len = (size_t)(role - name) - 8;
+	CHECK(len < sizeof(scenario));
+	memcpy(scenario, name + 8, len);
+	scenario[len] = 0;
+	for (i = 0; i < NINTEROP; i++)
+		if (!strcmp(interop_expects[i].scenario, scenario))
+			e = &interop_expects[i];
+	if (!e)
+		fprintf(stderr, "%s: scenario %s is not in interop_expects; add it\n", name,
+			scenario);
+	CHECK(e != NULL);
+	seen[e - interop_expects]++;
+
+	scan_file(dir, name, &st);
+	CHECK(st.packets > 0);
+	CHECK_EQ(st.icrc_bad, 0);
+	CHECK_EQ(st.ipv6, 0);
+	CHECK_EQ(st.flow_no_df, 0); /* both senders set DF */
+	CHECK_EQ(st.flow_checked, st.packets);
+	/* urnic (10.77.0.1) and rxe (10.77.0.11) both sent, nobody else */
+	CHECK(st.from[0] > 0 && st.from[1] > 0);
+	CHECK_EQ(st.from_other, 0);
+	CHECK(st.max_payload >= e->min_payload);
+	for (op = e->ops; *op != END_OPS; op++) {
+		if (!st.op[*op])
+			fprintf(stderr, "%s: no %s\n", name, urnic_opcode_table[*op].name);
+		CHECK(st.op[*op] > 0);
+	}
+	return st.packets;
+}
+
+static int is_interop_pcap(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return !strncmp(d->d_name, "interop_", 8) && n > 5 && !strcmp(d->d_name + n - 5, ".pcap");
+}
+
+static void check_interop_dir(const char *dir)
+{
+	unsigned seen[NINTEROP] = { 0 }, total = 0;
+	struct dirent **names;
+	size_t i;
+	int n, k;
+
+	n = scandir(dir, &names, is_interop_pcap, alphasort);
+	if (n < 0)
+		perror(dir);
+	CHECK(n >= 0);
+	for (k = 0; k < n; k++) {
+		total += check_interop_file(dir, names[k]->d_name, seen);
+		free(names[k]);
+	}
+	free(names);
+	/* every scenario, in both roles: none silently missing */
+	for (i = 0; i < NINTEROP; i++) {
+		if (seen[i] != 2)
+			fprintf(stderr, "%s: %u captures of %s, want 2 (urnic_server, rxe_server)\n",
+				dir, seen[i], interop_expects[i].scenario);
+		CHECK_EQ(seen[i], 2);
+	}
+	printf("interop: %u RoCEv2 packets in %d files\n", total, n);
+}
+
 int main(int argc, char **argv)
 {
 	struct dirent **names;
 	unsigned total = 0;
 	int i, n;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s GOLDEN_DIR\n", argv[0]);
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: %s GOLDEN_DIR [INTEROP_DIR]\n", argv[0]);
 		return 2;
 	}
 	n = scandir(argv[1], &names, is_rxe_pcap, alphasort);
@@ -313,6 +467,8 @@ int main(int argc, char **argv)
 	free(names);
 	printf("total: %u RoCEv2 packets in %d files\n", total, n);
 	CHECK(total >= MIN_TOTAL_PACKETS);
+	if (argc == 3)
+		check_interop_dir(argv[2]);
 	printf("ok golden\n");
 	return 0;
 }
