@@ -123,6 +123,7 @@ struct urnic_res {
 	uint32_t sent_bytes;
 	bool replying;         /* READ responses, or the atomic ACK, still to send */
 	bool first_psn_replay; /* replay starts mid-READ: MIDDLE/LAST opcodes */
+	bool replayed;	       /* answering a duplicate: the requester may have it all */
 	/* ATOMIC: the original value (IBTA 9.4.5 AtomicAckETH). */
 	uint64_t orig;
 	uint32_t msn;
@@ -138,6 +139,10 @@ struct urnic_req {
 	uint8_t retry_left;
 	uint8_t rnr_left;
 	bool need_retry;
+	/* An RNR NAK named rnr_psn and no progress since: a sequence NAK for that PSN
+	 * was drawn by the packets behind the refused one, not by the retry. */
+	bool after_rnr;
+	uint32_t rnr_psn;
 	uint64_t rto_deadline_ns; /* 0: not armed */
 	uint64_t rnr_deadline_ns;
 };

@@ -1723,8 +1723,9 @@ static uint32_t rnr_burst(int qi, uint32_t n)
 }
 
 /* A flood of new requests (IBTA 9.7.5.1.5): 10,000 SENDs to a QP with no receive posted
- * draw 10,000 RNR NAKs, 10,000 SENDs ahead draw one NAK sequence error and silence, and
- * the target allocates nothing for them (its RSS grows by at most 1 MiB). */
+ * draw 10,000 RNR NAKs; SENDs ahead of the RNR NAK'd PSN are dropped silently; after a
+ * WRITE at the expected PSN, 10,000 SENDs ahead draw one NAK sequence error and
+ * silence; the target allocates nothing for them (its RSS grows by at most 1 MiB). */
 static void sc_rnr_flood(void)
 {
 	struct topts o = topts_default(2);
@@ -1747,9 +1748,27 @@ static void sc_rnr_flood(void)
 	settle();
 	EXPECT_CTR(s, "rnr_nak_sent", 11000);
 
-	/* Ahead of the expected PSN (across the 24-bit wrap): one NAK, then nothing. */
+	/* Ahead of the expected PSN right after an RNR NAK: silence. The RNR NAK already
+	 * named the PSN the requester resumes from; a sequence NAK would cost it a retry. */
 	snap(&s);
 	fill(data, 64, 2);
+	for (uint32_t k = 1; k <= 5000; k++) {
+		h = hdr(0, URNIC_OP_RC_SEND_ONLY, urnic_psn_add(A.qp[0].epsn, k));
+		xmit(&h, data, 64, 0);
+		if (k % 256 == 0)
+			settle();
+	}
+	while (get_reply(SILENCE_MS))
+		extra++;
+	EXPECT(extra == 0, "%u replies to SENDs ahead of an RNR NAK'd PSN", extra);
+	settle();
+	EXPECT_CTR(s, "nak_seq_sent", 0);
+	EXPECT_CTR(s, "drop_psn_after_nak", 5000);
+
+	/* A WRITE at the expected PSN needs no receive; then SENDs ahead (across the 24-bit
+	 * wrap): one sequence NAK, then nothing (IBTA 9.7.5.1.2). */
+	good_write(0, 0, 64, 5, "WRITE at the expected PSN after the RNR NAKs");
+	snap(&s);
 	for (uint32_t k = 1; k <= 10000; k++) {
 		h = hdr(0, URNIC_OP_RC_SEND_ONLY, urnic_psn_add(A.qp[0].epsn, k));
 		xmit(&h, data, 64, 0);

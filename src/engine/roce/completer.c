@@ -71,6 +71,7 @@ static void progressed(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
+	qp->req.after_rnr = false;
 	qp->comp.read_retry_started = false;
 	if (qp->comp.psn == qp->req.psn)
 		qp->req.rto_deadline_ns = 0;
@@ -177,6 +178,8 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 		}
 		qp->req.rnr_deadline_ns = e->now_ns + 1000ull * urnic_rnr_timer_us(syn & 0x1f);
 		qp->req.need_retry = true;
+		qp->req.after_rnr = true;
+		qp->req.rnr_psn = psn;
 		qp->req.rto_deadline_ns = 0;
 		return;
 	}
@@ -184,9 +187,12 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	case URNIC_NAK_PSN_SEQ_ERR:
 		urnic_count(e, URNIC_CTR_nak_seq_rcvd);
 		/* A go-back-N from comp.psn is already due (typically an RNR NAK, whose
-		 * followers drew this NAK): it is not a second retry, so it does not use up
-		 * retry_cnt. */
-		if (qp->req.need_retry)
+		 * followers drew this NAK), or the RNR retry from this very PSN has not made
+		 * progress yet and the NAK may still be the followers' (rxe sends one after
+		 * every RNR NAK; a short RNR timer lets the retry start before it arrives):
+		 * not a second retry, so it does not use up retry_cnt. The RNR retry, or the
+		 * timer, resends from this PSN anyway. */
+		if (qp->req.need_retry || (qp->req.after_rnr && psn == qp->req.rnr_psn))
 			return;
 		if (qp->req.retry_left == 0) {
 			urnic_count(e, URNIC_CTR_retry_exceeded);

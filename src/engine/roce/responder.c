@@ -120,15 +120,19 @@ static struct urnic_res *res_alloc(struct urnic_qp *qp)
 
 /*
  * A new READ, atomic or A19 request finds the oldest responder resource still sending
- * a READ's response: the requester has more outstanding than the max_dest_rd_atomic it
- * was granted (IBTA 9.7.5.1.3: the requester must not exceed the responder's
- * resources; rxe would overwrite the resource and never finish the older READ, which
- * the requester then retries until it gives up). Refused with NAK Invalid Request, the
- * QP to error, counted; checked before the request changes any state.
+ * its first response: the requester cannot have completed that request, so it has more
+ * outstanding than the max_dest_rd_atomic it was granted (IBTA 9.7.5.1.3: the requester
+ * must not exceed the responder's resources; rxe would overwrite the resource and never
+ * finish the older READ, which the requester then retries until it gives up). Refused
+ * with NAK Invalid Request, the QP to error, counted; checked before the request
+ * changes any state. A resource answering a duplicate is another matter: the requester
+ * may have had the first answer in full and moved on, so it is recycled (res_alloc).
  */
 static bool res_exhausted(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn)
 {
-	if (!qp->resp.res[qp->resp.res_head].replying)
+	const struct urnic_res *head = &qp->resp.res[qp->resp.res_head];
+
+	if (!head->replying || head->replayed)
 		return false;
 	urnic_count(e, URNIC_CTR_refused_rd_atomic);
 	class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
@@ -218,16 +222,19 @@ static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		res->va = pkt->reth.va;
 		res->len = pkt->reth.len;
 		res->sent_bytes = 0;
+		res->replayed = true;
 		/* Remember whether this replay starts mid-message (MIDDLE/LAST opcodes). */
 		res->first_psn_replay = pkt->bth.psn != res->first_psn;
 		return;
 	}
 	/* Atomics, ATOMIC_WRITE, FLUSH: the saved response, not a second execution
 	 * (IBTA 9.4.5, oA19-14/15). */
-	if (res->type != res_type_of(flags) || res->first_psn != pkt->bth.psn)
+	if (res->type != res_type_of(flags) || res->first_psn != pkt->bth.psn) {
 		urnic_count(e, URNIC_CTR_drop_dup_no_resource);
-	else
-		answer_res(e, qp, res);
+		return;
+	}
+	res->replayed = true;
+	answer_res(e, qp, res);
 }
 
 static void execute_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
@@ -404,9 +411,13 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	}
 	if (roce_needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) &&
 	    !roce_take_rwqe(e, qp)) {
-		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer; nothing changes. */
+		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer. The requester will
+		 * resend from this PSN when the timer expires; the packets already behind
+		 * this one are dropped silently like those after a sequence NAK, rather
+		 * than drawing a sequence NAK that would cost the requester a retry. */
 		queue_nak(e, qp, psn, (uint8_t)(URNIC_AETH_RNR_NAK | qp->attr.min_rnr_timer));
 		urnic_count(e, URNIC_CTR_rnr_nak_sent);
+		r->sent_psn_nak = true;
 		return;
 	}
 	/* 5. Lengths (IBTA 9.7.5.1.6). */
