@@ -473,7 +473,7 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 	if (!d->running)
 		return false;
 	if (!pass_combined(d, !polling, &did))
-		return false;
+		return !polling; /* handed to the thread in a pass (pass_wanted) */
 	/* A sleeping engine thread must learn of a timer armed here (retransmission
 	 * must not depend on the application polling again). */
 	deadline = atomic_load_explicit(&d->last_deadline, memory_order_relaxed);
@@ -483,7 +483,9 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 		if (slept_until == 0 || deadline < slept_until)
 			urnic_dev_kick(d);
 	}
-	return did;
+	/* A doorbell's pass saw the new work: what it could not send yet waits for ACKs,
+	 * which a polling application or the engine thread takes in; no wake-up needed. */
+	return did || !polling;
 }
 
 /* How long after an application thread last drove the pipeline (ibv_poll_cq,

@@ -116,8 +116,11 @@ uint64_t urnic_dev_now_ns(void);
 /* Runs one pass of the pipeline in the calling thread if no one else is (ibv_poll_cq
  * on an empty CQ, ibv_post_send): the application's polling thread becomes the NIC,
  * saving a wake-up of the engine thread. polling: the caller busy-polls a CQ that is
- * not armed for events, so it will keep driving the pipeline. Returns true if it did
- * anything. */
+ * not armed for events, so it will keep driving the pipeline, and only tries; without
+ * it a pass is guaranteed: run here, or by the thread in a pass now, before it leaves.
+ * Returns true if a pass here did anything or (not polling) a pass ran here or was
+ * handed to that thread: nobody needs to be woken. False if the device is not running,
+ * or a polling caller's pass found nothing to do. */
 bool urnic_dev_progress(struct urnic_dev *d, bool polling);
 
 /* The application stops polling (it arms a CQ to sleep on its channel): the engine
