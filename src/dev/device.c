@@ -414,11 +414,13 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 	e->now_ns = urnic_dev_now_ns();
 	did = urnic_udp_recv(d->udp, e) > 0;
 	did |= urnic_engine_progress(e);
+	e->timers_fired = false;
 	*deadline = urnic_engine_timers(e);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;
-	did |= urnic_engine_progress(e); /* retries the timers asked for */
+	if (e->timers_fired)
+		did |= urnic_engine_progress(e); /* the retries the timers asked for */
 	if (e->ntx) {
 		flush_tx(e);
 		did = true;

@@ -80,6 +80,9 @@ struct urnic_engine {
 	 * send it came from (inet_gso_segment). Only a first guess: any other ID is then
 	 * recovered as above. */
 	uint16_t rx_ip_id_hint;
+	/* Set by urnic_engine_timers() when a timer expired and left work for the next
+	 * urnic_engine_progress() (a retry to send); the caller clears it. */
+	bool timers_fired;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_qp_counters *qp_ctrs; /* URNIC_MAX_QP slots, or NULL: not kept */

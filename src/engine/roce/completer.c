@@ -348,12 +348,15 @@ void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint
 {
 	struct urnic_req *r = &qp->req;
 
-	if (r->rnr_deadline_ns && e->now_ns >= r->rnr_deadline_ns)
+	if (r->rnr_deadline_ns && e->now_ns >= r->rnr_deadline_ns) {
 		r->rnr_deadline_ns = 0; /* need_retry is set: the requester resends */
+		e->timers_fired = true;
+	}
 	if (r->rto_deadline_ns && e->now_ns >= r->rto_deadline_ns) {
 		if (qp->comp.psn == r->psn) {
 			r->rto_deadline_ns = 0;
 		} else {
+			e->timers_fired = true;
 			urnic_count(e, URNIC_CTR_retry_timeout);
 			if (r->retry_left == 0) {
 				urnic_count(e, URNIC_CTR_retry_exceeded);
