@@ -19,6 +19,7 @@
  *        hostile_attacker --list
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1876,6 +1877,38 @@ static void read_flood(int qi, uint32_t nreq, uint32_t len, long *rss)
 	*rss = target_rss_kb();
 }
 
+/* True once every thread of the target is stopped: kill(SIGSTOP) returns before the
+ * signal has stopped them, and a thread still running could take a packet meant for
+ * the stopped batch. */
+static bool target_stopped(void)
+{
+	char path[64], stat[512];
+	struct dirent *de;
+	bool all = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)A.pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (all && (de = readdir(d)) != NULL) {
+		char *st;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)A.pid, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* a thread that just ended */
+		st = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+		fclose(f);
+		all = st && st[1] == ' ' && (st[2] == 'T' || st[2] == 't');
+	}
+	closedir(d);
+	return all;
+}
+
 /* More READs than max_dest_rd_atomic at once (IBTA 9.7.5.1.3: the requester must not
  * exceed the responder's resources): the target is stopped while 64 READs queue up, so
  * it takes them in one batch. The fifth gets NAK Invalid Request and the QP goes to error,
@@ -1891,6 +1924,9 @@ static void read_flood_refused(int qi, uint32_t nreq)
 
 	snap(&s);
 	REQUIRE(kill(A.pid, SIGSTOP) == 0, "SIGSTOP: %s", strerror(errno));
+	for (int i = 0; i < 2000 && !target_stopped(); i++)
+		sleep_ms(1);
+	REQUIRE(target_stopped(), "the target did not stop within 2 s");
 	for (uint32_t k = 0; k < nreq; k++)
 		send_read(qi, urnic_psn_add(f.e, k), ro->addr + (k * 64u) % (ro->len - MTU),
 			  ro->rkey, MTU);
