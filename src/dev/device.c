@@ -413,14 +413,10 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 
 	e->now_ns = urnic_dev_now_ns();
 	did = urnic_udp_recv(d->udp, e) > 0;
-	did |= urnic_engine_progress(e);
-	e->timers_fired = false;
-	*deadline = urnic_engine_timers(e);
+	did |= urnic_engine_pass(e, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;
-	if (e->timers_fired)
-		did |= urnic_engine_progress(e); /* the retries the timers asked for */
 	if (e->ntx) {
 		flush_tx(e);
 		did = true;
@@ -518,7 +514,7 @@ static void *engine_thread(void *arg)
 		uint64_t drain;
 		bool did = false, ran;
 
-		ran = pass_combined(d, true, &did);
+		pass_combined(d, true, &did);
 		if (did) {
 			idle_since = urnic_dev_now_ns();
 			continue;

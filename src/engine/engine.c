@@ -569,3 +569,14 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 	serve_none(e);
 	return next;
 }
+
+bool urnic_engine_pass(struct urnic_engine *e, uint64_t *deadline)
+{
+	bool did = urnic_engine_progress(e);
+
+	e->timers_fired = false;
+	*deadline = urnic_engine_timers(e);
+	if (e->timers_fired)
+		did |= urnic_engine_progress(e); /* the retries the timers asked for */
+	return did;
+}

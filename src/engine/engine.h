@@ -81,7 +81,7 @@ struct urnic_engine {
 	 * recovered as above. */
 	uint16_t rx_ip_id_hint;
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next
-	 * urnic_engine_progress() (a retry to send); the caller clears it. */
+	 * urnic_engine_progress() (a retry to send); urnic_engine_pass() reads it. */
 	bool timers_fired;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
@@ -154,6 +154,11 @@ bool urnic_engine_progress(struct urnic_engine *e);
 
 /* Runs due timers; returns the earliest pending deadline (0: none). */
 uint64_t urnic_engine_timers(struct urnic_engine *e);
+/* One pass of the engine, as every driver runs it (the device, the test fabric, the
+ * fuzz harness): progress, the timers, and progress again only if a timer left a retry
+ * to send. Sets *deadline to the earliest pending timer (0: none); returns true if it
+ * did anything. The caller receives before and flushes the tx batch after. */
+bool urnic_engine_pass(struct urnic_engine *e, uint64_t *deadline);
 /* True while some QP has work whose completion its application will poll for: sends
  * not yet completed, or receive WQEs posted. An application spinning on memory instead
  * (a one-sided target) awaits nothing here, and the engine thread must read the socket

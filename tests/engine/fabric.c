@@ -344,9 +344,7 @@ static bool pass(struct fabric *f)
 		struct urnic_engine *e = h->e;
 
 		e->now_ns = f->now_ns;
-		did |= urnic_engine_progress(e);
-		h->deadline = urnic_engine_timers(e);
-		did |= urnic_engine_progress(e);
+		did |= urnic_engine_pass(e, &h->deadline);
 		if (e->ntx) {
 			flush_cb(e);
 			did = true;

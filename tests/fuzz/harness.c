@@ -535,15 +535,13 @@ static void check_all(struct harness *h)
 	FUZZ_CHECK(h->e.ntx == 0);
 }
 
-/* One pass of src/dev/device.c: progress, timers, progress, flush. Returns the next
+/* One pass of src/dev/device.c: urnic_engine_pass, then the flush. Returns the next
  * timer deadline. */
 static uint64_t pass(struct harness *h)
 {
 	uint64_t next;
 
-	urnic_engine_progress(&h->e);
-	next = urnic_engine_timers(&h->e);
-	urnic_engine_progress(&h->e);
+	urnic_engine_pass(&h->e, &next);
 	if (h->e.ntx)
 		flush_cb(&h->e);
 	check_all(h);
