@@ -771,8 +771,10 @@ static void probe(int qi)
 	good_read(qi, 128 + (A.probes++ * 64) % 4096, 64, what);
 }
 
-/* A WRITE_ONLY of len bytes at region rw + off that must be ACKed and land. */
-static void good_write(int qi, uint64_t off, uint32_t len, uint32_t seed, const char *what)
+/* A WRITE_ONLY of len bytes at region rw + off, sent with xmit flags, that must be
+ * ACKed and land. */
+static void good_write_x(int qi, uint64_t off, uint32_t len, uint32_t seed, unsigned flags,
+			 const char *what)
 {
 	struct qpinfo *q = &A.qp[qi];
 	struct urnic_pkt h = hdr(qi, URNIC_OP_RC_RDMA_WRITE_ONLY, q->epsn);
@@ -780,11 +782,16 @@ static void good_write(int qi, uint64_t off, uint32_t len, uint32_t seed, const 
 
 	fill(data, len, seed);
 	h.reth = (struct urnic_reth){ A.mr[HR_RW].addr + off, A.mr[HR_RW].rkey, len };
-	xmit(&h, data, len, 0);
+	xmit(&h, data, len, flags);
 	q->msn++;
 	if (expect_reply(qi, URNIC_OP_RC_ACKNOWLEDGE, q->epsn, -1, q->msn, what))
 		memcpy(A.shadow[HR_RW] + off, data, len);
 	q->epsn = urnic_psn_add(q->epsn, 1);
+}
+
+static void good_write(int qi, uint64_t off, uint32_t len, uint32_t seed, const char *what)
+{
+	good_write_x(qi, off, len, seed, 0, what);
 }
 
 /* A SEND_ONLY that must be ACKed and land in the QP's next receive buffer. */
@@ -975,24 +982,17 @@ static void sc_icrc_ipv4_id(void)
 {
 	struct topts o = topts_default(1);
 	struct urnic_ctrfile s;
-	struct qpinfo *q;
 	uint8_t data[32];
 	struct urnic_pkt h;
 
 	start_target(&o);
-	q = &A.qp[0];
 	snap(&s);
 	h = write32(0, 256, data);
 	xmit(&h, data, 32, X_IPV4_ID | X_FLIP_PAYLOAD);
 	expect_silence("WRITE with a corrupt payload and an ICRC for IP ID 0x2bcd");
 	EXPECT_CTR(s, "drop_bad_icrc", 1);
 	EXPECT_CTR(s, "rx_icrc_ipv4_id", 0);
-	xmit(&h, data, 32, X_IPV4_ID);
-	q->msn++;
-	if (expect_reply(0, URNIC_OP_RC_ACKNOWLEDGE, q->epsn, -1, q->msn,
-			 "WRITE with an ICRC for IP ID 0x2bcd"))
-		memcpy(A.shadow[HR_RW] + 256, data, 32);
-	q->epsn = urnic_psn_add(q->epsn, 1);
+	good_write_x(0, 256, 32, 0xbad, X_IPV4_ID, "WRITE with an ICRC for IP ID 0x2bcd");
 	settle();
 	EXPECT_CTR(s, "rx_icrc_ipv4_id", 1);
 	EXPECT_CTR(s, "drop_bad_icrc", 1);
