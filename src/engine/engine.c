@@ -45,6 +45,7 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 	e->io = io;
 	e->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 	e->icrc_any_ipv4_id = true;
+	e->ack_hold_max_ns = URNIC_ACK_HOLD_DEFAULT_NS;
 	e->qp_ctrs = calloc(URNIC_MAX_QP, sizeof(*e->qp_ctrs));
 	if (!e->qp_ctrs)
 		return -ENOMEM;
@@ -131,9 +132,27 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 	return -ENOMEM;
 }
 
+/* An ACK held for the application's answer (responder.c, rc_ack_held) leaves now, and
+ * the tx batch with it: the QP changes state or goes away (an ibv_rc_pingpong exits
+ * right after its last receive, and its peer must still see the last SEND
+ * acknowledged). */
+static void release_held_ack(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
+	    !qp->resp.ack_pending)
+		return;
+	serve(e, qp);
+	rc_flush_pending_ack(e, qp);
+	serve_none(e);
+	if (e->ntx)
+		e->flush(e);
+}
+
 void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
+
+	release_held_ack(e, qp);
 
 	if (e->qps[i] == qp) {
 		e->qps[i] = NULL;
@@ -262,6 +281,7 @@ static void enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 	qp->req.rto_deadline_ns = 0;
 	qp->req.rnr_deadline_ns = 0;
 	qp->resp.ack_pending = false;
+	qp->resp.ack_hold_ns = 0;
 	qp->resp.replying = 0;
 	urnic_rc_flush(e, qp);
 	flush_rq(e, qp);
@@ -340,6 +360,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 
 	if (!(mask & URNIC_QP_STATE) || next == qp->state)
 		return;
+	release_held_ack(e, qp);
 	switch (next) {
 	case URNIC_QPS_RESET:
 		reset_protocol_state(qp);
@@ -517,12 +538,20 @@ bool urnic_engine_progress(struct urnic_engine *e)
 			continue;
 		}
 		switch (qp->type) {
-		case URNIC_QPT_RC:
-			if (qp->state >= URNIC_QPS_RTR)
-				did |= urnic_rc_responder_progress(e, qp);
-			if (qp->state == URNIC_QPS_RTS)
+		case URNIC_QPT_RC: {
+			/* Requests first: an ACK held for the application's answer leaves
+			 * right behind it, in the same batch (responder.c, rc_ack_held). */
+			uint32_t psn = qp->req.psn;
+			bool answered = false;
+
+			if (qp->state == URNIC_QPS_RTS) {
 				did |= urnic_rc_requester_progress(e, qp);
+				answered = qp->req.psn != psn;
+			}
+			if (qp->state >= URNIC_QPS_RTR)
+				did |= urnic_rc_responder_progress(e, qp, answered);
 			break;
+		}
 		case URNIC_QPT_UC:
 			if (qp->state == URNIC_QPS_RTS)
 				did |= urnic_uc_requester_progress(e, qp);
@@ -556,18 +585,26 @@ bool urnic_engine_app_awaits(struct urnic_engine *e)
 
 uint64_t urnic_engine_timers(struct urnic_engine *e)
 {
-	uint64_t next = 0;
+	uint64_t next = 0, hold = 0;
 
 	for (uint32_t i = 2; i < e->qp_end; i++) {
 		struct urnic_qp *qp = e->qps[i];
 
-		if (qp && qp->type == URNIC_QPT_RC && qp->state == URNIC_QPS_RTS) {
-			serve(e, qp);
-			urnic_rc_completer_timers(e, qp, &next);
+		if (!qp || qp->type != URNIC_QPT_RC || qp->state != URNIC_QPS_RTS)
+			continue;
+		serve(e, qp);
+		urnic_rc_completer_timers(e, qp, &next);
+		if (qp->resp.ack_pending && qp->resp.ack_hold_ns) {
+			if (e->now_ns >= qp->resp.ack_hold_ns)
+				e->timers_fired = true; /* progress sends it */
+			else if (!hold || qp->resp.ack_hold_ns < hold)
+				hold = qp->resp.ack_hold_ns;
 		}
 	}
 	serve_none(e);
-	return next;
+	e->timer_deadline = next;
+	e->ack_hold_deadline = hold;
+	return !next || (hold && hold < next) ? hold : next;
 }
 
 bool urnic_engine_pass(struct urnic_engine *e, uint64_t *deadline)

@@ -30,6 +30,7 @@ extern const char *const urnic_counter_names[URNIC_CTR_COUNT];
 extern const char *const urnic_counter_descs[URNIC_CTR_COUNT];
 
 enum {
+	URNIC_ACK_HOLD_DEFAULT_NS = 20000,
 	URNIC_TX_HDR_MAX = 64,
 	URNIC_TX_BATCH = 64,
 	URNIC_MAX_QP = 4096,   /* QP table slots per device */
@@ -83,6 +84,17 @@ struct urnic_engine {
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next
 	 * urnic_engine_progress() (a retry to send); urnic_engine_pass() reads it. */
 	bool timers_fired;
+	/* The longest a responder holds an ACK for the application's answer (responder.c,
+	 * rc_ack_held); 0: never. */
+	uint32_t ack_hold_max_ns;
+	/* How late the driver may serve a held ACK's deadline (engine thread asleep while
+	 * the application polls); a QP whose timeout is not well above both never holds. */
+	uint32_t ack_hold_slack_ns;
+	/* Set by urnic_engine_timers(): the earliest retransmission/RNR timer and the
+	 * earliest held ACK (0: none). The second may be served late by a few tens of
+	 * microseconds; the device wakes its engine thread only for the first. */
+	uint64_t timer_deadline;
+	uint64_t ack_hold_deadline;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_qp_counters *qp_ctrs; /* URNIC_MAX_QP slots, or NULL: not kept */
@@ -180,7 +192,8 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp,
 void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_pkt *pkt);
 bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
-bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp);
+/* answered: the requester of the same QP sent in this pass (a held ACK goes behind). */
+bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered);
 void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
 void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp);
 

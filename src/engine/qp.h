@@ -177,6 +177,11 @@ struct urnic_resp {
 	bool ack_pending;
 	uint32_t ack_psn;
 	uint8_t ack_syndrome;
+	/* Holding the ACK for the application's answer (responder.c, rc_ack_held). */
+	bool ack_interactive; /* the application answers what it receives: hold */
+	uint8_t ack_hold_misses; /* holds in a row that expired unanswered */
+	uint64_t ack_hold_ns;  /* the held ACK leaves by then at the latest; 0: not held */
+	uint64_t ack_alone_ns; /* when the last ACK left with no request behind it */
 	struct urnic_res res[URNIC_MAX_RD_ATOMIC];
 	uint32_t res_head;  /* next resource slot to use, FIFO */
 	uint32_t res_count; /* max_dest_rd_atomic rounded up to a power of two */

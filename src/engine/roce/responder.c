@@ -39,7 +39,83 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
 	if (!qp->resp.ack_pending || qp->resp.replying)
 		return;
 	qp->resp.ack_pending = false;
+	qp->resp.ack_hold_ns = 0;
 	rc_send_ack(e, qp, qp->resp.ack_psn, qp->resp.ack_syndrome);
+}
+
+/*
+ * Holding an ACK for the application's answer. IBTA 9.7.5.1.1 lets the responder
+ * coalesce acknowledgements: an ACK covers every earlier PSN, and nothing says when it
+ * must leave except that it must come before the requester's timeout (9.7.6.1.3). When
+ * the application answers each message it receives with a request of its own on the
+ * same QP (ping-pong: ib_write_lat, ib_send_lat, ibv_rc_pingpong, RPC), an ACK sent at
+ * once is a packet of its own and, worse, ends the peer's poll for its completion just
+ * before the answer arrives; the answer must then be taken in by the peer's engine
+ * thread, woken on the other CPU (docs/performance.md, "Latency"). Held, the ACK leaves
+ * in the same batch right behind the answer, and the peer's poll takes in both.
+ *
+ * A QP becomes interactive when its requester sends within the hold time of an ACK
+ * that left alone (it could have been carried), and stops being so when
+ * ACK_HOLD_MISSES holds in a row expire (the application does not answer in time:
+ * one-way traffic is then not held again until it answers). Never held: NAKs, an ACK
+ * waiting behind READ responses, and an ACK of a QP whose requester cannot send now
+ * (not in RTS, or work queued that the window, an RNR wait or a fence holds back), so
+ * that two QPs never hold for each other, and an ACK of a QP whose CQ is armed (the
+ * application waits for an event and answers only after a wake-up). A held ACK leaves
+ * at once when its QP changes state or is destroyed (engine.c, release_held_ack), so an
+ * application that exits after its last receive leaves nothing unacknowledged. The hold time is engine.ack_hold_max_ns
+ * (URNIC_ACK_HOLD_US); the ACK may leave up to engine.ack_hold_slack_ns later, and a QP
+ * holds only if both together stay under a quarter of its own retransmission timeout
+ * (timeout attribute, IBTA 9.7.6.1.3), which the peer's usually equals.
+ */
+enum { ACK_HOLD_MISSES = 4 };
+
+static uint64_t ack_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
+	uint64_t hold = e->ack_hold_max_ns;
+
+	if (rto && (hold + e->ack_hold_slack_ns) * 4 > rto)
+		return 0;
+	return hold;
+}
+
+static bool requester_blocked(const struct urnic_qp *qp)
+{
+	return qp->req.idx != atomic_load_explicit(&qp->sq.prod, memory_order_acquire) ||
+	       qp->req.rnr_deadline_ns || qp->req.need_retry;
+}
+
+/* An application that waits for completion events answers only after a wake-up. */
+static bool cq_armed(struct urnic_cq *cq)
+{
+	return cq && atomic_load_explicit(&cq->arm, memory_order_relaxed) != URNIC_CQ_DISARMED;
+}
+
+static bool rc_ack_held(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
+{
+	struct urnic_resp *r = &qp->resp;
+	uint64_t hold;
+
+	if (answered || !r->ack_interactive || r->ack_syndrome != URNIC_AETH_ACK_UNLIMITED ||
+	    qp->state != URNIC_QPS_RTS || cq_armed(qp->send_cq) || cq_armed(qp->recv_cq))
+		return false;
+	if (r->ack_hold_ns) {
+		if (e->now_ns < r->ack_hold_ns)
+			return true;
+		if (++r->ack_hold_misses == ACK_HOLD_MISSES) {
+			r->ack_interactive = false;
+			r->ack_hold_misses = 0;
+		}
+		urnic_count(e, URNIC_CTR_ack_hold_expired);
+		return false;
+	}
+	hold = ack_hold_time(e, qp);
+	if (!hold || requester_blocked(qp))
+		return false;
+	r->ack_hold_ns = e->now_ns + hold;
+	urnic_count(e, URNIC_CTR_ack_held);
+	return true;
 }
 
 void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
@@ -87,9 +163,10 @@ static void queue_nak(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn,
  * goes first, or, if older responses are still owed, the new response implies it. */
 static void before_new_response(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	if (qp->resp.replying)
+	if (qp->resp.replying) {
 		qp->resp.ack_pending = false;
-	else
+		qp->resp.ack_hold_ns = 0;
+	} else
 		rc_flush_pending_ack(e, qp);
 }
 
@@ -588,10 +665,16 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 	return sent;
 }
 
-bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp)
+bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 {
 	uint32_t budget = READ_BUDGET_PKTS;
+	struct urnic_resp *r = &qp->resp;
 	bool did = false;
+
+	/* The requester sent soon after an ACK that went alone: hold the next ones. */
+	if (answered && !r->ack_interactive && r->ack_alone_ns &&
+	    e->now_ns - r->ack_alone_ns <= ack_hold_time(e, qp))
+		r->ack_interactive = true;
 
 	/* Oldest first (resources are used FIFO from res_head), then the queued ACK or NAK,
 	 * which names a later PSN than all of them: sent before the READ responses, the
@@ -614,8 +697,12 @@ bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp)
 		}
 		did = true;
 	}
-	if (qp->resp.ack_pending && !qp->resp.replying && qp->state != URNIC_QPS_ERR) {
+	if (r->ack_pending && !r->replying && qp->state != URNIC_QPS_ERR &&
+	    !rc_ack_held(e, qp, answered)) {
+		if (answered && r->ack_hold_ns)
+			r->ack_hold_misses = 0; /* carried, as hoped */
 		rc_flush_pending_ack(e, qp);
+		r->ack_alone_ns = answered ? 0 : e->now_ns;
 		did = true;
 	}
 	return did;

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_ack_hold.c - the responder holds its ACK for the application's answer
+ * (src/engine/roce/responder.c, rc_ack_held; IBTA 9.7.5.1.1 coalescing).
+ *
+ * Ping-pong: once a QP has answered soon after an ACK that left alone, its ACKs wait
+ * for the answer and leave right behind it, in the same batch; one ACK per message
+ * still. One-way traffic is never held. An answer that does not come: the ACK leaves at
+ * the hold deadline (the fabric clock jumps there), and after ACK_HOLD_MISSES such
+ * misses in a row the QP stops holding. A QP whose timeout is short does not hold.
+ */
+#include <string.h>
+
+#include "fabric.h"
+
+enum { LEN = 8, ROUNDS = 12 };
+
+struct env {
+	struct fab_pair p;
+	struct fab_buf ba, bb; /* each side's buffer: [0, LEN) is written by the peer */
+	struct fab_conn c;
+};
+
+static void env_open(struct env *v, uint8_t timeout, uint64_t seed)
+{
+	v->c = fab_conn_default();
+	v->c.timeout = timeout;
+	fab_pair_open(&v->p, &v->c, seed);
+	fab_buf_new(v->p.f, &v->ba, 0, &v->p.pd[0], 4096, FAB_ALL_ACCESS);
+	fab_buf_new(v->p.f, &v->bb, 1, &v->p.pd[1], 4096, FAB_ALL_ACCESS);
+}
+
+static void env_close(struct env *v)
+{
+	fab_buf_free(v->p.f, &v->ba);
+	fab_buf_free(v->p.f, &v->bb);
+	fab_pair_close(&v->p);
+}
+
+/* WRITE of LEN bytes from the sender's buffer at 64 to the peer's buffer at 0, the
+ * first byte set to tag, as ib_write_lat does. */
+static void write_tag(struct env *v, bool from_a, uint8_t tag)
+{
+	struct fab_buf *src = from_a ? &v->ba : &v->bb, *dst = from_a ? &v->bb : &v->ba;
+	struct fab_send_wr wr = { 0 };
+
+	src->p[64] = tag;
+	wr.wr_id = tag;
+	wr.opcode = URNIC_WR_RDMA_WRITE;
+	wr.flags = URNIC_SEND_SIGNALED;
+	wr.remote_addr = dst->mr->iova;
+	wr.rkey = dst->mr->key;
+	wr.num_sge = 1;
+	wr.sge[0] = fab_sge(src->mr, 64, LEN);
+	CHECK_EQ(fab_post_send(from_a ? v->p.a : v->p.b, &wr), 0);
+}
+
+struct byte_is {
+	const uint8_t *p;
+	uint8_t v;
+};
+
+static bool byte_arrived(struct fabric *f, void *arg)
+{
+	const struct byte_is *w = arg;
+
+	(void)f;
+	return *w->p == w->v;
+}
+
+/* Runs until the peer's WRITE put tag into buf (the application's spin on memory). */
+static void wait_byte(struct env *v, const struct fab_buf *b, uint8_t tag)
+{
+	struct byte_is w = { b->p, tag };
+
+	CHECK(fabric_run(v->p.f, byte_arrived, &w, 100000));
+	/* The pass that took the WRITE in decides about its ACK before the answer is
+	 * posted, as on the device (the receive and the ACK are one pass there). */
+	fabric_run(v->p.f, NULL, NULL, 1);
+}
+
+static void reap(struct env *v, struct fab_qp *q, uint8_t tag)
+{
+	struct urnic_cqe cqe;
+
+	fab_wait_cqes(v->p.f, &q->scq, &cqe, 1);
+	CHECK_CQE(cqe, tag, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, LEN);
+}
+
+/* ib_write_lat's loop, both sides interleaved as their threads would run: each posts
+ * its WRITE once the peer's data is there, then waits for its own completion (which
+ * the peer's ACK, held for the peer's answer, brings). a's answer to b's last WRITE
+ * never comes, so that one ACK of a leaves when its hold expires. */
+static void pingpong(struct env *v, int rounds)
+{
+	write_tag(v, true, 2);
+	for (int r = 1; r <= rounds; r++) {
+		wait_byte(v, &v->bb, (uint8_t)(2 * r));
+		write_tag(v, false, (uint8_t)(2 * r + 1));
+		reap(v, v->p.a, (uint8_t)(2 * r));
+		wait_byte(v, &v->ba, (uint8_t)(2 * r + 1));
+		if (r < rounds)
+			write_tag(v, true, (uint8_t)(2 * r + 2));
+		reap(v, v->p.b, (uint8_t)(2 * r + 1));
+	}
+}
+
+
+static void test_pingpong_carries_ack(void)
+{
+	struct env v;
+	struct fabric *f;
+	uint32_t pairs = 0, acks_b = 0, writes_b = 0;
+
+	env_open(&v, 14, 11);
+	f = v.p.f;
+	pingpong(&v, ROUNDS);
+	fabric_settle(f);
+	/* After the first rounds, every ACK of b leaves right behind b's answer. */
+	for (uint32_t i = 0; i < f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &f->trace[i];
+
+		if (pi->src != 1)
+			continue;
+		if (pi->opcode == URNIC_OP_RC_ACKNOWLEDGE) {
+			acks_b++;
+			if (i > 0 && f->trace[i - 1].src == 1 &&
+			    f->trace[i - 1].opcode == URNIC_OP_RC_RDMA_WRITE_ONLY &&
+			    f->trace[i - 1].t_ns == pi->t_ns)
+				pairs++;
+		} else if (pi->opcode == URNIC_OP_RC_RDMA_WRITE_ONLY) {
+			writes_b++;
+		}
+	}
+	CHECK_EQ(writes_b, ROUNDS);
+	CHECK_EQ(acks_b, ROUNDS); /* one ACK per WRITE received, none extra */
+	CHECK(pairs >= ROUNDS - 2);
+	CHECK(fab_ctr(f, 1, URNIC_CTR_ack_held) >= ROUNDS - 2);
+	CHECK(fab_ctr(f, 0, URNIC_CTR_ack_held) >= ROUNDS - 2);
+	CHECK(fab_ctr(f, 0, URNIC_CTR_ack_hold_expired) <= 1); /* the last one */
+	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_hold_expired), 0);
+	CHECK_EQ(fab_ctr(f, 0, URNIC_CTR_retransmit_pkts), 0);
+	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_retransmit_pkts), 0);
+	env_close(&v);
+}
+
+/* a writes and waits for each completion; b never answers: nothing is held. */
+static void test_one_way_not_held(void)
+{
+	struct env v;
+
+	env_open(&v, 14, 12);
+	for (int r = 1; r <= ROUNDS; r++) {
+		write_tag(&v, true, (uint8_t)r);
+		reap(&v, v.p.a, (uint8_t)r);
+	}
+	fabric_settle(v.p.f);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_ack_held), 0);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_ack_sent), ROUNDS);
+	env_close(&v);
+}
+
+/* Time from a's last WRITE to b's ACK of it. */
+static uint64_t last_ack_delay(const struct fabric *f)
+{
+	uint64_t t_write = 0, t_ack = 0;
+
+	for (uint32_t i = 0; i < f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &f->trace[i];
+
+		if (pi->src == 0 && pi->opcode == URNIC_OP_RC_RDMA_WRITE_ONLY)
+			t_write = pi->t_ns;
+		if (pi->src == 1 && pi->opcode == URNIC_OP_RC_ACKNOWLEDGE)
+			t_ack = pi->t_ns;
+	}
+	return t_ack - t_write;
+}
+
+/* Interactive, then b stops answering: each ACK leaves at the hold deadline, and after
+ * four misses b acknowledges at once again. */
+static void test_unanswered_hold_expires(void)
+{
+	struct env v;
+	struct fabric *f;
+	uint64_t held;
+
+	env_open(&v, 14, 13);
+	f = v.p.f;
+	pingpong(&v, 3);
+	fabric_settle(f);
+	held = fab_ctr(f, 1, URNIC_CTR_ack_held);
+	CHECK(held >= 1);
+	for (int r = 0; r < 4; r++) {
+		write_tag(&v, true, (uint8_t)(100 + r));
+		reap(&v, v.p.a, (uint8_t)(100 + r));
+		CHECK(last_ack_delay(f) >= URNIC_ACK_HOLD_DEFAULT_NS);
+		CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_hold_expired), (uint64_t)r + 1);
+	}
+	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_held), held + 4);
+	/* No longer interactive: the next ACK goes at once. */
+	write_tag(&v, true, 110);
+	reap(&v, v.p.a, 110);
+	CHECK_EQ(last_ack_delay(f), 0);
+	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_held), held + 4);
+	CHECK_EQ(fab_ctr(f, 0, URNIC_CTR_retransmit_pkts), 0);
+	fabric_settle(f);
+	env_close(&v);
+}
+
+/* timeout 4 (65 us): four hold times do not fit under it, so nothing is held. */
+static void test_short_timeout_not_held(void)
+{
+	struct env v;
+
+	env_open(&v, 4, 14);
+	pingpong(&v, ROUNDS);
+	fabric_settle(v.p.f);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_ack_held), 0);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_ack_held), 0);
+	env_close(&v);
+}
+
+int main(void)
+{
+	RUN(test_pingpong_carries_ack);
+	RUN(test_one_way_not_held);
+	RUN(test_unanswered_hold_expires);
+	RUN(test_short_timeout_not_held);
+	return 0;
+}
