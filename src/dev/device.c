@@ -411,8 +411,12 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 	uint64_t held;
 	bool did;
 
+	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets];
+
 	e->now_ns = urnic_dev_now_ns();
 	did = urnic_udp_recv(d->udp, e) > 0;
+	atomic_store_explicit(&d->last_rx_pkts, (uint32_t)(e->counters[URNIC_CTR_rx_packets] - rx0),
+			      memory_order_relaxed);
 	did |= urnic_engine_pass(e, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
@@ -426,6 +430,50 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qp_end;
 	}
 	return did;
+}
+
+/* How long after an application thread last drove the pipeline (ibv_poll_cq,
+ * ibv_post_send) the engine thread leaves the socket to it and sleeps on the doorbell
+ * and timers only: two threads racing for each packet on two vCPUs cost more than
+ * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle), and
+ * so does the application having nothing left to poll for (no send outstanding, no
+ * receive posted: urnic_engine_app_awaits), as when it waits for a peer's RDMA WRITE
+ * by spinning on memory: then only the engine thread can take the packet in. */
+#define APP_ACTIVE_NS 50000ull
+/* While the application keeps polling, the engine thread naps for APP_ACTIVE_NS, then
+ * twice as long each time it finds the application still at it, up to APP_NAP_MAX_NS:
+ * each of its wake-ups preempts a polling thread on this two-vCPU machine (a
+ * ping-pong round hit by one took 5-10 us longer), and while the application polls
+ * there is nothing for it to do. */
+#define APP_NAP_MAX_NS 1000000ull
+/* After its last work the engine thread polls on for spin_ns (URNIC_SPIN_US, default
+ * URNIC_DEFAULT_SPIN_NS) before it sleeps, but only while it owns the socket (no
+ * application polling: two spinning threads per process on two vCPUs took the CPU the
+ * applications needed) and while the traffic is light, no pass having received more
+ * than SPIN_LIGHT_PKTS packets since it last slept. A request/response peer (the READ
+ * responder of ib_read_lat, an event-driven ibv_rc_pingpong) then finds it awake
+ * instead of paying a wake-up on the other vCPU (~30 us here); a bulk stream keeps
+ * the sleeping receiver, whose wake-up lets a large batch gather (polling, it took the
+ * packets a few at a time and ib_write_bw halved). */
+#define SPIN_LIGHT_PKTS 4
+/* The engine thread found a doorbell's pass running (no application polling): look
+ * again this soon. */
+#define BUSY_RETRY_NS 20000ull
+
+/* The deadline a sleeping engine thread must be woken for: the earliest retransmission
+ * or RNR timer, or a held ACK's (responder.c, rc_ack_held) plus APP_NAP_MAX_NS. A held
+ * ACK is a latency optimisation, not a protocol timer: while an application polls, it
+ * sends the ACK itself when the hold expires, else the napping engine thread does on
+ * waking; waking that thread on every ping-pong round (an eventfd write and a wake-up on
+ * the other CPU) would cost what holding the ACK saves. The engine is told the slack
+ * (ack_hold_slack_ns) and holds only where the QP's timeout leaves room for it. */
+static uint64_t kick_deadline(const struct urnic_engine *e)
+{
+	uint64_t hard = e->timer_deadline, soft = e->ack_hold_deadline;
+
+	if (soft)
+		soft += APP_NAP_MAX_NS;
+	return !hard || (soft && soft < hard) ? soft : hard;
 }
 
 /*
@@ -452,6 +500,8 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool *did)
 		atomic_store(&d->pass_wanted, false);
 		*did |= pass_locked(d, &deadline);
 		atomic_store_explicit(&d->last_deadline, deadline, memory_order_relaxed);
+		atomic_store_explicit(&d->last_kick_deadline, kick_deadline(d->eng),
+				      memory_order_relaxed);
 		atomic_store_explicit(&d->last_awaits, urnic_engine_app_awaits(d->eng),
 				      memory_order_relaxed);
 		pthread_mutex_unlock(&d->lock);
@@ -474,7 +524,7 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 		return !polling; /* handed to the thread in a pass (pass_wanted) */
 	/* A sleeping engine thread must learn of a timer armed here (retransmission
 	 * must not depend on the application polling again). */
-	deadline = atomic_load_explicit(&d->last_deadline, memory_order_relaxed);
+	deadline = atomic_load_explicit(&d->last_kick_deadline, memory_order_relaxed);
 	if (deadline && atomic_load(&d->sleeping)) {
 		uint64_t slept_until = atomic_load(&d->sleep_deadline);
 
@@ -486,21 +536,12 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 	return did || !polling;
 }
 
-/* How long after an application thread last drove the pipeline (ibv_poll_cq,
- * ibv_post_send) the engine thread leaves the socket to it and sleeps on the doorbell
- * and timers only: two threads racing for each packet on two vCPUs cost more than
- * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle), and
- * so does the application having nothing left to poll for (no send outstanding, no
- * receive posted: urnic_engine_app_awaits), as when it waits for a peer's RDMA WRITE
- * by spinning on memory: then only the engine thread can take the packet in. */
-#define APP_ACTIVE_NS 50000ull
-/* The engine thread found an application thread in a pass: look again this soon. */
-#define BUSY_RETRY_NS 20000ull
-
 static void *engine_thread(void *arg)
 {
 	struct urnic_dev *d = arg;
 	uint64_t idle_since = urnic_dev_now_ns();
+	uint64_t nap = APP_ACTIVE_NS;
+	uint32_t rx_most = 0; /* the largest receive of a pass since the thread last slept */
 
 	while (!atomic_load(&d->stop)) {
 		struct pollfd fds[3] = {
@@ -512,16 +553,24 @@ static void *engine_thread(void *arg)
 		struct timespec ts;
 		nfds_t nfds = 3;
 		uint64_t drain;
-		bool did = false, ran;
+		bool did = false, ran, app_polls;
 
 		pass_combined(d, true, &did);
 		if (did) {
+			uint32_t got = atomic_load_explicit(&d->last_rx_pkts, memory_order_relaxed);
+
 			idle_since = urnic_dev_now_ns();
+			if (got > rx_most)
+				rx_most = got;
 			continue;
 		}
 		now = urnic_dev_now_ns();
-		if (now - idle_since < d->spin_ns)
+		app = atomic_load(&d->app_poll_ns);
+		app_polls = app && now - app < APP_ACTIVE_NS;
+		/* Poll on while the socket is ours and the traffic is light: see SPIN_LIGHT_PKTS. */
+		if (!app_polls && rx_most <= SPIN_LIGHT_PKTS && now - idle_since < d->spin_ns)
 			continue;
+		rx_most = 0;
 		/* Going to sleep: announce it, then look once more, so that a doorbell
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
@@ -534,19 +583,30 @@ static void *engine_thread(void *arg)
 		}
 		/* Not ran: an application thread is in a pass and runs ours after it. */
 		deadline = atomic_load_explicit(&d->last_deadline, memory_order_relaxed);
-		atomic_store(&d->sleep_deadline, deadline);
 		now = urnic_dev_now_ns();
 		if (deadline)
 			wait_ns = deadline > now ? deadline - now : 1;
-		app = atomic_load(&d->app_poll_ns);
-		if (!ran || (app && now - app < APP_ACTIVE_NS &&
-			     atomic_load_explicit(&d->last_awaits, memory_order_relaxed))) {
-			uint64_t left = ran ? APP_ACTIVE_NS - (now - app) : BUSY_RETRY_NS;
-
+		if (app_polls &&
+		    (!ran || atomic_load_explicit(&d->last_awaits, memory_order_relaxed))) {
 			nfds = 1; /* an application is polling: the socket is its job */
-			if (!wait_ns || left < wait_ns)
-				wait_ns = left;
+			if (!wait_ns || nap < wait_ns)
+				wait_ns = nap;
+			nap = nap * 2 < APP_NAP_MAX_NS ? nap * 2 : APP_NAP_MAX_NS;
+		} else {
+			nap = APP_ACTIVE_NS;
+			if (!ran) { /* a doorbell's pass: look again soon */
+				nfds = 1;
+				if (!wait_ns || BUSY_RETRY_NS < wait_ns)
+					wait_ns = BUSY_RETRY_NS;
+			}
 		}
+		/* Publish when we wake, then look at the deadline once more: a pass that
+		 * ran after ours either sees this (and kicks us if it needs us sooner) or
+		 * left its deadline for us to see here. */
+		atomic_store(&d->sleep_deadline, wait_ns ? now + wait_ns : 0);
+		deadline = atomic_load(&d->last_deadline);
+		if (deadline && (!wait_ns || deadline < now + wait_ns))
+			wait_ns = deadline > now ? deadline - now : 1;
 		ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
 		ts.tv_nsec = (long)(wait_ns % 1000000000ull);
 		ppoll(fds, nfds, wait_ns ? &ts : NULL, NULL);
@@ -571,6 +631,7 @@ void urnic_dev_app_idle(struct urnic_dev *d)
  * devices) never takes the address's UDP port 4791 from the process that uses it. */
 static int start(struct urnic_dev *d)
 {
+	const char *hold;
 	uint64_t seed = 0;
 	int ret;
 
@@ -587,6 +648,10 @@ static int start(struct urnic_dev *d)
 	if (ret)
 		goto free_mem;
 	d->eng->icrc_any_ipv4_id = !getenv("URNIC_ICRC_STRICT"); /* engine.h */
+	d->eng->ack_hold_slack_ns = (uint32_t)APP_NAP_MAX_NS;
+	hold = getenv("URNIC_ACK_HOLD_US");
+	if (hold && *hold)
+		d->eng->ack_hold_max_ns = (uint32_t)strtoul(hold, NULL, 10) * 1000u;
 	return 0;
 
 free_mem:

@@ -32,7 +32,7 @@ enum {
  * 2-vCPU machine a spinning engine steals the core of a spinning application
  * (docs/performance.md), so the default is short; applications that poll drive the
  * pipeline themselves (urnic_dev_progress). */
-#define URNIC_DEFAULT_SPIN_NS 0u
+#define URNIC_DEFAULT_SPIN_NS 50000u
 
 /* The configurable limits (limits.def), process-wide, from the config file and
  * URNIC_LIMITS. */
@@ -69,11 +69,15 @@ struct urnic_dev {
 	pthread_t thread;
 	_Atomic bool stop;
 	_Atomic int sleeping;
-	_Atomic uint64_t sleep_deadline; /* the timer the sleeping engine waits for, 0: none */
+	_Atomic uint64_t sleep_deadline; /* when the sleeping engine wakes by itself, 0: never */
 	_Atomic uint64_t app_poll_ns; /* when an application thread last drove the pipeline */
 	_Atomic bool pass_wanted; /* a pass was asked for while the lock was taken */
 	_Atomic uint64_t last_deadline; /* the last pass's timer deadline, 0: none */
+	/* The same, with a held ACK's deadline relaxed by the engine thread's longest nap:
+	 * a sleeping engine thread is woken for this one only. */
+	_Atomic uint64_t last_kick_deadline;
 	_Atomic bool last_awaits; /* urnic_engine_app_awaits() after the last pass */
+	_Atomic uint32_t last_rx_pkts; /* packets the last pass received */
 	int wake_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
