@@ -28,10 +28,11 @@ enum {
 	URNIC_GID_TABLE_LEN = 16,
 };
 
-/* How long the engine thread polls after its last work before it sleeps. On a
- * 2-vCPU machine a spinning engine steals the core of a spinning application
- * (docs/performance.md), so the default is short; applications that poll drive the
- * pipeline themselves (urnic_dev_progress). */
+/* How long the engine thread polls after its last work before it sleeps, when it may
+ * (device.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a 2-vCPU
+ * machine a spinning engine steals the core of a spinning application
+ * (docs/performance.md), so it never spins beside one; applications that poll drive
+ * the pipeline themselves (urnic_dev_progress). */
 #define URNIC_DEFAULT_SPIN_NS 50000u
 
 /* The configurable limits (limits.def), process-wide, from the config file and
