@@ -539,16 +539,25 @@ bool urnic_engine_progress(struct urnic_engine *e)
 		}
 		switch (qp->type) {
 		case URNIC_QPT_RC: {
-			/* Requests first: an ACK held for the application's answer leaves
-			 * right behind it, in the same batch (responder.c, rc_ack_held). */
+			/* An ACK that is not held leaves before new requests, as rxe sends it
+			 * on receipt: an application waiting for events counts on its send
+			 * completion coming before the peer's answer (perftest -e re-arms only
+			 * the CQ it was woken for). An ACK held for the application's answer
+			 * leaves right behind it, in the same GSO send, so that the peer's poll
+			 * takes in both (responder.c, rc_ack_held). */
+			bool held = qp->resp.ack_pending && qp->resp.ack_hold_ns;
 			uint32_t psn = qp->req.psn;
 			bool answered = false;
 
+			if (!held && qp->state >= URNIC_QPS_RTR)
+				did |= urnic_rc_responder_progress(e, qp, false);
 			if (qp->state == URNIC_QPS_RTS) {
 				did |= urnic_rc_requester_progress(e, qp);
 				answered = qp->req.psn != psn;
+				if (answered)
+					urnic_rc_responder_answered(e, qp);
 			}
-			if (qp->state >= URNIC_QPS_RTR)
+			if (held && qp->state >= URNIC_QPS_RTR)
 				did |= urnic_rc_responder_progress(e, qp, answered);
 			break;
 		}

@@ -194,6 +194,9 @@ void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp,
 bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
 /* answered: the requester of the same QP sent in this pass (a held ACK goes behind). */
 bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered);
+/* The requester of qp just sent: an ACK that left alone shortly before could have been
+ * carried, so the QP's ACKs are held from now on (responder.c, rc_ack_held). */
+void urnic_rc_responder_answered(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
 void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp);
 

@@ -7,7 +7,8 @@
  * for the answer and leave right behind it, in the same batch; one ACK per message
  * still. One-way traffic is never held. An answer that does not come: the ACK leaves at
  * the hold deadline (the fabric clock jumps there), and after ACK_HOLD_MISSES such
- * misses in a row the QP stops holding. A QP whose timeout is short does not hold.
+ * misses in a row the QP stops holding. A QP whose timeout is short does not hold. An
+ * ACK that is not held leaves before the answer of the same pass, a held one behind it.
  */
 #include <string.h>
 
@@ -220,11 +221,65 @@ static void test_short_timeout_not_held(void)
 	env_close(&v);
 }
 
+/* Order of b's ACK and b's own WRITE when a pass produces both. */
+static int ack_before_write(const struct fabric *f, uint32_t from)
+{
+	for (uint32_t i = from; i < f->ntrace; i++) {
+		if (f->trace[i].src != 1)
+			continue;
+		if (f->trace[i].opcode == URNIC_OP_RC_ACKNOWLEDGE)
+			return 1;
+		if (f->trace[i].opcode == URNIC_OP_RC_RDMA_WRITE_ONLY)
+			return 0;
+	}
+	return -1;
+}
+
+/* b's CQ armed (an application waiting for events): one pass takes in a's WRITE and
+ * sends b's answer, posted already; the ACK is not held and goes before the answer, as
+ * rxe sends it on receipt (perftest -e counts on its send completion coming first).
+ * b polling: the pass that takes in a's WRITE holds the ACK, and it goes right behind
+ * the answer posted after. */
+static void test_order_in_one_pass(void)
+{
+	for (int armed = 0; armed <= 1; armed++) {
+		struct env v;
+		struct fabric *f;
+		uint32_t from;
+
+		env_open(&v, 14, 15 + (uint64_t)armed);
+		f = v.p.f;
+		pingpong(&v, 3);
+		fabric_settle(f);
+		if (armed)
+			atomic_store(&v.p.b->scq.arm, URNIC_CQ_ARM_NEXT);
+		from = f->ntrace;
+		write_tag(&v, true, 50);
+		if (armed) {
+			struct byte_is w = { v.bb.p, 50 };
+
+			CHECK(fabric_run(f, byte_arrived, &w, 100000));
+		} else {
+			wait_byte(&v, &v.bb, 50);
+		}
+		write_tag(&v, false, 51);
+		fabric_run(f, NULL, NULL, 1);
+		CHECK_EQ(ack_before_write(f, from), armed);
+		reap(&v, v.p.a, 50);
+		wait_byte(&v, &v.ba, 51);
+		atomic_store(&v.p.b->scq.arm, URNIC_CQ_DISARMED);
+		reap(&v, v.p.b, 51);
+		fabric_settle(f);
+		env_close(&v);
+	}
+}
+
 int main(void)
 {
 	RUN(test_pingpong_carries_ack);
 	RUN(test_one_way_not_held);
 	RUN(test_unanswered_hold_expires);
 	RUN(test_short_timeout_not_held);
+	RUN(test_order_in_one_pass);
 	return 0;
 }

@@ -665,16 +665,21 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 	return sent;
 }
 
+void urnic_rc_responder_answered(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_resp *r = &qp->resp;
+
+	if (!r->ack_interactive && r->ack_alone_ns &&
+	    e->now_ns - r->ack_alone_ns <= ack_hold_time(e, qp))
+		r->ack_interactive = true;
+	r->ack_alone_ns = 0;
+}
+
 bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 {
 	uint32_t budget = READ_BUDGET_PKTS;
 	struct urnic_resp *r = &qp->resp;
 	bool did = false;
-
-	/* The requester sent soon after an ACK that went alone: hold the next ones. */
-	if (answered && !r->ack_interactive && r->ack_alone_ns &&
-	    e->now_ns - r->ack_alone_ns <= ack_hold_time(e, qp))
-		r->ack_interactive = true;
 
 	/* Oldest first (resources are used FIFO from res_head), then the queued ACK or NAK,
 	 * which names a later PSN than all of them: sent before the READ responses, the
