@@ -403,35 +403,6 @@ static void flush_tx(struct urnic_engine *e)
 	urnic_udp_send(d->udp, e);
 }
 
-/* One pass of the NIC pipeline. Returns true if it did anything. The caller holds
- * the device lock. */
-static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
-{
-	struct urnic_engine *e = d->eng;
-	uint64_t held;
-	bool did;
-
-	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets];
-
-	e->now_ns = urnic_dev_now_ns();
-	did = urnic_udp_recv(d->udp, e) > 0;
-	atomic_store_explicit(&d->last_rx_pkts, (uint32_t)(e->counters[URNIC_CTR_rx_packets] - rx0),
-			      memory_order_relaxed);
-	did |= urnic_engine_pass(e, deadline);
-	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
-	if (held && (!*deadline || held < *deadline))
-		*deadline = held;
-	if (e->ntx) {
-		flush_tx(e);
-		did = true;
-	}
-	if (did && d->shm_counters) {
-		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
-		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qp_end;
-	}
-	return did;
-}
-
 /* How long after an application thread last drove the pipeline (ibv_poll_cq,
  * ibv_post_send) the engine thread leaves the socket to it and sleeps on the doorbell
  * and timers only: two threads racing for each packet on two vCPUs cost more than
@@ -459,6 +430,40 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 /* The engine thread found a doorbell's pass running (no application polling): look
  * again this soon. */
 #define BUSY_RETRY_NS 20000ull
+
+/* One pass of the NIC pipeline. Returns true if it did anything. The caller holds
+ * the device lock. */
+static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
+{
+	struct urnic_engine *e = d->eng;
+	uint64_t held;
+	bool did;
+
+	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets];
+	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
+
+	e->now_ns = urnic_dev_now_ns();
+	/* ACKs may wait for an answer while the application polls (it armed no CQ since,
+	 * urnic_dev_app_idle) or did so within the engine thread's longest nap. */
+	e->app_polling = app && e->now_ns - app < APP_NAP_MAX_NS;
+	did = urnic_udp_recv(d->udp, e) > 0;
+	atomic_store_explicit(&d->last_rx_pkts, (uint32_t)(e->counters[URNIC_CTR_rx_packets] - rx0),
+			      memory_order_relaxed);
+	did |= urnic_engine_pass(e, deadline);
+	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
+	if (held && (!*deadline || held < *deadline))
+		*deadline = held;
+	if (e->ntx) {
+		flush_tx(e);
+		did = true;
+	}
+	if (did && d->shm_counters) {
+		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
+		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qp_end;
+	}
+	return did;
+}
+
 
 /* The deadline a sleeping engine thread must be woken for: the earliest retransmission
  * or RNR timer, or a held ACK's (responder.c, rc_ack_held) plus APP_NAP_MAX_NS. A held

@@ -90,6 +90,9 @@ struct urnic_engine {
 	/* How late the driver may serve a held ACK's deadline (engine thread asleep while
 	 * the application polls); a QP whose timeout is not well above both never holds. */
 	uint32_t ack_hold_slack_ns;
+	/* The driver's word that an application is polling its CQs right now, so that an
+	 * answer can come soon; no ACK is held without it (true unless the driver says). */
+	bool app_polling;
 	/* Set by urnic_engine_timers(): the earliest retransmission/RNR timer and the
 	 * earliest held ACK (0: none). The second may be served late by a few tens of
 	 * microseconds; the device wakes its engine thread only for the first. */

@@ -60,8 +60,11 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
  * one-way traffic is then not held again until it answers). Never held: NAKs, an ACK
  * waiting behind READ responses, and an ACK of a QP whose requester cannot send now
  * (not in RTS, or work queued that the window, an RNR wait or a fence holds back), so
- * that two QPs never hold for each other, and an ACK of a QP whose CQ is armed (the
- * application waits for an event and answers only after a wake-up). A held ACK leaves
+ * that two QPs never hold for each other, and an ACK of a QP whose CQ is armed, or
+ * while no application is polling (engine.app_polling, from the driver): one that waits
+ * for events answers only after a wake-up, and its completions must keep their order
+ * (perftest -e takes one completion per event; a send and a receive completion
+ * arriving together overflowed its CQ). A held ACK leaves
  * at once when its QP changes state or is destroyed (engine.c, release_held_ack), so an
  * application that exits after its last receive leaves nothing unacknowledged. The hold time is engine.ack_hold_max_ns
  * (URNIC_ACK_HOLD_US); the ACK may leave up to engine.ack_hold_slack_ns later, and a QP
@@ -98,7 +101,8 @@ static bool rc_ack_held(struct urnic_engine *e, struct urnic_qp *qp, bool answer
 	uint64_t hold;
 
 	if (answered || !r->ack_interactive || r->ack_syndrome != URNIC_AETH_ACK_UNLIMITED ||
-	    qp->state != URNIC_QPS_RTS || cq_armed(qp->send_cq) || cq_armed(qp->recv_cq))
+	    qp->state != URNIC_QPS_RTS || !e->app_polling || cq_armed(qp->send_cq) ||
+	    cq_armed(qp->recv_cq))
 		return false;
 	if (r->ack_hold_ns) {
 		if (e->now_ns < r->ack_hold_ns)
