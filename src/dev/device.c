@@ -431,9 +431,9 @@ static void flush_tx(struct urnic_engine *e)
  * again this soon. */
 #define BUSY_RETRY_NS 20000ull
 
-/* One pass of the NIC pipeline. Returns true if it did anything. The caller holds
- * the device lock. */
-static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
+/* One pass of the NIC pipeline (without the receive if !rx: a doorbell's). Returns
+ * true if it did anything. The caller holds the device lock. */
+static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 {
 	struct urnic_engine *e = d->eng;
 	uint64_t held;
@@ -446,7 +446,7 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline)
 	/* ACKs may wait for an answer while the application polls (it armed no CQ since,
 	 * urnic_dev_app_idle) or did so within the engine thread's longest nap. */
 	e->app_polling = app && e->now_ns - app < APP_NAP_MAX_NS;
-	did = urnic_udp_recv(d->udp, e) > 0;
+	did = rx && urnic_udp_recv(d->udp, e) > 0;
 	atomic_store_explicit(&d->last_rx_pkts, (uint32_t)(e->counters[URNIC_CTR_rx_packets] - rx0),
 			      memory_order_relaxed);
 	did |= urnic_engine_pass(e, deadline);
@@ -492,7 +492,7 @@ static uint64_t kick_deadline(const struct urnic_engine *e)
  * lock and, if `must`, will run the pass asked for). Each pass leaves its timer deadline
  * and urnic_engine_app_awaits() in last_deadline / last_awaits.
  */
-static bool pass_combined(struct urnic_dev *d, bool must, bool *did)
+static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did)
 {
 	bool ran = false, locked;
 
@@ -503,7 +503,7 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool *did)
 		uint64_t deadline;
 
 		atomic_store(&d->pass_wanted, false);
-		*did |= pass_locked(d, &deadline);
+		*did |= pass_locked(d, &deadline, rx || ran); /* asked again: someone else */
 		atomic_store_explicit(&d->last_deadline, deadline, memory_order_relaxed);
 		atomic_store_explicit(&d->last_kick_deadline, kick_deadline(d->eng),
 				      memory_order_relaxed);
@@ -516,7 +516,7 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool *did)
 	return ran;
 }
 
-bool urnic_dev_progress(struct urnic_dev *d, bool polling)
+static bool progress(struct urnic_dev *d, bool polling, bool rx)
 {
 	uint64_t deadline;
 	bool did = false;
@@ -525,7 +525,7 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 		atomic_store_explicit(&d->app_poll_ns, urnic_dev_now_ns(), memory_order_relaxed);
 	if (!d->running)
 		return false;
-	if (!pass_combined(d, !polling, &did))
+	if (!pass_combined(d, !polling, rx, &did))
 		return !polling; /* handed to the thread in a pass (pass_wanted) */
 	/* A sleeping engine thread must learn of a timer armed here (retransmission
 	 * must not depend on the application polling again). */
@@ -539,6 +539,16 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 	/* A doorbell's pass saw the new work: what it could not send yet waits for ACKs,
 	 * which a polling application or the engine thread takes in; no wake-up needed. */
 	return did || !polling;
+}
+
+bool urnic_dev_progress(struct urnic_dev *d, bool polling)
+{
+	return progress(d, polling, true);
+}
+
+bool urnic_dev_doorbell(struct urnic_dev *d)
+{
+	return progress(d, false, false);
 }
 
 static void *engine_thread(void *arg)
@@ -560,7 +570,7 @@ static void *engine_thread(void *arg)
 		uint64_t drain;
 		bool did = false, ran, app_polls;
 
-		pass_combined(d, true, &did);
+		pass_combined(d, true, true, &did);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_rx_pkts, memory_order_relaxed);
 
@@ -580,7 +590,7 @@ static void *engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
-		ran = pass_combined(d, true, &did);
+		ran = pass_combined(d, true, true, &did);
 		if (did) {
 			atomic_store(&d->sleeping, 0);
 			idle_since = urnic_dev_now_ns();

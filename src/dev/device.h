@@ -127,6 +127,10 @@ uint64_t urnic_dev_now_ns(void);
  * handed to that thread: nobody needs to be woken. False if the device is not running,
  * or a polling caller's pass found nothing to do. */
 bool urnic_dev_progress(struct urnic_dev *d, bool polling);
+/* The doorbell of ibv_post_send: a pass as urnic_dev_progress(d, false), that sends
+ * the new work without first reading the socket (the pollers and the engine thread
+ * read it): an empty recvmmsg of ~1 us less on the latency path and per post. */
+bool urnic_dev_doorbell(struct urnic_dev *d);
 
 /* The application stops polling (it arms a CQ to sleep on its channel): the engine
  * thread takes the socket back at once. */

@@ -204,7 +204,7 @@ void urnic_send_doorbell(struct urnic_vqp *v)
 {
 	/* Send now from this thread if the pipeline is free; else make sure the engine
 	 * thread is awake to do it. */
-	if (!urnic_dev_progress(v->dev, false))
+	if (!urnic_dev_doorbell(v->dev))
 		urnic_dev_kick(v->dev);
 }
 
