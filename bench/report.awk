@@ -85,9 +85,11 @@ END {
 	if (quick) printf "QUICK MODE: few iterations, one run: not for figures.\n"
 	printf "\nCeilings: this machine, loopback\n"
 	line("raw UDP, GSO 60 KiB in 4 KiB segments + GRO, received", "ceil_udp_gso_gbps", "Gb/s")
-	line("raw UDP ping-pong 8 B, blocking, one CPU: RTT/2 median", "ceil_udp_pp_us", "us")
-	line("raw UDP ping-pong 8 B, blocking, one CPU: RTT/2 mean", "ceil_udp_pp_mean_us", "us")
-	line("  (the same on two CPUs: vCPU wakeups; not a ceiling)", "ceil_udp_pp_xcpu_us", "us")
+	line("raw UDP ping-pong 8 B, RTT/2 median: the better of the two below", "ceil_udp_pp_us", "us")
+	line("raw UDP ping-pong 8 B, RTT/2 mean: the better of the two below", "ceil_udp_pp_mean_us", "us")
+	line("  blocking recv, both processes on one CPU: median", "ceil_udp_pp_block_us", "us")
+	line("  polling recv (MSG_DONTWAIT), two CPUs: median", "ceil_udp_pp_poll_us", "us")
+	line("  (blocking on two CPUs: vCPU wakeups; not a ceiling)", "ceil_udp_pp_xcpu_us", "us")
 	line("raw UDP, 40 B datagrams in GSO sends of 64 + GRO", "ceil_udp_gso_small_mpps", "Mpps")
 	line("raw UDP, 40 B datagrams one by one (sendmmsg/recvmmsg)", "ceil_udp_small_mpps", "Mpps")
 	line("memcpy, 64 MiB buffers, one thread", "ceil_memcpy_GBps", "GB/s")

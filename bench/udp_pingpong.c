@@ -9,14 +9,17 @@
  *
  * -c A,B pins the two processes to CPUs A and B. On a VM the placement matters: a
  * wakeup on the same CPU is a context switch, one on another (idle, halted) vCPU also
- * costs the hypervisor's wakeup of that vCPU.
+ * costs the hypervisor's wakeup of that vCPU. -P polls instead of blocking: each side
+ * spins on a non-blocking recv (MSG_DONTWAIT), as a polling RDMA stack (or UCX) does;
+ * on two CPUs nothing then sleeps or is woken.
  *
- * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B]
+ * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <arpa/inet.h>
+#include <errno.h>
 #include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -48,6 +51,29 @@ static void pin(int cpu)
 		perror("udp_pingpong: sched_setaffinity");
 }
 
+static int poll_flag; /* MSG_DONTWAIT with -P */
+
+/* recv, spinning on EAGAIN when polling, for at most 2 s (a lost packet ends the run). */
+static ssize_t recv_one(int fd, char *buf, size_t len)
+{
+	struct timespec t0, t;
+	ssize_t n;
+
+	if (!poll_flag)
+		return recv(fd, buf, len, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned spins = 0;; spins++) {
+		n = recv(fd, buf, len, MSG_DONTWAIT);
+		if (n >= 0 || errno != EAGAIN)
+			return n;
+		if ((spins & 1023) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 2)
+				return -1;
+		}
+	}
+}
+
 static int sock_at(const char *addr, int port, struct sockaddr_in *sa)
 {
 	struct timeval tv = { 2, 0 };
@@ -76,19 +102,20 @@ int main(int argc, char **argv)
 	int fa, fb, status;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:P")) != -1) {
 		switch (opt) {
 		case 'a': a = optarg; break;
 		case 'b': b = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 's': size = atoi(optarg); break;
 		case 'n': iters = atoi(optarg); break;
+		case 'P': poll_flag = 1; break;
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &cpu_a, &cpu_b) != 2)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu]\n",
+			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P]\n",
 				argv[0]);
 			return 2;
 		}
@@ -110,7 +137,7 @@ int main(int argc, char **argv)
 		pin(cpu_b);
 		close(fa);
 		for (int i = 0; i < warm + iters; i++) {
-			if (recv(fb, buf, sizeof(buf), 0) < 0 || send(fb, buf, (size_t)size, 0) < 0)
+			if (recv_one(fb, buf, sizeof(buf)) < 0 || send(fb, buf, (size_t)size, 0) < 0)
 				_exit(1);
 		}
 		_exit(0);
@@ -122,7 +149,7 @@ int main(int argc, char **argv)
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (send(fa, buf, (size_t)size, 0) < 0 || recv(fa, buf, sizeof(buf), 0) < 0) {
+		if (send(fa, buf, (size_t)size, 0) < 0 || recv_one(fa, buf, sizeof(buf)) < 0) {
 			perror("udp_pingpong");
 			kill(child, SIGKILL);
 			return 1;
