@@ -14,10 +14,11 @@
  * READs are replayed from the saved resource when the new range lies inside it, atomics
  * return the saved original value without executing again.
  * ACKs are coalesced per receive batch: an ACK names the newest PSN and covers all
- * earlier ones (9.7.5.1.1). Responses leave in PSN order: while READ responses or an
- * atomic ACK are still owed, a later ACK or sequence/RNR NAK waits behind them (the
- * requester would take it as an implicit NAK of the READ/atomic), and a pending ACK
- * that a newer READ/atomic response will imply is dropped.
+ * earlier ones (9.7.5.1.1); in a ping-pong an ACK is held for the application's answer
+ * and leaves right behind it (rc_ack_held). Responses leave in PSN order: while READ
+ * responses or an atomic ACK are still owed, a later ACK or sequence/RNR NAK waits
+ * behind them (the requester would take it as an implicit NAK of the READ/atomic), and
+ * a pending ACK that a newer READ/atomic response will imply is dropped.
  * R_Keys name regions or memory windows (mem/mw.h); a SEND with Invalidate revokes a
  * window. ATOMIC_WRITE and FLUSH (IBTA 1.5, Annex A19, as rxe 6.2+): ATOMIC_WRITE stores
  * its 8 bytes at an aligned address in one store; FLUSH makes earlier writes visible
@@ -57,19 +58,21 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
  * A QP becomes interactive when its requester sends within the hold time of an ACK
  * that left alone (it could have been carried), and stops being so when
  * ACK_HOLD_MISSES holds in a row expire (the application does not answer in time:
- * one-way traffic is then not held again until it answers). Never held: NAKs, an ACK
- * waiting behind READ responses, and an ACK of a QP whose requester cannot send now
- * (not in RTS, or work queued that the window, an RNR wait or a fence holds back), so
- * that two QPs never hold for each other, and an ACK of a QP whose CQ is armed, or
- * while no application is polling (engine.app_polling, from the driver): one that waits
+ * one-way traffic is then not held again until it answers). Never held: NAKs; an ACK
+ * waiting behind READ responses; an ACK of a QP whose requester cannot send now (not in
+ * RTS, or work queued that the window, an RNR wait or a fence holds back), so that two
+ * QPs never hold for each other; and an ACK of a QP whose CQ is armed, or while no
+ * application polls (engine.app_polling, from the driver): an application that waits
  * for events answers only after a wake-up, and its completions must keep their order
- * (perftest -e takes one completion per event; a send and a receive completion
- * arriving together overflowed its CQ). A held ACK leaves
- * at once when its QP changes state or is destroyed (engine.c, release_held_ack), so an
- * application that exits after its last receive leaves nothing unacknowledged. The hold time is engine.ack_hold_max_ns
- * (URNIC_ACK_HOLD_US); the ACK may leave up to engine.ack_hold_slack_ns later, and a QP
- * holds only if both together stay under a quarter of its own retransmission timeout
- * (timeout attribute, IBTA 9.7.6.1.3), which the peer's usually equals.
+ * (perftest -e takes one completion per event; a send and a receive completion arriving
+ * together overflowed its CQ). An ACK that is not held leaves before the requests of the
+ * same pass, as rxe sends it on receipt (engine.c, urnic_engine_progress). A held ACK
+ * leaves at once when its QP changes state or is destroyed (engine.c, release_held_ack),
+ * so an application that exits after its last receive leaves nothing unacknowledged.
+ * The hold time is engine.ack_hold_max_ns (URNIC_ACK_HOLD_US); the ACK may leave up to
+ * engine.ack_hold_slack_ns later, and a QP holds only if both together stay under a
+ * quarter of its own retransmission timeout (timeout attribute, IBTA 9.7.6.1.3), which
+ * the peer's usually equals.
  */
 enum { ACK_HOLD_MISSES = 4 };
 
