@@ -665,8 +665,11 @@ static int start(struct urnic_dev *d)
 	d->eng->icrc_any_ipv4_id = !getenv("URNIC_ICRC_STRICT"); /* engine.h */
 	d->eng->ack_hold_slack_ns = (uint32_t)APP_NAP_MAX_NS;
 	hold = getenv("URNIC_ACK_HOLD_US");
-	if (hold && *hold)
-		d->eng->ack_hold_max_ns = (uint32_t)strtoul(hold, NULL, 10) * 1000u;
+	if (hold && *hold) {
+		unsigned long us = strtoul(hold, NULL, 10);
+
+		d->eng->ack_hold_max_ns = (uint32_t)(us < 1000000ul ? us : 1000000ul) * 1000u;
+	}
 	return 0;
 
 free_mem:
