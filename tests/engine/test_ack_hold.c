@@ -69,14 +69,21 @@ static bool byte_arrived(struct fabric *f, void *arg)
 	return *w->p == w->v;
 }
 
-/* Runs until the peer's WRITE put tag into buf (the application's spin on memory). */
-static void wait_byte(struct env *v, const struct fab_buf *b, uint8_t tag)
+/* Runs until the peer's WRITE put tag into buf (the application's spin on memory),
+ * stopping right after its delivery: no pass of the receiver has run since. */
+static void until_byte(struct env *v, const struct fab_buf *b, uint8_t tag)
 {
 	struct byte_is w = { b->p, tag };
 
 	CHECK(fabric_run(v->p.f, byte_arrived, &w, 100000));
-	/* The pass that took the WRITE in decides about its ACK before the answer is
-	 * posted, as on the device (the receive and the ACK are one pass there). */
+}
+
+/* until_byte, then one pass: the pass that took the WRITE in decides about its ACK
+ * before the answer is posted, as on the device (the receive and the ACK are one pass
+ * there). */
+static void wait_byte(struct env *v, const struct fab_buf *b, uint8_t tag)
+{
+	until_byte(v, b, tag);
 	fabric_run(v->p.f, NULL, NULL, 1);
 }
 
@@ -255,13 +262,10 @@ static void test_order_in_one_pass(void)
 			atomic_store(&v.p.b->scq.arm, URNIC_CQ_ARM_NEXT);
 		from = f->ntrace;
 		write_tag(&v, true, 50);
-		if (armed) {
-			struct byte_is w = { v.bb.p, 50 };
-
-			CHECK(fabric_run(f, byte_arrived, &w, 100000));
-		} else {
+		if (armed)
+			until_byte(&v, &v.bb, 50);
+		else
 			wait_byte(&v, &v.bb, 50);
-		}
 		write_tag(&v, false, 51);
 		fabric_run(f, NULL, NULL, 1);
 		CHECK_EQ(ack_before_write(f, from), armed);

@@ -83,6 +83,29 @@ sys_cleanup() {
 # track PID: a child this test started; stopped if still running when the test exits
 track() { SYS_PIDS="$SYS_PIDS $1"; }
 
+# wait_listen PID PORT SECONDS [NETNS]: waits until something listens on TCP PORT (in
+# network namespace NETNS when given) while PID, the server, lives. Returns 0 once it
+# listens; 1 if PID exited first (reaped: its exit status is in LISTEN_RC); 2 if nothing
+# listens after SECONDS (PID is left running).
+wait_listen() {
+	_wl_ticks=$(($3 * 10))
+	while :; do
+		if [ -n "${4:-}" ]; then
+			ip netns exec "$4" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		else
+			ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		fi
+		if ! alive "$1"; then
+			reap "$1"
+			LISTEN_RC=$?
+			return 1
+		fi
+		[ $_wl_ticks -gt 0 ] || return 2
+		sleep 0.1
+		_wl_ticks=$((_wl_ticks - 1))
+	done
+}
+
 # wait_exit PID SECONDS: its exit status, or 124 after killing it at the deadline
 wait_exit() {
 	_pid=$1
@@ -203,21 +226,18 @@ pp_pair() {
 	(ibv "$SRV_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" $PP_CHK "$@") >"$_slog" 2>&1 &
 	_spid=$!
 	track $_spid
-	_ticks=100
-	until ss -Hltn "sport = :$PP_PORT" 2>/dev/null | grep -q .; do
-		if ! alive $_spid; then
-			reap $_spid
-			PP_WHY="$_tag: server exited with status $? before listening on $PP_PORT"
-			return 1
-		fi
-		if [ $_ticks -le 0 ]; then
-			stop_pid $_spid
-			PP_WHY="$_tag: server not listening on TCP $PP_PORT after 10 s"
-			return 1
-		fi
-		sleep 0.1
-		_ticks=$((_ticks - 1))
-	done
+	wait_listen $_spid "$PP_PORT" 10
+	case $? in
+	1)
+		PP_WHY="$_tag: server exited with status $LISTEN_RC before listening on $PP_PORT"
+		return 1
+		;;
+	2)
+		stop_pid $_spid
+		PP_WHY="$_tag: server not listening on TCP $PP_PORT after 10 s"
+		return 1
+		;;
+	esac
 
 	# shellcheck disable=SC2086
 	(ibv "$CLI_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" $PP_CHK "$@" "$SRV_ADDR") \

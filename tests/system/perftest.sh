@@ -22,13 +22,11 @@ CLOG=$SYS_WORK/client.log
 (ibv "$SRV_ADDR" "$TOOL" -x 1 -F -p "$PP_PORT" "$@") >"$SLOG" 2>"$SLOG.err" &
 SPID=$!
 track $SPID
-ticks=100
-until ss -Hltn "sport = :$PP_PORT" 2>/dev/null | grep -q .; do
-	alive $SPID || { cat "$SLOG" "$SLOG.err"; fail "$TOOL server exited before listening"; }
-	[ $ticks -gt 0 ] || fail "$TOOL server not listening on TCP $PP_PORT after 10 s"
-	sleep 0.1
-	ticks=$((ticks - 1))
-done
+wait_listen $SPID "$PP_PORT" 10
+case $? in
+1) cat "$SLOG" "$SLOG.err"; fail "$TOOL server exited before listening" ;;
+2) fail "$TOOL server not listening on TCP $PP_PORT after 10 s" ;;
+esac
 (ibv "$CLI_ADDR" "$TOOL" -x 1 -F -p "$PP_PORT" "$@" "$SRV_ADDR") >"$CLOG" 2>"$CLOG.err" &
 CPID=$!
 track $CPID

@@ -99,16 +99,11 @@ for run in "$@"; do
 		(ibv "$SRV_ADDR" "$TOOL" -x 1 -F -p "$port" $run) >"$slog" 2>"$slog.err.log" &
 		spid=$!
 		track $spid
-		ticks=150
-		until ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do
-			if ! alive $spid; then
-				reap $spid
-				fail "$TOOL $run: server exited with status $? before listening"
-			fi
-			[ $ticks -gt 0 ] || fail "$TOOL $run: server not listening on TCP $port after 15 s"
-			sleep 0.1
-			ticks=$((ticks - 1))
-		done
+		wait_listen $spid "$port" 15
+		case $? in
+		1) fail "$TOOL $run: server exited with status $LISTEN_RC before listening" ;;
+		2) fail "$TOOL $run: server not listening on TCP $port after 15 s" ;;
+		esac
 		t0=$(date +%s)
 		# shellcheck disable=SC2086
 		(ibv "$CLI_ADDR" "$TOOL" -x 1 -F -p "$port" $run "$SRV_ADDR") >"$clog" 2>"$clog.err.log" &

@@ -84,13 +84,11 @@ while :; do
 	(run "$NA" 10.77.1.2 "$@") >"$SYS_WORK/server.log" 2>&1 &
 	SPID=$!
 	track $SPID
-	ticks=100
-	until ip netns exec "$NA" ss -Hltn "sport = :18515" 2>/dev/null | grep -q .; do
-		alive $SPID || fail "server exited before listening"
-		[ $ticks -gt 0 ] || fail "server not listening after 10 s"
-		sleep 0.1
-		ticks=$((ticks - 1))
-	done
+	wait_listen $SPID 18515 10 "$NA"
+	case $? in
+	1) fail "server exited before listening" ;;
+	2) fail "server not listening after 10 s" ;;
+	esac
 	(run "$NB" 10.77.2.2 "$@" 10.77.1.2) >"$SYS_WORK/client.log" 2>&1 &
 	CPID=$!
 	track $CPID
