@@ -408,8 +408,10 @@ static bool op_matches_qp_type(uint32_t flags, enum urnic_qp_type t)
  * IBTA A17.3.3: the ICRC as the sender must have computed it over the IP and UDP headers
  * the socket does not show us. An IPv4 sender's ID is assumed to be the transport's hint
  * (0 for a datagram from an unconnected DF socket, k for segment k of a GSO send: urnic
- * to urnic); otherwise the ID is recovered from the difference (Linux rxe counts it),
- * which leaves 16 of the CRC's 32 bits to catch corruption.
+ * to urnic); otherwise the ID is recovered from the difference (Linux rxe counts it)
+ * and believed only if the source could have sent it (ip_id.h: a GSO segment number, or
+ * an ID just ahead of a counting source's last), or only 16 of the CRC's 32 bits would
+ * be left to catch corruption.
  */
 static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
 		    const uint8_t *dst_ip, const uint8_t *buf, size_t len)
@@ -426,10 +428,14 @@ static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spor
 	flow.dport = URNIC_ROCE_UDP_PORT;
 	flow.ip_id = e->ipv6 ? 0 : e->rx_ip_id_hint;
 	icrc = urnic_icrc_flow(&flow, &frag, 1, frag.len);
-	if (icrc == rx)
+	if (icrc == rx) {
+		if (!e->ipv6)
+			urnic_ip_id_hint_matched(&e->ip_ids, src_ip);
 		return true;
+	}
 	if (!e->ipv6 && e->icrc_any_ipv4_id &&
-	    urnic_icrc_ipv4_id(icrc, rx, frag.len, &ip_id) == 0) {
+	    urnic_icrc_ipv4_id(icrc, rx, frag.len, &ip_id) == 0 &&
+	    urnic_ip_id_plausible(&e->ip_ids, src_ip, ip_id, e->now_ns)) {
 		urnic_count(e, URNIC_CTR_rx_icrc_ipv4_id);
 		return true;
 	}

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/ip_id.h"
 #include "engine/qp.h"
 #include "mem/mr.h"
 #include "wire/pkt.h"
@@ -72,15 +73,18 @@ struct urnic_engine {
 	bool ipv6;
 	uint8_t local_ip[16];
 	bool skip_icrc_check; /* fuzzing only, as lwIP's checksum switch */
-	/* IPv4 only: accept a packet whose ICRC is right for some IP ID other than 0
-	 * (urnic_icrc_ipv4_id; Linux rxe counts the ID). Default on; false checks the
-	 * ICRC for ID 0 only, all 32 bits (URNIC_ICRC_STRICT=1). */
+	/* IPv4 only: accept a packet whose ICRC is right for an IP ID other than the
+	 * hint that its source could have sent (urnic_icrc_ipv4_id, ip_id.h; Linux rxe
+	 * counts the ID). Default on; false checks the ICRC for the hint only, all 32 bits
+	 * (URNIC_ICRC_STRICT=1). */
 	bool icrc_any_ipv4_id;
 	/* IPv4 ID to check the next received packet's ICRC for first: the transport sets
 	 * segment k of a GRO super-packet to k, the ID Linux gives segment k of the GSO
 	 * send it came from (inet_gso_segment). Only a first guess: any other ID is then
 	 * recovered as above. */
 	uint16_t rx_ip_id_hint;
+	/* The IDs each IPv4 source is seen to send, to believe a recovered one (ip_id.h). */
+	struct urnic_ip_id_table ip_ids;
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next
 	 * urnic_engine_progress() (a retry to send); urnic_engine_pass() reads it. */
 	bool timers_fired;

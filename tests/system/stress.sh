@@ -189,7 +189,7 @@ done
 
 recov=
 for c in retransmit_pkts retry_timeout nak_seq_sent nak_seq_rcvd rnr_nak_sent dup_request \
-	drop_psn_after_nak drop_stale_response drop_dup_no_resource drop_bad_icrc \
+	drop_psn_after_nak drop_stale_response drop_dup_no_resource drop_bad_icrc rx_icrc_ipv4_id \
 	drop_bad_header drop_socket_overflow fault_dropped fault_corrupted fault_duplicated \
 	fault_reordered fault_delayed fault_overflow; do
 	v=$(sum $c)
