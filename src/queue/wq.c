@@ -57,6 +57,29 @@ int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe)
 	return 0;
 }
 
+int urnic_cq_resize(struct urnic_cq *cq, uint32_t cqe)
+{
+	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+	uint32_t depth = pow2_at_least(cqe + 1);
+	struct urnic_cqe *ring;
+
+	/* ibv_resize_cq(3): at least the completions not yet polled (rxe_cq_chk_attr). */
+	if (prod - cons > cqe)
+		return -EINVAL;
+	ring = calloc(depth, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	/* Same indices, new ring: the completions keep their order and positions. */
+	for (uint32_t i = cons; i != prod; i++)
+		ring[i & (depth - 1)] = cq->ring[i & (cq->depth - 1)];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->depth = depth;
+	cq->cqe = cqe;
+	return 0;
+}
+
 void urnic_cq_fini(struct urnic_cq *cq)
 {
 	if (!cq->ring)

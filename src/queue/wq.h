@@ -229,6 +229,10 @@ struct urnic_cq {
 
 int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe);
 void urnic_cq_fini(struct urnic_cq *cq);
+/* A new ring for cqe completions, the unpolled ones moved over in order. -EINVAL if
+ * more than cqe are unpolled, -ENOMEM. Context: neither the engine (push) nor a poller
+ * may run: the caller holds the device lock and poll_lock. */
+int urnic_cq_resize(struct urnic_cq *cq, uint32_t cqe);
 
 /*
  * Engine side: append one completion. Returns false when the CQ is full (IBTA 11.4.2.1:

@@ -2,9 +2,10 @@
 /*
  * cq.c - completion queues and completion channels.
  *
- * ibv_create_cq(3), ibv_get_cq_event(3), ibv_req_notify_cq(3): a channel is a pipe the
- * engine writes a CQ pointer into when an armed CQ gets a completion (IBTA 11.4.2.2), so
- * its fd works with poll/epoll and O_NONBLOCK as applications expect.
+ * ibv_create_cq(3), ibv_resize_cq(3), ibv_get_cq_event(3), ibv_req_notify_cq(3): a
+ * channel is a pipe the engine writes a CQ pointer into when an armed CQ gets a
+ * completion (IBTA 11.4.2.2), so its fd works with poll/epoll and O_NONBLOCK as
+ * applications expect.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +116,28 @@ URNIC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	free(v);
 	urnic_dev_res_put(d, URNIC_RES_CQ);
 	return 0;
+}
+
+/* ibv_resize_cq(3): 0 or an errno; cq->cqe becomes the new capacity. Like rxe, a CQ
+ * may also shrink, down to the completions not yet polled. */
+URNIC_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	struct urnic_vcq *v = to_vcq(cq);
+	struct urnic_dev *d = urnic_ctx_dev(cq->context);
+	int rc;
+
+	if (cqe < 1 || (uint32_t)cqe > d->lim.max_cqe)
+		return EINVAL;
+	/* The engine pushes completions under the device lock, pollers under poll_lock
+	 * (an extended poll holds it from ibv_start_poll to ibv_end_poll). */
+	pthread_mutex_lock(&d->lock);
+	pthread_spin_lock(&v->cq.poll_lock);
+	rc = urnic_cq_resize(&v->cq, (uint32_t)cqe);
+	if (rc == 0)
+		cq->cqe = cqe;
+	pthread_spin_unlock(&v->cq.poll_lock);
+	pthread_mutex_unlock(&d->lock);
+	return -rc;
 }
 
 URNIC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,

@@ -277,6 +277,26 @@ static void create_cq_beyond_max_cqe_or_comp_vector_is_einval(void)
 	CHECK_EQ(ibv_destroy_cq(cq), 0);
 }
 
+/* ibv_resize_cq(3): "0 on success, or the value of errno on failure (which indicates
+ * the failure reason)": a size of 0 or beyond max_cqe is EINVAL (rxe_cq_chk_attr) and
+ * changes nothing; a valid one becomes cq->cqe, larger or smaller. Fewer than the
+ * unpolled completions: tests/engine/test_cq_resize.c. */
+static void resize_cq_to_nothing_or_beyond_max_cqe_is_einval(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+
+	CHECK(cq);
+	CHECK_EQ(ibv_resize_cq(cq, 0), EINVAL);
+	CHECK_EQ(ibv_resize_cq(cq, -1), EINVAL);
+	CHECK_EQ(ibv_resize_cq(cq, dev_attr.max_cqe + 1), EINVAL);
+	CHECK_EQ(cq->cqe, 16);
+	CHECK_EQ(ibv_resize_cq(cq, 1000), 0);
+	CHECK_EQ(cq->cqe, 1000);
+	CHECK_EQ(ibv_resize_cq(cq, 8), 0);
+	CHECK_EQ(cq->cqe, 8);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+}
+
 /* ibv_create_cq_ex(3): wc_flags the provider cannot report (rxe_create_cq_ex:
  * EOPNOTSUPP); cqe as for ibv_create_cq. */
 static void create_cq_ex_with_unsupported_fields_fails(void)
@@ -786,6 +806,7 @@ int main(void)
 	RUN(reg_mr_with_remote_write_but_no_local_write_is_einval);
 	RUN(dealloc_pd_with_a_live_mr_qp_srq_or_ah_is_ebusy);
 	RUN(create_cq_beyond_max_cqe_or_comp_vector_is_einval);
+	RUN(resize_cq_to_nothing_or_beyond_max_cqe_is_einval);
 	RUN(create_cq_ex_with_unsupported_fields_fails);
 	RUN(destroy_cq_with_an_attached_qp_is_ebusy);
 	RUN(destroy_comp_channel_with_a_cq_is_ebusy);
