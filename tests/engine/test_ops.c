@@ -1,60 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ops.c - every RC operation end to end between two engines on a clean fabric.
+ * test_ops.c - RC data movement end to end between two engines on a clean fabric.
  *
  * SEND, SEND with immediate, RDMA WRITE, WRITE with immediate (consumes a receive WQE,
- * IBTA 9.4.3), RDMA READ, CMP_AND_SWP (hit and miss) and FETCH_AND_ADD (IBTA 9.4.5),
- * scatter/gather on both sides, inline data, signaled vs unsignaled WRs (IBTA 10.8.4),
- * zero-length SEND/WRITE/READ (C9-88: no R_Key check). Each asserts the completions, the
- * memory and the counters; nothing may be retransmitted or dropped.
+ * IBTA 9.4.3), RDMA READ, scatter/gather on both sides, inline data, signaled vs
+ * unsignaled WRs (IBTA 10.8.4), zero-length SEND/WRITE/READ (C9-88: no R_Key check), the
+ * solicited event bit (9.2.3), many QPs at once, a receive CQ overflow (11.4.2.1). Each
+ * asserts the completions, the memory and the counters. Not here: atomics
+ * (test_atomics.c), request ordering and fences (test_ordering.c), loss (test_loss.c).
  */
 #include <string.h>
 
-#include "fabric.h"
-
-#define BIG 8192
-
-static void check_clean(struct fabric *f)
-{
-	for (int h = 0; h < 2; h++) {
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_retransmit_pkts), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_retry_timeout), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_dup_request), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_drop_bad_icrc), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_drop_stale_response), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_nak_seq_sent), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_rnr_nak_sent), 0);
-		CHECK_EQ(fab_ctr(f, h, URNIC_CTR_rx_packets),
-			 fab_ctr(f, 1 - h, URNIC_CTR_tx_packets));
-	}
-}
-
-struct env {
-	struct fab_pair p;
-	struct fab_buf la, ra; /* local on host 0, remote on host 1 */
-};
-
-static void env_open(struct env *v, uint32_t mtu)
-{
-	struct fab_conn c = fab_conn_default();
-
-	c.mtu = mtu;
-	fab_pair_open(&v->p, &c, 7);
-	fab_buf_new(v->p.f, &v->la, 0, &v->p.pd[0], BIG, FAB_ALL_ACCESS);
-	fab_buf_new(v->p.f, &v->ra, 1, &v->p.pd[1], BIG, FAB_ALL_ACCESS);
-	fab_fill(v->la.p, BIG, 1);
-	fab_fill(v->ra.p, BIG, 2);
-}
-
-static void env_close(struct env *v)
-{
-	check_clean(v->p.f);
-	CHECK_EQ(v->p.a->qp.state, URNIC_QPS_RTS);
-	CHECK_EQ(v->p.b->qp.state, URNIC_QPS_RTS);
-	fab_buf_free(v->p.f, &v->la);
-	fab_buf_free(v->p.f, &v->ra);
-	fab_pair_close(&v->p);
-}
+#include "ops_common.h"
 
 static void send_message(uint32_t opcode, uint32_t len)
 {
@@ -186,111 +143,6 @@ static void test_rdma_read(void)
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_resp_sent), 5);
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_ack_sent), 0);
 	CHECK_EQ(fab_poll(&v.p.b->rcq, &sc, 1), 0);
-	env_close(&v);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t x;
-
-	memcpy(&x, p, 8);
-	return x;
-}
-
-static void put64(uint8_t *p, uint64_t x)
-{
-	memcpy(p, &x, 8);
-}
-
-static void atomic_op(struct env *v, uint64_t wr_id, uint32_t op, uint64_t remote_off,
-		      uint64_t compare_add, uint64_t swap, uint64_t local_off)
-{
-	struct urnic_cqe sc;
-
-	CHECK_EQ(fab_post_send(v->p.a,
-			       &(struct fab_send_wr){ .wr_id = wr_id,
-						      .opcode = op,
-						      .remote_addr = v->ra.mr->iova + remote_off,
-						      .rkey = v->ra.mr->key,
-						      .compare_add = compare_add,
-						      .swap = swap,
-						      .num_sge = 1,
-						      .sge = { fab_sge(v->la.mr, local_off, 8) } }),
-		 0);
-	fab_wait_cqes(v->p.f, &v->p.a->scq, &sc, 1);
-	CHECK_CQE(sc, wr_id, URNIC_WC_SUCCESS,
-		  op == URNIC_WR_ATOMIC_CMP_AND_SWP ? URNIC_WC_COMP_SWAP : URNIC_WC_FETCH_ADD, 8);
-}
-
-static void test_atomic_cmp_swap_hit_and_miss(void)
-{
-	struct env v;
-
-	env_open(&v, 1024);
-	put64(v.ra.p + 64, 0x1111222233334444ull);
-	/* Hit: compare equals, the swap value lands, the original comes back. */
-	atomic_op(&v, 1, URNIC_WR_ATOMIC_CMP_AND_SWP, 64, 0x1111222233334444ull,
-		  0x5555666677778888ull, 0);
-	CHECK_EQ(get64(v.ra.p + 64), 0x5555666677778888ull);
-	CHECK_EQ(get64(v.la.p), 0x1111222233334444ull);
-	/* Miss: memory unchanged, the current value comes back. */
-	atomic_op(&v, 2, URNIC_WR_ATOMIC_CMP_AND_SWP, 64, 0x1111222233334444ull, 0x9ull, 8);
-	CHECK_EQ(get64(v.ra.p + 64), 0x5555666677778888ull);
-	CHECK_EQ(get64(v.la.p + 8), 0x5555666677778888ull);
-	fabric_settle(v.p.f);
-	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_atomic_executed), 2);
-	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_ack_rcvd), 2);
-	env_close(&v);
-}
-
-static void test_atomic_fetch_add(void)
-{
-	struct env v;
-
-	env_open(&v, 1024);
-	put64(v.ra.p + 128, 1000);
-	atomic_op(&v, 3, URNIC_WR_ATOMIC_FETCH_AND_ADD, 128, 234, 0, 16);
-	CHECK_EQ(get64(v.ra.p + 128), 1234);
-	CHECK_EQ(get64(v.la.p + 16), 1000);
-	/* Wraps modulo 2^64 like any atomic add. */
-	atomic_op(&v, 4, URNIC_WR_ATOMIC_FETCH_AND_ADD, 128, UINT64_MAX, 0, 24);
-	CHECK_EQ(get64(v.ra.p + 128), 1233);
-	CHECK_EQ(get64(v.la.p + 24), 1234);
-	fabric_settle(v.p.f);
-	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_atomic_executed), 2);
-	env_close(&v);
-}
-
-/* Many atomics in flight at once, against one word: each executes exactly once. */
-static void test_atomic_pipeline(void)
-{
-	struct env v;
-	struct urnic_cqe sc[64];
-	uint64_t seen = 0;
-
-	env_open(&v, 1024);
-	put64(v.ra.p, 0);
-	for (int i = 0; i < 64; i++)
-		CHECK_EQ(fab_post_send(v.p.a,
-				       &(struct fab_send_wr){
-					       .wr_id = (uint64_t)i,
-					       .opcode = URNIC_WR_ATOMIC_FETCH_AND_ADD,
-					       .remote_addr = v.ra.mr->iova,
-					       .rkey = v.ra.mr->key,
-					       .compare_add = 1ull << (i % 8),
-					       .num_sge = 1,
-					       .sge = { fab_sge(v.la.mr, 8 * (uint64_t)i, 8) } }),
-			 0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, sc, 64);
-	fabric_settle(v.p.f);
-	for (int i = 0; i < 64; i++) {
-		CHECK_CQE(sc[i], (uint64_t)i, URNIC_WC_SUCCESS, URNIC_WC_FETCH_ADD, 8);
-		/* In order: each saw the sum of all adds before it. */
-		CHECK_EQ(get64(v.la.p + 8 * i), seen);
-		seen += 1ull << (i % 8);
-	}
-	CHECK_EQ(get64(v.ra.p), seen);
-	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_atomic_executed), 64);
 	env_close(&v);
 }
 
@@ -624,200 +476,6 @@ static void test_bidirectional_mixed(void)
 	env_close(&v);
 }
 
-/* A READ followed at once by SENDs and an atomic: the responder must answer in PSN
- * order (READ response before the later ACKs, IBTA 9.7.5.1.1), so nothing is retried. */
-static void test_read_then_send_in_order(void)
-{
-	struct env v;
-	struct urnic_cqe sc[4], rc[2];
-	struct urnic_sge rs[2];
-
-	env_open(&v, 1024);
-	rs[0] = fab_sge(v.ra.mr, 6000, 1000);
-	rs[1] = fab_sge(v.ra.mr, 7000, 1000);
-	CHECK_EQ(fab_post_recv(v.p.b, 80, &rs[0], 1), 0);
-	CHECK_EQ(fab_post_recv(v.p.b, 81, &rs[1], 1), 0);
-	CHECK_EQ(
-		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
-							    .opcode = URNIC_WR_RDMA_READ,
-							    .remote_addr = v.ra.mr->iova,
-							    .rkey = v.ra.mr->key,
-							    .num_sge = 1,
-							    .sge = { fab_sge(v.la.mr, 0, 4000) } }),
-		0);
-	CHECK_EQ(fab_post_send(v.p.a,
-			       &(struct fab_send_wr){ .wr_id = 2,
-						      .opcode = URNIC_WR_SEND,
-						      .num_sge = 1,
-						      .sge = { fab_sge(v.la.mr, 5000, 10) } }),
-		 0);
-	CHECK_EQ(
-		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 3,
-							    .opcode = URNIC_WR_ATOMIC_FETCH_AND_ADD,
-							    .remote_addr = v.ra.mr->iova + 5000,
-							    .rkey = v.ra.mr->key,
-							    .compare_add = 1,
-							    .num_sge = 1,
-							    .sge = { fab_sge(v.la.mr, 5100, 8) } }),
-		0);
-	CHECK_EQ(fab_post_send(v.p.a,
-			       &(struct fab_send_wr){ .wr_id = 4,
-						      .opcode = URNIC_WR_SEND,
-						      .num_sge = 1,
-						      .sge = { fab_sge(v.la.mr, 5200, 10) } }),
-		 0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, sc, 4);
-	fab_wait_cqes(v.p.f, &v.p.b->rcq, rc, 2);
-	fabric_settle(v.p.f);
-	CHECK_CQE(sc[0], 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 4000);
-	CHECK_CQE(sc[1], 2, URNIC_WC_SUCCESS, URNIC_WC_SEND, 10);
-	CHECK_CQE(sc[2], 3, URNIC_WC_SUCCESS, URNIC_WC_FETCH_ADD, 8);
-	CHECK_CQE(sc[3], 4, URNIC_WC_SUCCESS, URNIC_WC_SEND, 10);
-	CHECK_CQE(rc[0], 80, URNIC_WC_SUCCESS, URNIC_WC_RECV, 10);
-	CHECK_CQE(rc[1], 81, URNIC_WC_SUCCESS, URNIC_WC_RECV, 10);
-	/* Responses left host 1 in PSN order. */
-	{
-		uint32_t last = 0;
-		bool any = false;
-
-		for (uint32_t i = 0; i < v.p.f->ntrace; i++) {
-			const struct fab_pktinfo *pi = &v.p.f->trace[i];
-
-			if (pi->src != 1)
-				continue;
-			if (any)
-				CHECK(!urnic_psn_before(pi->psn, last));
-			last = pi->psn;
-			any = true;
-		}
-	}
-	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_atomic_executed), 1);
-	env_close(&v);
-}
-
-/* A READ then a fenced WRITE to the same remote bytes: the WRITE waits until the READ
- * completed (IBTA 10.8.3.3), so the READ returns the old contents. */
-static void test_fence_orders_write_after_read(void)
-{
-	struct env v;
-	struct urnic_cqe sc[2];
-	uint8_t old[4096];
-	uint32_t read_req = 0, write_first = 0, last_resp = 0;
-
-	env_open(&v, 1024);
-	memcpy(old, v.ra.p, sizeof(old));
-	CHECK_EQ(fab_post_send(v.p.a,
-			       &(struct fab_send_wr){ .wr_id = 1,
-						      .opcode = URNIC_WR_RDMA_READ,
-						      .remote_addr = v.ra.mr->iova,
-						      .rkey = v.ra.mr->key,
-						      .num_sge = 1,
-						      .sge = { fab_sge(v.la.mr, 4096, 4096) } }),
-		 0);
-	CHECK_EQ(
-		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 2,
-							    .opcode = URNIC_WR_RDMA_WRITE,
-							    .flags = URNIC_SEND_FENCE,
-							    .remote_addr = v.ra.mr->iova,
-							    .rkey = v.ra.mr->key,
-							    .num_sge = 1,
-							    .sge = { fab_sge(v.la.mr, 0, 4096) } }),
-		0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, sc, 2);
-	fabric_settle(v.p.f);
-	CHECK_CQE(sc[0], 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 4096);
-	CHECK_CQE(sc[1], 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 4096);
-	CHECK(memcmp(v.la.p + 4096, old, 4096) == 0);
-	CHECK(memcmp(v.ra.p, v.la.p, 4096) == 0);
-	/* On the wire: the WRITE left after the last READ response came back. */
-	for (uint32_t i = 0; i < v.p.f->ntrace; i++) {
-		const struct fab_pktinfo *pi = &v.p.f->trace[i];
-
-		if (pi->src == 0 && pi->opcode == URNIC_OP_RC_RDMA_READ_REQUEST)
-			read_req = i + 1;
-		if (pi->src == 1 && pi->opcode == URNIC_OP_RC_RDMA_READ_RESPONSE_LAST)
-			last_resp = i + 1;
-		if (pi->src == 0 && pi->opcode == URNIC_OP_RC_RDMA_WRITE_FIRST && !write_first)
-			write_first = i + 1;
-	}
-	CHECK(read_req && last_resp && write_first);
-	CHECK(read_req < last_resp && last_resp < write_first);
-	env_close(&v);
-}
-
-/* max_rd_atomic = 1: READs and atomics go one at a time, the SENDs between them flow;
- * everything completes in order. */
-static void test_rd_atomic_depth_one(void)
-{
-	struct fab_conn c = fab_conn_default();
-	struct fab_pair p;
-	struct fab_buf la, ra;
-	struct urnic_cqe sc[24], rc[8];
-	uint32_t outstanding = 0, most = 0;
-
-	c.max_rd_atomic = 1;
-	c.max_dest_rd_atomic = 1;
-	fab_pair_open(&p, &c, 5);
-	fab_buf_new(p.f, &la, 0, &p.pd[0], 65536, FAB_ALL_ACCESS);
-	fab_buf_new(p.f, &ra, 1, &p.pd[1], 65536, FAB_ALL_ACCESS);
-	fab_fill(ra.p, 65536, 8);
-	for (int i = 0; i < 8; i++) {
-		struct urnic_sge rs = fab_sge(ra.mr, 44000 + 1500 * (uint64_t)i, 1500);
-
-		CHECK_EQ(fab_post_recv(p.b, (uint64_t)i, &rs, 1), 0);
-	}
-	for (int i = 0; i < 24; i++) {
-		uint32_t op = i % 3 == 0   ? URNIC_WR_RDMA_READ
-			      : i % 3 == 1 ? URNIC_WR_ATOMIC_FETCH_AND_ADD
-					   : URNIC_WR_SEND;
-
-		CHECK_EQ(fab_post_send(
-				 p.a,
-				 &(struct fab_send_wr){
-					 .wr_id = (uint64_t)i,
-					 .opcode = op,
-					 .remote_addr = ra.mr->iova + (op == URNIC_WR_RDMA_READ
-									       ? 2000 * (uint64_t)i
-									       : 64000),
-					 .rkey = ra.mr->key,
-					 .compare_add = 1,
-					 .num_sge = 1,
-					 .sge = { fab_sge(la.mr, 2000 * (uint64_t)i,
-							  op == URNIC_WR_ATOMIC_FETCH_AND_ADD
-								  ? 8
-								  : 1500) } }),
-			 0);
-	}
-	fab_wait_cqes(p.f, &p.a->scq, sc, 24);
-	fab_wait_cqes(p.f, &p.b->rcq, rc, 8);
-	fabric_settle(p.f);
-	for (int i = 0; i < 24; i++) {
-		CHECK_EQ(sc[i].wr_id, (uint64_t)i);
-		CHECK_EQ(sc[i].status, URNIC_WC_SUCCESS);
-		if (i % 3 == 0)
-			CHECK(memcmp(la.p + 2000 * i, ra.p + 2000 * i, 1500) == 0);
-	}
-	/* Never two READ/atomic requests out at once. */
-	for (uint32_t i = 0; i < p.f->ntrace; i++) {
-		const struct fab_pktinfo *pi = &p.f->trace[i];
-
-		if (pi->src == 0 && (pi->opcode == URNIC_OP_RC_RDMA_READ_REQUEST ||
-				     pi->opcode == URNIC_OP_RC_FETCH_ADD))
-			outstanding++;
-		if (pi->src == 1 && (pi->opcode == URNIC_OP_RC_RDMA_READ_RESPONSE_LAST ||
-				     pi->opcode == URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY ||
-				     pi->opcode == URNIC_OP_RC_ATOMIC_ACKNOWLEDGE))
-			outstanding--;
-		if (outstanding > most)
-			most = outstanding;
-	}
-	CHECK_EQ(most, 1);
-	CHECK_EQ(fab_ctr(p.f, 0, URNIC_CTR_retransmit_pkts), 0);
-	fab_buf_free(p.f, &la);
-	fab_buf_free(p.f, &ra);
-	fab_pair_close(&p);
-}
-
 /* Eight QP pairs between the two hosts (and one to a third host), all at once: each
  * packet finds its QP, each QP its own PSNs and completions. */
 static void test_many_qps_interleaved(void)
@@ -947,18 +605,12 @@ int main(void)
 	RUN(test_rdma_write);
 	RUN(test_rdma_write_with_imm_consumes_recv);
 	RUN(test_rdma_read);
-	RUN(test_atomic_cmp_swap_hit_and_miss);
-	RUN(test_atomic_fetch_add);
-	RUN(test_atomic_pipeline);
 	RUN(test_sge_lists_both_sides);
 	RUN(test_inline_send_and_write);
 	RUN(test_unsignaled_then_signaled);
 	RUN(test_zero_length);
 	RUN(test_solicited_event_bit);
 	RUN(test_bidirectional_mixed);
-	RUN(test_read_then_send_in_order);
-	RUN(test_fence_orders_write_after_read);
-	RUN(test_rd_atomic_depth_one);
 	RUN(test_many_qps_interleaved);
 	RUN(test_recv_cq_overflow_errors_qp);
 	return 0;
