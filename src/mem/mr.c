@@ -81,6 +81,25 @@ int urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr)
 	return 0;
 }
 
+int urnic_mr_reregister(struct urnic_mr *mr, uint32_t what, struct urnic_pd *pd, void *host,
+			uint64_t length, uint32_t access)
+{
+	/* A bound window's range and rights were checked against the region as it is
+	 * (IBTA 10.6.7.2.6, as for deregistration). */
+	if (mr->nwindows)
+		return -EBUSY;
+	if (what & URNIC_MR_REREG_TRANSLATION) {
+		mr->host = host;
+		mr->iova = (uintptr_t)host;
+		mr->length = length;
+	}
+	if (what & URNIC_MR_REREG_PD)
+		mr->pd = pd;
+	if (what & URNIC_MR_REREG_ACCESS)
+		mr->access = access;
+	return 0;
+}
+
 /* Key, PD, bounds, rights of a region (rxe_mr.c order). */
 static enum urnic_mr_check region_check(const struct urnic_mr *mr, const struct urnic_pd *pd,
 					uint64_t iova, uint64_t len, uint32_t need)

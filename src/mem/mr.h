@@ -98,6 +98,16 @@ int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host,
  * the same, IBTA 10.6.7.2.6: a region with bound windows stays registered). */
 int urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr);
 
+/* What urnic_mr_reregister changes, numerically enum ibv_rereg_mr_flags. */
+enum urnic_mr_rereg {
+	URNIC_MR_REREG_TRANSLATION = 1, /* host, length; iova becomes host (ibv_reg_mr's) */
+	URNIC_MR_REREG_PD = 2,
+	URNIC_MR_REREG_ACCESS = 4,
+};
+/* Changes a region in place, its key kept (as rxe_rereg_user_mr): 0, or -EBUSY (nothing
+ * done) while windows are bound to it. Arguments not named by `what` are ignored. */
+int urnic_mr_reregister(struct urnic_mr *mr, uint32_t what, struct urnic_pd *pd, void *host,
+			uint64_t length, uint32_t access);
 /* The free slot search shared by regions and windows: a slot and its new key, or NULL. */
 struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits);
 

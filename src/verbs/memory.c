@@ -9,7 +9,7 @@
  * IBV_ACCESS_FLUSH_GLOBAL (rdma-core 45+) is accepted; FLUSH_PERSISTENT is refused with
  * EOPNOTSUPP, as the kernel does on a device without persistent placement (urnic cannot
  * tell persistent memory from any other). A region with windows bound cannot be
- * deregistered (EINVAL, as rxe_dereg_mr).
+ * deregistered (EINVAL, as rxe_dereg_mr). ibv_rereg_mr(3) changes a region in place.
  * ibv_alloc_mw(3), ibv_bind_mw(3), ibv_dealloc_mw(3): windows of type 1 and 2 (mem/mw.h);
  * ibv_bind_mw posts a BIND_MW work request with the window's next R_Key, as rdma-core's
  * rxe provider does, and hands the new key to the window once it is posted.
@@ -61,29 +61,36 @@ URNIC_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
-					     uint64_t iova, unsigned int access)
+/* Access flags for a region (ib_check_mr_access): 0 or an errno. The optional range
+ * (IBV_ACCESS_OPTIONAL_RANGE) is dropped from *access. */
+static int check_access(unsigned int *access)
 {
 	const unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 				   IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
 				   IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
 				   URNIC_IBV_ACCESS_FLUSH_GLOBAL;
+
+	*access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if (*access & URNIC_IBV_ACCESS_FLUSH_PERSISTENT)
+		return EOPNOTSUPP; /* no IBV_DEVICE_FLUSH_PERSISTENT (ib_check_mr_access) */
+	if ((*access & ~known) ||
+	    ((*access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(*access & IBV_ACCESS_LOCAL_WRITE)))
+		return EINVAL;
+	return 0;
+}
+
+URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+					     uint64_t iova, unsigned int access)
+{
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
 	struct urnic_vpd *vpd = to_vpd(pd);
 	struct urnic_vmr *v;
-	int ret;
+	int ret = check_access(&access);
 
-	access &= ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
-	if (access & URNIC_IBV_ACCESS_FLUSH_PERSISTENT) {
-		errno = EOPNOTSUPP; /* no IBV_DEVICE_FLUSH_PERSISTENT (ib_check_mr_access) */
-		return NULL;
-	}
-	if ((access & ~known) ||
-	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-	    (length && !addr)) {
-		errno = EINVAL;
+	if (ret || (length && !addr)) {
+		errno = ret ? ret : EINVAL;
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
@@ -122,6 +129,68 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_
 {
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
+
+/*
+ * ibv_rereg_mr(3): what libibverbs refuses before asking the device (unknown flags, a
+ * translation without address or length, access without IBV_REREG_MR_CHANGE_ACCESS) is
+ * IBV_REREG_MR_ERR_INPUT; what the device refuses (no flag, access as for ibv_reg_mr, a
+ * PD of another device, windows bound: EBUSY) is IBV_REREG_MR_ERR_CMD, errno set. The
+ * region keeps its keys, as rxe_rereg_user_mr (which offers only PD and access); urnic
+ * also moves the translation, the IOVA becoming the new address as with ibv_reg_mr.
+ */
+URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
+			      size_t length, int access)
+{
+	struct urnic_vmr *v = urnic_container_of(ibmr, struct urnic_vmr, ibmr);
+	struct urnic_dev *d = urnic_ctx_dev(ibmr->context);
+	struct urnic_vpd *new_vpd = v->vpd;
+	unsigned int acc = (unsigned int)access;
+	int ret = 0;
+
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (!flags)
+		ret = EINVAL;
+	if (!ret && (flags & IBV_REREG_MR_CHANGE_ACCESS))
+		ret = check_access(&acc);
+	if (!ret && (flags & IBV_REREG_MR_CHANGE_PD)) {
+		if (!pd || pd->context != ibmr->context)
+			ret = EINVAL;
+		else
+			new_vpd = to_vpd(pd);
+	}
+	if (!ret) {
+		/* The engine reads regions under the device lock only. */
+		pthread_mutex_lock(&d->lock);
+		ret = -urnic_mr_reregister(v->mr, (uint32_t)flags, &new_vpd->pd, addr, length,
+					   acc);
+		pthread_mutex_unlock(&d->lock);
+	}
+	if (ret) {
+		errno = ret;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (new_vpd != v->vpd) {
+		v->vpd->users--;
+		new_vpd->users++;
+		v->vpd = new_vpd;
+		ibmr->pd = pd;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	return 0;
+}
+
+_Static_assert((int)IBV_REREG_MR_CHANGE_TRANSLATION == (int)URNIC_MR_REREG_TRANSLATION &&
+		       (int)IBV_REREG_MR_CHANGE_PD == (int)URNIC_MR_REREG_PD &&
+		       (int)IBV_REREG_MR_CHANGE_ACCESS == (int)URNIC_MR_REREG_ACCESS,
+	       "rereg flags");
 
 URNIC_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {

@@ -14,8 +14,9 @@
  * (ibv_wr_atomic_write, and ibv_post_send from an SGE) and FLUSH (wr_flush, rdma-core
  * 45+'s ibv_qp_ex member, reached through its layout since Debian's headers predate it)
  * go to a second region with remote write and IBV_ACCESS_FLUSH_GLOBAL. The device
- * attributes advertise all of it. Last, a WRITE through an invalidated key completes
- * IBV_WC_REM_ACCESS_ERR. Prints "ok NAME" per step; exits 1 on the first failure.
+ * attributes advertise all of it. ibv_rereg_mr moves a region to new memory and rights
+ * under the same key (not while windows are bound to it). Last, a WRITE through an
+ * invalidated key completes IBV_WC_REM_ACCESS_ERR. Prints "ok NAME" per step; exits 1 on the first failure.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -472,6 +473,50 @@ int main(void)
 		expect(&c, 62, IBV_WC_SUCCESS, WC_FLUSH);
 	}
 	printf("ok FLUSH: global visibility of a range and of the whole region\n");
+
+	/* ibv_rereg_mr(3): refused while windows are bound to the region (EBUSY, the region
+	 * unchanged); the flush region moves to new memory and gains remote read, keeping
+	 * its keys: a WRITE and a READ through the same R_Key reach the new buffer only. A
+	 * PD change moves the region's hold from one PD to the other. */
+	{
+		uint8_t *nbuf = aligned_alloc(4096, 8192);
+		struct ibv_pd *other = ibv_alloc_pd(t.ctx);
+		uint32_t rkey = rw_mr->rkey;
+		int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ | ACCESS_FLUSH_GLOBAL;
+
+		CHECK(nbuf && other);
+		memset(nbuf, 0, 8192);
+		errno = 0;
+		CHECK(ibv_rereg_mr(win_mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				   IBV_ACCESS_LOCAL_WRITE) == IBV_REREG_MR_ERR_CMD &&
+		      errno == EBUSY);
+		errno = 0;
+		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 0, 0) ==
+			      IBV_REREG_MR_ERR_INPUT &&
+		      errno == EINVAL);
+		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+				   NULL, nbuf, 8192, acc) == 0);
+		CHECK(rw_mr->addr == nbuf && rw_mr->length == 8192 && rw_mr->rkey == rkey);
+		memset(rwbuf, 0xee, 8192);
+		fill(c.buf, 64, 9);
+		rdma(&c, IBV_WR_RDMA_WRITE, 81, 0, 64, (uintptr_t)nbuf + 128, rkey);
+		expect(&c, 81, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		CHECK(memcmp(nbuf + 128, c.buf, 64) == 0);
+		rdma(&c, IBV_WR_RDMA_READ, 82, 4096, 64, (uintptr_t)nbuf + 128, rkey);
+		expect(&c, 82, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+		CHECK(memcmp(c.buf + 4096, c.buf, 64) == 0);
+		for (int i = 0; i < 8192; i++)
+			CHECK(rwbuf[i] == 0xee); /* the old memory is not the region's any more */
+		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_PD, other, NULL, 0, 0) == 0);
+		CHECK(rw_mr->pd == other);
+		CHECK(ibv_dealloc_pd(other) == EBUSY);
+		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_PD, t.pd, NULL, 0, 0) == 0);
+		CHECK(ibv_dealloc_pd(other) == 0);
+		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, rwbuf, 8192, 0) == 0);
+		free(nbuf);
+	}
+	printf("ok rereg_mr: EBUSY with windows bound, new memory and rights under the same key\n");
 
 	/* Windows go; then the region can. */
 	CHECK(ibv_dealloc_mw(mw1) == 0);

@@ -218,6 +218,48 @@ static void reg_mr_with_remote_write_but_no_local_write_is_einval(void)
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 }
 
+/* ibv_rereg_mr(3): what libibverbs checks first (unknown flags, a translation without
+ * address or length, access bits without IBV_REREG_MR_CHANGE_ACCESS) is
+ * IBV_REREG_MR_ERR_INPUT; what the device refuses (no flag: the kernel's
+ * ib_uverbs_rereg_mr; access as ibv_reg_mr; a PD of another context) is
+ * IBV_REREG_MR_ERR_CMD; errno EINVAL either way, the region as it was. */
+static void rereg_mr_with_bad_input_fails_as_documented(void)
+{
+	struct ibv_context *ctx2 = ibv_open_device(ctx->device);
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+
+	CHECK(ctx2 && mr);
+	pd2 = ibv_alloc_pd(ctx2);
+	CHECK(pd2);
+#define REREG_FAILS(flags, p, addr, len, access, want)                                   \
+	do {                                                                             \
+		errno = 0;                                                               \
+		CHECK_EQ(ibv_rereg_mr(mr, flags, p, addr, len, access), want);           \
+		CHECK_EQ(errno, EINVAL);                                                 \
+	} while (0)
+	REREG_FAILS(1 << 3, NULL, NULL, 0, 0, IBV_REREG_MR_ERR_INPUT);
+	REREG_FAILS(IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 4096, 0, IBV_REREG_MR_ERR_INPUT);
+	REREG_FAILS(IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf, 0, 0, IBV_REREG_MR_ERR_INPUT);
+	REREG_FAILS(IBV_REREG_MR_CHANGE_PD, pd, NULL, 0, IBV_ACCESS_LOCAL_WRITE,
+		    IBV_REREG_MR_ERR_INPUT);
+	REREG_FAILS(0, NULL, NULL, 0, 0, IBV_REREG_MR_ERR_CMD);
+	REREG_FAILS(IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_REMOTE_WRITE,
+		    IBV_REREG_MR_ERR_CMD);
+	REREG_FAILS(IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0, IBV_REREG_MR_ERR_CMD);
+	REREG_FAILS(IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0, IBV_REREG_MR_ERR_CMD);
+#undef REREG_FAILS
+	CHECK(mr->pd == pd && mr->addr == buf && mr->length == 4096);
+	CHECK_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+			      NULL, buf + 4096, 8192,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ),
+		 0);
+	CHECK(mr->addr == buf + 4096 && mr->length == 8192);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd2), 0);
+	CHECK_EQ(ibv_close_device(ctx2), 0);
+}
+
 /* ibv_alloc_pd(3): "ibv_dealloc_pd() may fail if any other resource is still
  * associated with the PD" (the kernel: EBUSY while its usecnt is held). */
 static void dealloc_pd_with_a_live_mr_qp_srq_or_ah_is_ebusy(void)
@@ -804,6 +846,7 @@ int main(void)
 	RUN(query_device_ex_with_unknown_input_is_einval);
 	RUN(get_async_event_without_an_event_is_eagain_when_nonblocking);
 	RUN(reg_mr_with_remote_write_but_no_local_write_is_einval);
+	RUN(rereg_mr_with_bad_input_fails_as_documented);
 	RUN(dealloc_pd_with_a_live_mr_qp_srq_or_ah_is_ebusy);
 	RUN(create_cq_beyond_max_cqe_or_comp_vector_is_einval);
 	RUN(resize_cq_to_nothing_or_beyond_max_cqe_is_einval);
