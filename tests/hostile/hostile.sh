@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# hostile.sh SCENARIO ATTACKER TARGET - one hostile-peer scenario (attacker.c) against a
-# live urnic device (target.c), in a network namespace of its own.
+# hostile.sh SCENARIO ATTACKER TARGET - one hostile-peer scenario (validation.c,
+# requests.c, sequence.c or flood.c; attacker.c runs it) against a live urnic device
+# (target.c), in a network namespace of its own.
 #
 #   private network namespace (unshare -n as root, unshare -rn otherwise), lo up:
 #
