@@ -45,6 +45,7 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 	e->io = io;
 	e->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 	e->icrc_any_ipv4_id = true;
+	e->rx_ttl = URNIC_DEFAULT_TTL;
 	e->ack_hold_max_ns = URNIC_ACK_HOLD_DEFAULT_NS;
 	e->app_polling = true;
 	e->qp_ctrs = calloc(URNIC_MAX_QP, sizeof(*e->qp_ctrs));

@@ -68,6 +68,10 @@ struct urnic_qp_counters {
 	uint64_t c[URNIC_CTR_COUNT];
 };
 
+/* Linux's default IP TTL / hop limit, which the kernel also gives RoCEv2 address
+ * vectors (ib_resolve_eth_dmac takes the route's hop limit, not the caller's). */
+#define URNIC_DEFAULT_TTL 64
+
 struct urnic_engine {
 	uint64_t now_ns;
 	bool ipv6;
@@ -83,6 +87,10 @@ struct urnic_engine {
 	 * send it came from (inet_gso_segment). Only a first guess: any other ID is then
 	 * recovered as above. */
 	uint16_t rx_ip_id_hint;
+	/* The received packet's IPv4 TOS / IPv6 traffic class and TTL / hop limit, for the
+	 * GRH area of a UD receive: the transport sets them per datagram where the socket
+	 * shows them, and puts back rx_tos 0, rx_ttl 64 (Linux's defaults) after it. */
+	uint8_t rx_tos, rx_ttl;
 	/* The IDs each IPv4 source is seen to send, to believe a recovered one (ip_id.h). */
 	struct urnic_ip_id_table ip_ids;
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next

@@ -99,6 +99,18 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
 	}
+	/* The TOS and TTL of each datagram, for the GRH area of UD receives. */
+	if (ipv6) {
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+	} else {
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	}
 	u->gso = !getenv("URNIC_NO_GSO");
 	if (!getenv("URNIC_NO_GRO")) {
 		int one = 1;
@@ -299,8 +311,22 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 
 		uint32_t seg = 0, len = u->rx_msgs[i].msg_len;
 
+		e->rx_tos = 0;
+		e->rx_ttl = URNIC_DEFAULT_TTL;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			int v;
+
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+				e->rx_tos = *CMSG_DATA(c); /* one byte (ip_cmsg_recv_tos) */
+			} else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+				   (c->cmsg_level == IPPROTO_IPV6 &&
+				    c->cmsg_type == IPV6_HOPLIMIT)) {
+				memcpy(&v, CMSG_DATA(c), sizeof(v));
+				e->rx_ttl = (uint8_t)v;
+			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+				memcpy(&v, CMSG_DATA(c), sizeof(v));
+				e->rx_tos = (uint8_t)v;
+			} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
 				uint32_t ovfl;
 
 				memcpy(&ovfl, CMSG_DATA(c), sizeof(ovfl));
@@ -339,6 +365,8 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 				len - off < seg ? len - off : seg);
 		}
 		e->rx_ip_id_hint = 0;
+		e->rx_tos = 0;
+		e->rx_ttl = URNIC_DEFAULT_TTL;
 	}
 	return released + n + recv_forwarded(u, e);
 }
@@ -350,7 +378,8 @@ static uint32_t pkt_bytes(const struct urnic_txpkt *p)
 
 static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 {
-	return a->dst.sport == b->dst.sport && memcmp(a->dst.ip, b->dst.ip, 16) == 0;
+	return a->dst.sport == b->dst.sport && a->dst.traffic_class == b->dst.traffic_class &&
+	       memcmp(a->dst.ip, b->dst.ip, 16) == 0;
 }
 
 /*
@@ -378,6 +407,40 @@ static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, ui
 	urnic_put_le32(icrc, urnic_get_le32(icrc) ^ urnic_icrc_ipv4_id_delta(f, u->tx_ip_id[k]) ^
 				     urnic_icrc_ipv4_id_delta(f, ip_id));
 	u->tx_ip_id[k] = ip_id;
+}
+
+/*
+ * The control messages of one send: UDP_SEGMENT for a GSO run (gso_size, 0: none), and
+ * the address vector's traffic class as the IPv4 TOS / IPv6 traffic class (DSCP and
+ * ECN), as rxe puts grh.traffic_class in the IP header (rxe_net.c prepare4/6). The TTL
+ * stays the socket's default: the kernel gives RoCEv2 address vectors the route's hop
+ * limit whatever the application asked (ib_resolve_eth_dmac).
+ */
+static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, uint16_t gso_size,
+		      uint8_t tclass)
+{
+	struct cmsghdr *c;
+	int tos = tclass;
+
+	if (!gso_size && !tclass)
+		return;
+	m->msg_control = ctrl;
+	m->msg_controllen = (gso_size ? CMSG_SPACE(sizeof(gso_size)) : 0) +
+			    (tclass ? CMSG_SPACE(sizeof(tos)) : 0);
+	c = CMSG_FIRSTHDR(m);
+	if (gso_size) {
+		c->cmsg_level = IPPROTO_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(gso_size));
+		memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
+		c = CMSG_NXTHDR(m, c);
+	}
+	if (tclass) {
+		c->cmsg_level = u->ipv6 ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = u->ipv6 ? IPV6_TCLASS : IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(tos));
+		memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+	}
 }
 
 /* Builds the messages of a batch: one per packet, or with GSO one per run of packets to
@@ -420,18 +483,9 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 					   URNIC_ROCE_UDP_PORT);
 		m->msg_iov = &u->tx_iov[iov0];
 		m->msg_iovlen = niov - iov0;
-		if (nseg > 1) {
-			struct cmsghdr *c;
-			uint16_t gso_size = (uint16_t)seg;
-
-			m->msg_control = u->tx_ctrl[nmsg];
-			m->msg_controllen = CMSG_SPACE(sizeof(gso_size));
-			c = CMSG_FIRSTHDR(m);
-			c->cmsg_level = IPPROTO_UDP;
-			c->cmsg_type = UDP_SEGMENT;
-			c->cmsg_len = CMSG_LEN(sizeof(gso_size));
-			memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
-		}
+		u->tx_gso[nmsg] = nseg > 1;
+		add_cmsgs(u, m, u->tx_ctrl[nmsg], nseg > 1 ? (uint16_t)seg : 0,
+			  first->dst.traffic_class);
 		u->tx_fd[nmsg] = sport_fd(u, first->dst.sport);
 		nmsg++;
 	}
@@ -466,7 +520,7 @@ again:
 					nanosleep(&ts, NULL);
 					continue;
 				}
-				if (u->gso && u->tx_msgs[i].msg_hdr.msg_controllen &&
+				if (u->gso && u->tx_gso[i] &&
 				    (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
 					/* No UDP GSO here: send this batch and the next ones
 					 * packet by packet. */

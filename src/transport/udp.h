@@ -50,7 +50,7 @@ struct urnic_udp {
 	struct mmsghdr rx_msgs[URNIC_UDP_RX_BATCH];
 	struct iovec rx_iov[URNIC_UDP_RX_BATCH];
 	struct sockaddr_storage rx_from[URNIC_UDP_RX_BATCH];
-	char rx_ctrl[URNIC_UDP_RX_BATCH][64];
+	_Alignas(struct cmsghdr) char rx_ctrl[URNIC_UDP_RX_BATCH][128]; /* OVFL, GRO, TOS, TTL */
 	uint8_t rx_buf[URNIC_UDP_RX_BATCH][URNIC_UDP_RX_BUF];
 	bool gso;    /* UDP_SEGMENT works: runs of equal-sized packets leave as one send */
 	bool gro;    /* UDP_GRO is on: a received datagram may hold several packets */
@@ -59,7 +59,8 @@ struct urnic_udp {
 	uint32_t tx_first_pkt[URNIC_TX_BATCH]; /* the batch packet each message starts at */
 	struct iovec tx_iov[URNIC_UDP_TX_IOVS];
 	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
-	char tx_ctrl[URNIC_TX_BATCH][64];
+	_Alignas(struct cmsghdr) char tx_ctrl[URNIC_TX_BATCH][64]; /* UDP_SEGMENT, TOS */
+	bool tx_gso[URNIC_TX_BATCH]; /* message i is a GSO run */
 	/* IPv4 GSO: the ID each batch packet's ICRC is set for (its segment index, see
 	 * icrc_gso.h), and the length factors last used (the MTU-sized segment, a tail). */
 	uint16_t tx_ip_id[URNIC_TX_BATCH];

@@ -8,7 +8,7 @@
  * q0 (ibv_create_qp_ex, ibv_wr_* with ibv_wr_set_ud_addr) sends a datagram to q1 by an
  * AH built with ibv_create_ah; q1 answers through ibv_create_ah_from_wc(), which must
  * find the sender in the GRH area the engine wrote (ibv_init_ah_from_wc is checked
- * field by field). q2 takes its receives from an SRQ: ibv_query_srq / ibv_modify_srq,
+ * field by field, down to the AH's traffic class, carried in the IP header both ways). q2 takes its receives from an SRQ: ibv_query_srq / ibv_modify_srq,
  * the limit event (IBV_EVENT_SRQ_LIMIT_REACHED once), IBV_EVENT_QP_LAST_WQE_REACHED on
  * ibv_modify_qp to ERR, EBUSY from ibv_destroy_srq while a QP uses it, EINVAL from
  * ibv_post_recv on that QP. Posting an RDMA WRITE on UD or a READ on UC is EINVAL.
@@ -26,6 +26,8 @@
 #include <infiniband/verbs.h>
 
 #define QKEY 0x11111111u
+/* DSCP 26 with ECT(0): the AH's traffic class must reach the IP header's TOS. */
+#define TCLASS 0x6a
 #define MSG 1000
 
 #define CHECK(e)                                                                         \
@@ -108,6 +110,7 @@ static struct ibv_ah *ah_to(struct side *from, const struct side *to)
 	a.grh.dgid = to->gid;
 	a.grh.sgid_index = 1;
 	a.grh.hop_limit = 64;
+	a.grh.traffic_class = TCLASS;
 	return ibv_create_ah(from->pd, &a);
 }
 
@@ -224,6 +227,7 @@ int main(void)
 	CHECK(aa.is_global == 1 && aa.port_num == 1 && aa.grh.sgid_index == 1);
 	CHECK(memcmp(&aa.grh.dgid, &s0.gid, 16) == 0);
 	CHECK(aa.grh.hop_limit == 64);
+	CHECK(aa.grh.traffic_class == TCLASS); /* the AH's, in the IP header and the GRH */
 	ah10 = ibv_create_ah_from_wc(s1.pd, &wc, (struct ibv_grh *)s1.buf, 1);
 	CHECK(ah10);
 	post_recv(q0, NULL, &s0, 2, 0);
@@ -231,7 +235,9 @@ int main(void)
 	send_ud(q1, &s1, ah10, wc.src_qp, 8);
 	poll_recv(s0.cq, &wc);
 	CHECK(wc.wr_id == 2 && wc.src_qp == q1->qp_num && s0.buf[40] == 0xa5);
-	printf("ok reply through ibv_create_ah_from_wc\n");
+	CHECK(ibv_init_ah_from_wc(s0.ctx, 1, &wc, (struct ibv_grh *)s0.buf, &aa) == 0);
+	CHECK(aa.grh.traffic_class == TCLASS && aa.grh.hop_limit == 64);
+	printf("ok reply through ibv_create_ah_from_wc, traffic class %#x both ways\n", TCLASS);
 
 	/* What a UD QP cannot carry. */
 	{

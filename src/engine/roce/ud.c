@@ -83,30 +83,31 @@ static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
  * The GRH area of a UD receive buffer. The engine sees the UDP payload, not the IP
  * header, so the header is rebuilt as the sender's kernel wrote it from an unconnected
  * DF socket (the same assumption as the ICRC check, docs/differences-from-rxe.md):
- * IPv4 ID 0, DF, TTL 64 and TOS 0 (Linux defaults; urnic does not set them), a valid
+ * IPv4 ID 0, DF, the TOS and TTL the socket reported (e->rx_tos, rx_ttl), a valid
  * header checksum (ibv_init_ah_from_wc() checks it to tell IPv4 from IPv6); IPv6 with
- * traffic class and flow label 0 and hop limit 64.
+ * the traffic class and hop limit reported and flow label 0.
  */
-static void build_grh(uint8_t grh[URNIC_UD_GRH_BYTES], bool ipv6, const uint8_t *src_ip,
-		      const uint8_t *dst_ip, size_t udp_bytes)
+static void build_grh(uint8_t grh[URNIC_UD_GRH_BYTES], const struct urnic_engine *e,
+		      const uint8_t *src_ip, const uint8_t *dst_ip, size_t udp_bytes)
 {
-	enum { IPV4_HDR = 20, UDP_HDR = 8, TTL = 64, IPPROTO_UDP_ = 17 };
+	enum { IPV4_HDR = 20, UDP_HDR = 8, IPPROTO_UDP_ = 17 };
 
 	memset(grh, 0, URNIC_UD_GRH_BYTES);
-	if (ipv6) {
-		urnic_put_be32(grh, 6u << 28);
+	if (e->ipv6) {
+		urnic_put_be32(grh, 6u << 28 | (uint32_t)e->rx_tos << 20);
 		urnic_put_be16(grh + 4, (uint16_t)(UDP_HDR + udp_bytes));
 		grh[6] = IPPROTO_UDP_;
-		grh[7] = TTL;
+		grh[7] = e->rx_ttl;
 		memcpy(grh + 8, src_ip, 16);
 		memcpy(grh + 24, dst_ip, 16);
 	} else {
 		uint8_t *ip = grh + URNIC_UD_GRH_BYTES - IPV4_HDR;
 
 		ip[0] = 0x45; /* version 4, 5 words */
+		ip[1] = e->rx_tos;
 		urnic_put_be16(ip + 2, (uint16_t)(IPV4_HDR + UDP_HDR + udp_bytes));
 		urnic_put_be16(ip + 6, 0x4000); /* DF */
-		ip[8] = TTL;
+		ip[8] = e->rx_ttl;
 		ip[9] = IPPROTO_UDP_;
 		memcpy(ip + 12, src_ip, 4);
 		memcpy(ip + 16, dst_ip, 4);
@@ -138,7 +139,7 @@ void urnic_ud_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	    pkt->payload_bytes > rw->length - URNIC_UD_GRH_BYTES) {
 		ret = -EMSGSIZE;
 	} else {
-		build_grh(grh, e->ipv6, src_ip, dst_ip, udp_bytes);
+		build_grh(grh, e, src_ip, dst_ip, udp_bytes);
 		ret = roce_place(e, qp, grh, sizeof(grh));
 		if (ret == 0)
 			ret = roce_place(e, qp, pkt->payload, pkt->payload_bytes);
