@@ -90,6 +90,7 @@ END {
 	line("  blocking recv, both processes on one CPU: median", "ceil_udp_pp_block_us", "us")
 	line("  polling recv (MSG_DONTWAIT), two CPUs: median", "ceil_udp_pp_poll_us", "us")
 	line("  (blocking on two CPUs: vCPU wakeups; not a ceiling)", "ceil_udp_pp_xcpu_us", "us")
+	line("  (polling, each message a GSO pair + GRO: RC's two packets; reference)", "ceil_udp_pp_gso_us", "us")
 	line("raw UDP, 40 B datagrams in GSO sends of 64 + GRO", "ceil_udp_gso_small_mpps", "Mpps")
 	line("raw UDP, 40 B datagrams one by one (sendmmsg/recvmmsg)", "ceil_udp_small_mpps", "Mpps")
 	line("memcpy, 64 MiB buffers, one thread", "ceil_memcpy_GBps", "GB/s")

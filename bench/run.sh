@@ -328,6 +328,9 @@ group_latency() {
 		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P >"$f-udp-pp-poll.txt" 2>&1
 		sample ceil_udp_pp_poll_us "$(kv "$f-udp-pp-poll.txt" rtt2_median_us)"
 		sample ceil_udp_pp_poll_mean_us "$(kv "$f-udp-pp-poll.txt" rtt2_mean_us)"
+		# The shape of an RC one-way trip (request + held ACK: a GSO pair, GRO in).
+		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P -G >"$f-udp-pp-gso.txt" 2>&1
+		sample ceil_udp_pp_gso_us "$(kv "$f-udp-pp-gso.txt" rtt2_median_us)"
 	fi
 	sample ceil_udp_pp_us "$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
 		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")"

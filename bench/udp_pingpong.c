@@ -11,9 +11,12 @@
  * wakeup on the same CPU is a context switch, one on another (idle, halted) vCPU also
  * costs the hypervisor's wakeup of that vCPU. -P polls instead of blocking: each side
  * spins on a non-blocking recv (MSG_DONTWAIT), as a polling RDMA stack (or UCX) does;
- * on two CPUs nothing then sleeps or is woken.
+ * on two CPUs nothing then sleeps or is woken. -G gives each message the shape of an
+ * RC one-way trip over urnic (a request and the held ACK of the previous one): a GSO
+ * send of two size-byte segments (UDP_SEGMENT), received with recvmmsg on a UDP_GRO
+ * socket, to tell the transport's own cost from the RoCE processing.
  *
- * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P]
+ * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -52,6 +63,50 @@ static void pin(int cpu)
 }
 
 static int poll_flag; /* MSG_DONTWAIT with -P */
+static int gso_pair;  /* -G: two segments per message, GSO out, GRO + recvmmsg in */
+
+/* recv, or with -G one recvmmsg of up to 8 (what arrives is one GRO datagram). */
+static ssize_t recv_call(int fd, char *buf, size_t len, int flags)
+{
+	struct iovec iov[8];
+	struct mmsghdr m[8];
+	char ctrl[8][64];
+	int n;
+
+	if (!gso_pair)
+		return recv(fd, buf, len, flags);
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < 8; i++) {
+		iov[i] = (struct iovec){ buf, len };
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+		m[i].msg_hdr.msg_control = ctrl[i];
+		m[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
+	}
+	n = recvmmsg(fd, m, 8, flags, NULL);
+	return n > 0 ? (ssize_t)m[0].msg_len : -1;
+}
+
+/* send, or with -G one GSO send of two size-byte segments. */
+static ssize_t send_one(int fd, const char *buf, size_t size)
+{
+	char ctrl[CMSG_SPACE(sizeof(uint16_t))];
+	struct iovec iov = { (void *)buf, 2 * size };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+			    .msg_controllen = sizeof(ctrl) };
+	struct cmsghdr *c;
+	uint16_t seg = (uint16_t)size;
+
+	if (!gso_pair)
+		return send(fd, buf, size, 0);
+	memset(ctrl, 0, sizeof(ctrl));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = IPPROTO_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	return sendmsg(fd, &m, 0);
+}
 
 /* recv, spinning on EAGAIN when polling, for at most 2 s (a lost packet ends the run). */
 static ssize_t recv_one(int fd, char *buf, size_t len)
@@ -60,10 +115,10 @@ static ssize_t recv_one(int fd, char *buf, size_t len)
 	ssize_t n;
 
 	if (!poll_flag)
-		return recv(fd, buf, len, 0);
+		return recv_call(fd, buf, len, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned spins = 0;; spins++) {
-		n = recv(fd, buf, len, MSG_DONTWAIT);
+		n = recv_call(fd, buf, len, MSG_DONTWAIT);
 		if (n >= 0 || errno != EAGAIN)
 			return n;
 		if ((spins & 1023) == 0) {
@@ -102,7 +157,7 @@ int main(int argc, char **argv)
 	int fa, fb, status;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:P")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:PG")) != -1) {
 		switch (opt) {
 		case 'a': a = optarg; break;
 		case 'b': b = optarg; break;
@@ -110,12 +165,13 @@ int main(int argc, char **argv)
 		case 's': size = atoi(optarg); break;
 		case 'n': iters = atoi(optarg); break;
 		case 'P': poll_flag = 1; break;
+		case 'G': gso_pair = 1; break;
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &cpu_a, &cpu_b) != 2)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P]\n",
+			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P] [-G]\n",
 				argv[0]);
 			return 2;
 		}
@@ -126,6 +182,16 @@ int main(int argc, char **argv)
 	fb = sock_at(b, port, &sb);
 	if (fa < 0 || fb < 0)
 		return 1;
+	if (gso_pair) {
+		int one = 1;
+
+		if (2 * size > (int)sizeof(buf) ||
+		    setsockopt(fa, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0 ||
+		    setsockopt(fb, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0) {
+			perror("udp_pingpong: UDP_GRO");
+			return 1;
+		}
+	}
 	if (connect(fa, (struct sockaddr *)&sb, sizeof(sb)) < 0 ||
 	    connect(fb, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("udp_pingpong: connect");
@@ -137,7 +203,7 @@ int main(int argc, char **argv)
 		pin(cpu_b);
 		close(fa);
 		for (int i = 0; i < warm + iters; i++) {
-			if (recv_one(fb, buf, sizeof(buf)) < 0 || send(fb, buf, (size_t)size, 0) < 0)
+			if (recv_one(fb, buf, sizeof(buf)) < 0 || send_one(fb, buf, (size_t)size) < 0)
 				_exit(1);
 		}
 		_exit(0);
@@ -149,7 +215,7 @@ int main(int argc, char **argv)
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (send(fa, buf, (size_t)size, 0) < 0 || recv_one(fa, buf, sizeof(buf)) < 0) {
+		if (send_one(fa, buf, (size_t)size) < 0 || recv_one(fa, buf, sizeof(buf)) < 0) {
 			perror("udp_pingpong");
 			kill(child, SIGKILL);
 			return 1;
