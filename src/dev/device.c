@@ -559,17 +559,21 @@ static void *engine_thread(void *arg)
 	uint32_t rx_most = 0; /* the largest receive of a pass since the thread last slept */
 
 	while (!atomic_load(&d->stop)) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[3 + URNIC_MAX_MCAST_GRP] = {
 			{ .fd = d->wake_fd, .events = POLLIN },
 			{ .fd = d->udp->fd, .events = POLLIN },
 			{ .fd = d->udp->share.fd, .events = POLLIN },
 		};
 		uint64_t deadline, now, app, wait_ns = 0;
 		struct timespec ts;
-		nfds_t nfds = 3;
+		nfds_t nfds = 3 + URNIC_MAX_MCAST_GRP;
 		uint64_t drain;
 		bool did = false, ran, app_polls;
 
+		/* The joined multicast groups' sockets (a free slot is -1: ignored). */
+		for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
+			fds[3 + g] = (struct pollfd){ .fd = atomic_load(&d->udp->groups[g].fd),
+						      .events = POLLIN };
 		pass_combined(d, true, true, &did);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_rx_pkts, memory_order_relaxed);

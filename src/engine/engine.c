@@ -492,6 +492,33 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	}
 }
 
+/* IBTA 9.8 / 10.5: a packet to a multicast group (DestQP 0xFFFFFF) goes to every QP of
+ * this device attached to its destination address, each validating it as its own
+ * (state, a UD opcode, its Q_Key, a receive WQE). */
+static void rx_mcast(struct urnic_engine *e, const struct urnic_pkt *pkt, const uint8_t *src_ip,
+		     const uint8_t *dst_ip, size_t len)
+{
+	const struct urnic_mcast_group *g = urnic_mcast_find(&e->mcast, e->ipv6, dst_ip);
+
+	if (!g) {
+		urnic_count(e, URNIC_CTR_drop_mcast_no_group);
+		return;
+	}
+	for (uint32_t i = 0; i < g->nqp; i++) {
+		struct urnic_qp *qp = urnic_engine_qp_find(e, g->qpn[i]);
+
+		if (!qp)
+			continue;
+		serve(e, qp);
+		if (e->cur_qp_ctrs) {
+			e->cur_qp_ctrs[URNIC_CTR_rx_packets]++;
+			e->cur_qp_ctrs[URNIC_CTR_rx_bytes] += len;
+		}
+		rx_qp(e, qp, pkt, src_ip, dst_ip, len);
+		serve_none(e);
+	}
+}
+
 void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
 		     const uint8_t *dst_ip, const uint8_t *buf, size_t len)
 {
@@ -506,6 +533,10 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 	}
 	if (!e->skip_icrc_check && !icrc_ok(e, src_ip, sport, dst_ip, buf, len))
 		return;
+	if (pkt.bth.dqpn == URNIC_MCAST_QPN) {
+		rx_mcast(e, &pkt, src_ip, dst_ip, len);
+		return;
+	}
 	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
 	if (!qp) {
 		urnic_count(e, URNIC_CTR_drop_unknown_qp);

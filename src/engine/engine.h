@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "engine/ip_id.h"
+#include "engine/mcast.h"
 #include "engine/qp.h"
 #include "mem/mr.h"
 #include "wire/pkt.h"
@@ -93,6 +94,8 @@ struct urnic_engine {
 	uint8_t rx_tos, rx_ttl;
 	/* The IDs each IPv4 source is seen to send, to believe a recovered one (ip_id.h). */
 	struct urnic_ip_id_table ip_ids;
+	/* Multicast groups and their attached UD QPs (mcast.h). */
+	struct urnic_mcast_table mcast;
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next
 	 * urnic_engine_progress() (a retry to send); urnic_engine_pass() reads it. */
 	bool timers_fired;

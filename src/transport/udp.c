@@ -9,6 +9,8 @@
 #include "wire/pkt.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdlib.h>
@@ -57,8 +59,12 @@ static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiv
 		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	else
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
-	if (ipv6)
+	if (ipv6) {
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	} else {
+		/* A datagram to a multicast group leaves from this address's interface. */
+		setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, ip, 4);
+	}
 	/* Large buffers: a window of packets arrives in one burst. FORCE works as root;
 	 * otherwise the kernel caps SO_RCVBUF at net.core.rmem_max. */
 	if (setsockopt(fd, SOL_SOCKET, receiver ? SO_RCVBUFFORCE : SO_SNDBUFFORCE, &bufsz,
@@ -83,6 +89,8 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	int fd, ret;
 
 	memset(u, 0, offsetof(struct urnic_udp, rx_msgs));
+	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
+		atomic_init(&u->groups[g].fd, -1);
 	u->ipv6 = ipv6;
 	memcpy(u->addr, addr, ipv6 ? 16 : 4);
 	ret = urnic_share_join(&u->share, addr_str);
@@ -122,6 +130,9 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 
 void urnic_udp_close(struct urnic_udp *u)
 {
+	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
+		if (atomic_load(&u->groups[g].fd) >= 0)
+			urnic_udp_leave(u, u->groups[g].ip);
 	for (uint32_t i = 0; i < u->nsports; i++)
 		close(u->sports[i].fd);
 	u->nsports = 0;
@@ -156,6 +167,90 @@ int urnic_udp_set_fault(struct urnic_udp *u, const struct urnic_fault_conf *c, u
 uint64_t urnic_udp_deadline(const struct urnic_udp *u)
 {
 	return u->fault ? urnic_fault_deadline(u->fault) : 0;
+}
+
+/* The index of the interface that has address ip, 0 if none (getifaddrs). */
+static unsigned int ifindex_of(bool ipv6, const uint8_t *ip)
+{
+	struct ifaddrs *ifs, *i;
+	unsigned int idx = 0;
+
+	if (getifaddrs(&ifs) < 0)
+		return 0;
+	for (i = ifs; i && !idx; i = i->ifa_next) {
+		const struct sockaddr *a = i->ifa_addr;
+
+		if (!a || a->sa_family != (ipv6 ? AF_INET6 : AF_INET))
+			continue;
+		if (ipv6 ? memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, ip,
+				  16) == 0
+			 : memcmp(&((const struct sockaddr_in *)(const void *)a)->sin_addr, ip, 4) == 0)
+			idx = if_nametoindex(i->ifa_name);
+	}
+	freeifaddrs(ifs);
+	return idx;
+}
+
+int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = fill_addr(&ss, u->ipv6, ip, URNIC_ROCE_UDP_PORT);
+	unsigned int ifindex = ifindex_of(u->ipv6, u->addr);
+	int one = 1, bufsz = 8 << 20, g, fd, ret;
+
+	for (g = 0; g < URNIC_MAX_MCAST_GRP && atomic_load(&u->groups[g].fd) >= 0; g++)
+		;
+	if (g == URNIC_MAX_MCAST_GRP)
+		return -ENOMEM;
+	fd = socket(u->ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Every process (and device) in the group has its own socket on group:4791, and
+	 * the kernel gives each a copy (SO_REUSEADDR; REUSEPORT would share them out). */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	if (u->ipv6) {
+		struct ipv6_mreq mr = { .ipv6mr_interface = ifindex };
+
+		memcpy(&mr.ipv6mr_multiaddr, ip, 16);
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+		ret = bind(fd, (struct sockaddr *)&ss, len);
+		if (!ret)
+			ret = setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mr, sizeof(mr));
+	} else {
+		struct ip_mreqn mr = { .imr_ifindex = (int)ifindex };
+
+		memcpy(&mr.imr_multiaddr, ip, 4);
+		memcpy(&mr.imr_address, u->addr, 4);
+		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+		ret = bind(fd, (struct sockaddr *)&ss, len);
+		if (!ret)
+			ret = setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr));
+	}
+	if (ret < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	memcpy(u->groups[g].ip, ip, u->ipv6 ? 16 : 4);
+	atomic_store(&u->groups[g].fd, fd);
+	return 0;
+}
+
+void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip)
+{
+	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
+		int fd = atomic_load(&u->groups[g].fd);
+
+		if (fd >= 0 && memcmp(u->groups[g].ip, ip, u->ipv6 ? 16 : 4) == 0) {
+			atomic_store(&u->groups[g].fd, -1);
+			close(fd); /* the kernel leaves the group with the last socket */
+			return;
+		}
+	}
 }
 
 static int sport_fd(const struct urnic_udp *u, uint16_t port)
@@ -280,15 +375,14 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 	return n;
 }
 
-int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
+/* One recvmmsg of fd, each datagram (each segment of a GRO one) handed on: from the
+ * address's socket through the share steering and the faulty wire (deliver), from a
+ * multicast group's socket straight to the engine with the group as the destination
+ * (each process has its own group socket; the fault injector is for unicast tests).
+ * Returns the number of datagrams. */
+static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const uint8_t *group)
 {
-	int n, released = 0;
-
-	if (u->fault) {
-		struct fault_ctx c = { u, e };
-
-		released = (int)urnic_fault_release(u->fault, e->now_ns, fault_deliver, &c);
-	}
+	int n;
 
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
@@ -301,9 +395,9 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		m->msg_controllen = sizeof(u->rx_ctrl[i]);
 		m->msg_flags = 0;
 	}
-	n = recvmmsg(u->fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+	n = recvmmsg(fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
-		return released + recv_forwarded(u, e);
+		return 0;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
 		const uint8_t *src;
@@ -330,8 +424,11 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 				uint32_t ovfl;
 
 				memcpy(&ovfl, CMSG_DATA(c), sizeof(ovfl));
-				e->counters[URNIC_CTR_drop_socket_overflow] += ovfl - u->last_ovfl;
-				u->last_ovfl = ovfl;
+				if (!group) {
+					e->counters[URNIC_CTR_drop_socket_overflow] +=
+						ovfl - u->last_ovfl;
+					u->last_ovfl = ovfl;
+				}
 			} else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
 				int gso_size;
 
@@ -359,16 +456,39 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		if (!seg || seg >= len)
 			seg = len ? len : 1; /* an empty datagram is still a packet, counted */
 		for (uint32_t off = 0; off < len || off == 0; off += seg) {
+			uint32_t plen = len - off < seg ? len - off : seg;
+
 			/* Segment k of a GSO send left as IPv4 ID k (icrc_gso.h). */
 			e->rx_ip_id_hint = (uint16_t)(off / seg);
-			deliver(u, e, src, sport, u->rx_buf[i] + off,
-				len - off < seg ? len - off : seg);
+			if (group)
+				urnic_engine_rx(e, src, sport, group, u->rx_buf[i] + off, plen);
+			else
+				deliver(u, e, src, sport, u->rx_buf[i] + off, plen);
 		}
 		e->rx_ip_id_hint = 0;
 		e->rx_tos = 0;
 		e->rx_ttl = URNIC_DEFAULT_TTL;
 	}
-	return released + n + recv_forwarded(u, e);
+	return n;
+}
+
+int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
+{
+	int n = 0;
+
+	if (u->fault) {
+		struct fault_ctx c = { u, e };
+
+		n = (int)urnic_fault_release(u->fault, e->now_ns, fault_deliver, &c);
+	}
+	n += recv_batch(u, e, u->fd, NULL);
+	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
+		int fd = atomic_load_explicit(&u->groups[g].fd, memory_order_relaxed);
+
+		if (fd >= 0)
+			n += recv_batch(u, e, fd, u->groups[g].ip);
+	}
+	return n + recv_forwarded(u, e);
 }
 
 static uint32_t pkt_bytes(const struct urnic_txpkt *p)
@@ -379,7 +499,7 @@ static uint32_t pkt_bytes(const struct urnic_txpkt *p)
 static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 {
 	return a->dst.sport == b->dst.sport && a->dst.traffic_class == b->dst.traffic_class &&
-	       memcmp(a->dst.ip, b->dst.ip, 16) == 0;
+	       a->dst.hop_limit == b->dst.hop_limit && memcmp(a->dst.ip, b->dst.ip, 16) == 0;
 }
 
 /*
@@ -412,21 +532,26 @@ static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, ui
 /*
  * The control messages of one send: UDP_SEGMENT for a GSO run (gso_size, 0: none), and
  * the address vector's traffic class as the IPv4 TOS / IPv6 traffic class (DSCP and
- * ECN), as rxe puts grh.traffic_class in the IP header (rxe_net.c prepare4/6). The TTL
- * stays the socket's default: the kernel gives RoCEv2 address vectors the route's hop
- * limit whatever the application asked (ib_resolve_eth_dmac).
+ * ECN), as rxe puts grh.traffic_class in the IP header (rxe_net.c prepare4/6). To a
+ * unicast address the TTL stays the socket's default: the kernel gives RoCEv2 address
+ * vectors the route's hop limit whatever the application asked (ib_resolve_eth_dmac).
  */
 static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, uint16_t gso_size,
-		      uint8_t tclass)
+		      const struct urnic_peer *dst)
 {
 	struct cmsghdr *c;
-	int tos = tclass;
+	int tos = dst->traffic_class, ttl = dst->hop_limit;
+	bool mcast = u->ipv6 ? dst->ip[0] == 0xff : (dst->ip[0] & 0xf0) == 0xe0;
 
-	if (!gso_size && !tclass)
+	/* To a multicast group the TTL is the address vector's hop limit, as rxe sends it
+	 * (the kernel replaces it for unicast only); the socket's default would be 1. */
+	if (!mcast || !ttl)
+		ttl = 0;
+	if (!gso_size && !tos && !ttl)
 		return;
 	m->msg_control = ctrl;
 	m->msg_controllen = (gso_size ? CMSG_SPACE(sizeof(gso_size)) : 0) +
-			    (tclass ? CMSG_SPACE(sizeof(tos)) : 0);
+			    (tos ? CMSG_SPACE(sizeof(tos)) : 0) + (ttl ? CMSG_SPACE(sizeof(ttl)) : 0);
 	c = CMSG_FIRSTHDR(m);
 	if (gso_size) {
 		c->cmsg_level = IPPROTO_UDP;
@@ -435,11 +560,18 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
 		memcpy(CMSG_DATA(c), &gso_size, sizeof(gso_size));
 		c = CMSG_NXTHDR(m, c);
 	}
-	if (tclass) {
+	if (tos) {
 		c->cmsg_level = u->ipv6 ? IPPROTO_IPV6 : IPPROTO_IP;
 		c->cmsg_type = u->ipv6 ? IPV6_TCLASS : IP_TOS;
 		c->cmsg_len = CMSG_LEN(sizeof(tos));
 		memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+		c = CMSG_NXTHDR(m, c);
+	}
+	if (ttl) {
+		c->cmsg_level = u->ipv6 ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = u->ipv6 ? IPV6_HOPLIMIT : IP_TTL;
+		c->cmsg_len = CMSG_LEN(sizeof(ttl));
+		memcpy(CMSG_DATA(c), &ttl, sizeof(ttl));
 	}
 }
 
@@ -484,8 +616,7 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 		m->msg_iov = &u->tx_iov[iov0];
 		m->msg_iovlen = niov - iov0;
 		u->tx_gso[nmsg] = nseg > 1;
-		add_cmsgs(u, m, u->tx_ctrl[nmsg], nseg > 1 ? (uint16_t)seg : 0,
-			  first->dst.traffic_class);
+		add_cmsgs(u, m, u->tx_ctrl[nmsg], nseg > 1 ? (uint16_t)seg : 0, &first->dst);
 		u->tx_fd[nmsg] = sport_fd(u, first->dst.sport);
 		nmsg++;
 	}

@@ -38,6 +38,14 @@ struct urnic_udp_sport {
 	int fd;
 };
 
+/* A multicast group joined for the engine's attached QPs (engine/mcast.h): a socket
+ * bound to the group's address and port 4791. fd -1: free. The engine thread reads fd
+ * without the lock to sleep on it; it changes under the device lock only. */
+struct urnic_udp_group {
+	uint8_t ip[16];
+	_Atomic int fd;
+};
+
 struct urnic_udp {
 	int fd;
 	bool ipv6;
@@ -47,6 +55,7 @@ struct urnic_udp {
 	struct urnic_fault *fault; /* the faulty wire (fault.h), or NULL */
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
+	struct urnic_udp_group groups[URNIC_MAX_MCAST_GRP];
 	struct mmsghdr rx_msgs[URNIC_UDP_RX_BATCH];
 	struct iovec rx_iov[URNIC_UDP_RX_BATCH];
 	struct sockaddr_storage rx_from[URNIC_UDP_RX_BATCH];
@@ -92,6 +101,14 @@ uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport);
  * the held packets of the faulty wire that are due at e->now_ns. Returns the number
  * received and released. */
 int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e);
+
+/* Joins the multicast group at ip (4 or 16 bytes as u->ipv6) on this address's
+ * interface: a socket bound to the group and port 4791 that urnic_udp_recv reads too.
+ * Returns 0 or -errno (-ENOMEM: no free slot; the kernel's join errors, e.g. -ENODEV
+ * when the interface has no multicast route). urnic_udp_leave closes it. Context: the
+ * device lock. */
+int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip);
+void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip);
 
 /* Sends the engine's tx batch and empties it. */
 void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e);

@@ -126,6 +126,9 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	a->max_srq_wr = d->lim.max_srq_wr;
 	a->max_srq_sge = URNIC_MAX_SGE;
 	a->max_ah = 1 << 16; /* a figure: an AH is a copy of an address, not a resource */
+	a->max_mcast_grp = URNIC_MAX_MCAST_GRP; /* engine/mcast.h */
+	a->max_mcast_qp_attach = URNIC_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = URNIC_MAX_MCAST_GRP * URNIC_MAX_MCAST_QP_ATTACH;
 	a->max_qp_rd_atom = (int)d->lim.max_qp_rd_atom;
 	a->max_qp_init_rd_atom = (int)d->lim.max_qp_init_rd_atom;
 	a->max_res_rd_atom = a->max_qp_rd_atom * a->max_qp;

@@ -200,6 +200,10 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct urnic_vqp *v = to_vqp(ibqp);
 
+	/* The kernel holds a QP attached to a multicast group (ib_attach_mcast takes a
+	 * use count) and refuses to destroy it until it is detached. */
+	if (v->mcast_attached)
+		return EBUSY;
 	pthread_mutex_lock(&v->dev->lock);
 	urnic_engine_qp_remove(v->dev->eng, &v->qp);
 	pthread_mutex_unlock(&v->dev->lock);
@@ -215,6 +219,79 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_destroy(&ibqp->mutex);
 	free(v);
 	return 0;
+}
+
+/* The group address of a multicast GID of this device's family, or -EINVAL
+ * (ib_attach_mcast: rdma_is_multicast_addr; a UD QP only). */
+static int mcast_ip(const struct urnic_vqp *v, const union ibv_gid *gid, uint8_t ip[16])
+{
+	static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	bool v4 = memcmp(gid->raw, v4_mapped, sizeof(v4_mapped)) == 0;
+
+	if (v->ibqp.qp_type != IBV_QPT_UD || !urnic_mcast_gid(gid->raw) || v4 == v->dev->ipv6)
+		return -EINVAL;
+	memset(ip, 0, 16);
+	memcpy(ip, v4 ? gid->raw + 12 : gid->raw, v4 ? 4 : 16);
+	return 0;
+}
+
+/*
+ * ibv_attach_mcast(3): 0 or an errno, as the kernel and rxe answer: EINVAL for a QP
+ * that is not UD or a GID that is not multicast (the LID is ignored on Ethernet);
+ * ENOMEM past max_mcast_grp or max_mcast_qp_attach; attaching twice is a no-op. The
+ * first QP of a group joins it on the address's interface (transport/udp.h); the
+ * kernel's errors for that (no multicast route: ENODEV) come back as they are.
+ */
+URNIC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct urnic_vqp *v = to_vqp(qp);
+	struct urnic_dev *d = v->dev;
+	uint8_t ip[16];
+	bool joined, left;
+	int ret = mcast_ip(v, gid, ip);
+	uint32_t before;
+
+	(void)lid;
+	if (ret)
+		return -ret;
+	pthread_mutex_lock(&d->lock);
+	before = d->eng->mcast.nattached;
+	ret = urnic_mcast_attach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &joined);
+	if (!ret && joined) {
+		ret = d->udp ? urnic_udp_join(d->udp, ip) : -ENODEV;
+		if (ret)
+			urnic_mcast_detach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &left);
+	}
+	if (!ret && d->eng->mcast.nattached != before)
+		v->mcast_attached++;
+	pthread_mutex_unlock(&d->lock);
+	if (!ret && joined)
+		urnic_dev_kick(d); /* the engine thread sleeps on the new socket too */
+	return -ret;
+}
+
+/* ibv_detach_mcast(3): EINVAL if the QP is not attached to the group (rxe). The last
+ * QP of a group leaves it. */
+URNIC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	struct urnic_vqp *v = to_vqp(qp);
+	struct urnic_dev *d = v->dev;
+	uint8_t ip[16];
+	bool left;
+	int ret = mcast_ip(v, gid, ip);
+
+	(void)lid;
+	if (ret)
+		return -ret;
+	pthread_mutex_lock(&d->lock);
+	ret = urnic_mcast_detach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &left);
+	if (!ret) {
+		v->mcast_attached--;
+		if (left && d->udp)
+			urnic_udp_leave(d->udp, ip);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return -ret;
 }
 
 URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask_in)

@@ -128,6 +128,7 @@ struct urnic_vqp {
 	struct urnic_vsrq *vsrq; /* NULL without an SRQ */
 	struct ibv_qp_cap cap;
 	struct urnic_dev *dev;
+	uint32_t mcast_attached; /* groups it is attached to: no destroy before detach */
 };
 
 static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)

@@ -6,12 +6,21 @@
 #   private namespace, lo up: urnic0 = 127.0.0.2, urnic1 = 127.0.0.3 (URNIC_ADDR)
 #   with --ipv6:              urnic0 = fd00::2,   urnic1 = fd00::3 (added to lo)
 #
-#   verbs_prog.sh [--ipv6] PROGRAM: PROGRAM must exit 0 within 60 s with no sanitizer
+#   with --mcast:             lo also carries IPv4 multicast (a route for 224.0.0.0/4)
+#
+#   verbs_prog.sh [--mcast] [--ipv6] PROGRAM: PROGRAM must exit 0 within 60 s with no sanitizer
 #   report; its output (an "ok ..." line per step) is shown either way. --ipv6 needs a
 #   private namespace (skipped otherwise: nothing on the host is reconfigured).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+if [ "${1:-}" = --mcast ]; then
+	# IPv4 multicast over lo: off by default, and no route for 224.0.0.0/4.
+	shift
+	[ "$URNIC_SYS_NETNS" = private ] || skip "--mcast needs a private network namespace"
+	ip link set lo multicast on || fail "cannot turn multicast on for lo"
+	ip route add 224.0.0.0/4 dev lo || fail "cannot route 224.0.0.0/4 to lo"
+fi
 if [ "${1:-}" = --ipv6 ]; then
 	shift
 	[ "$URNIC_SYS_NETNS" = private ] || skip "--ipv6 needs a private network namespace"

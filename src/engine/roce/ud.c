@@ -18,7 +18,9 @@
  * sender's QPN, IBV_WC_GRH and byte_len = 40 + payload. A buffer too short for both:
  * the datagram is dropped and counted, the WQE stays for the next one (with an SRQ it
  * completes with REM_INV_REQ_ERR), the QP goes on (rxe: classes D and E).
- * Out of scope: multicast, QP1 (GSI) and its privileged Q_Keys.
+ * Multicast: a datagram to DestQP 0xFFFFFF reaches every QP attached to its group
+ * (engine/mcast.h, engine.c rx_mcast), each through this same receive path.
+ * Out of scope: QP1 (GSI) and its privileged Q_Keys.
  */
 #include <errno.h>
 #include <string.h>

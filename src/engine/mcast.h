@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mcast.h - multicast groups: which UD QPs of this device are attached to which group
+ * (ibv_attach_mcast(3)), for delivering a datagram sent to a group to each of them.
+ *
+ * IBTA 10.5 (multicast groups and the attach/detach verbs) and 9.8 (a multicast UD
+ * packet carries DestQP 0xFFFFFF and goes to every QP attached to its destination
+ * GID); RoCEv2 (Annex A17.4): the group GID is an IP multicast address, IPv4 224/4 as
+ * ::ffff:a.b.c.d or IPv6 ff00::/8. Limits as ibv_query_device reports them; rxe's are
+ * larger (8192 groups): each group here is a socket of the transport.
+ * Context: the engine's, under the device lock. Out of scope: multicast LIDs (no
+ * subnet manager on Ethernet), IGMP/MLD beyond the kernel's own join.
+ */
+#ifndef URNIC_ENGINE_MCAST_H
+#define URNIC_ENGINE_MCAST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define URNIC_MCAST_QPN 0xffffffu /* IBTA 9.8: the DestQP of a multicast packet */
+
+enum {
+	URNIC_MAX_MCAST_GRP = 16,       /* groups per device (transport sockets) */
+	URNIC_MAX_MCAST_QP_ATTACH = 56, /* QPs per group, as rxe */
+};
+
+struct urnic_mcast_group {
+	uint8_t ip[16]; /* the group address as struct urnic_peer keeps one; nqp 0: free */
+	uint32_t nqp;
+	uint32_t qpn[URNIC_MAX_MCAST_QP_ATTACH];
+};
+
+struct urnic_mcast_table {
+	struct urnic_mcast_group grp[URNIC_MAX_MCAST_GRP];
+	uint32_t nattached; /* attachments over all groups */
+};
+
+/* Whether a 16-byte GID is a multicast one (rdma_is_multicast_addr). */
+bool urnic_mcast_gid(const uint8_t gid[16]);
+
+/* Attaches qpn to the group at ip (4 bytes for IPv4, else 16). 0 (also when it already
+ * was: rxe), -ENOMEM (no free group or the group is full). *joined: the group is new
+ * (the transport must join it). */
+int urnic_mcast_attach(struct urnic_mcast_table *t, bool ipv6, const uint8_t *ip, uint32_t qpn,
+		       bool *joined);
+
+/* Detaches qpn. 0, -EINVAL (not attached: rxe). *left: the group is now empty (the
+ * transport leaves it). */
+int urnic_mcast_detach(struct urnic_mcast_table *t, bool ipv6, const uint8_t *ip, uint32_t qpn,
+		       bool *left);
+
+/* The group at ip, or NULL. */
+const struct urnic_mcast_group *urnic_mcast_find(const struct urnic_mcast_table *t, bool ipv6,
+						 const uint8_t *ip);
+
+#endif
