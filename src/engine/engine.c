@@ -492,9 +492,9 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	}
 }
 
-/* IBTA 9.8 / 10.5: a packet to a multicast group (DestQP 0xFFFFFF) goes to every QP of
- * this device attached to its destination address, each validating it as its own
- * (state, a UD opcode, its Q_Key, a receive WQE). */
+/* A packet to a multicast group (DestQP 0xFFFFFF, mcast.h) goes to every QP of this
+ * device attached to its destination address, each validating it as its own (state, a
+ * UD opcode, its Q_Key, a receive WQE), as rxe_rcv_mcast_pkt. */
 static void rx_mcast(struct urnic_engine *e, const struct urnic_pkt *pkt, const uint8_t *src_ip,
 		     const uint8_t *dst_ip, size_t len)
 {

@@ -3,9 +3,10 @@
  * mcast.h - multicast groups: which UD QPs of this device are attached to which group
  * (ibv_attach_mcast(3)), for delivering a datagram sent to a group to each of them.
  *
- * IBTA 10.5 (multicast groups and the attach/detach verbs) and 9.8 (a multicast UD
- * packet carries DestQP 0xFFFFFF and goes to every QP attached to its destination
- * GID); RoCEv2 (Annex A17.4): the group GID is an IP multicast address, IPv4 224/4 as
+ * ibv_attach_mcast(3) and rxe (rxe_mcast.c, rxe_rcv_mcast_pkt): a multicast UD packet
+ * carries the IBTA's multicast DestQP 0xFFFFFF (IB_MULTICAST_QPN) and goes to every QP
+ * attached to its destination GID, each receiving it once however often it attached;
+ * RoCEv2 (Annex A17.4): the group GID is an IP multicast address, IPv4 224/4 as
  * ::ffff:a.b.c.d or IPv6 ff00::/8. Limits as ibv_query_device reports them; rxe's are
  * larger (8192 groups): each group here is a socket of the transport.
  * Context: the engine's, under the device lock. Out of scope: multicast LIDs (no
@@ -17,7 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define URNIC_MCAST_QPN 0xffffffu /* IBTA 9.8: the DestQP of a multicast packet */
+#define URNIC_MCAST_QPN 0xffffffu /* the DestQP of a multicast packet (IB_MULTICAST_QPN) */
 
 enum {
 	URNIC_MAX_MCAST_GRP = 16,       /* groups per device (transport sockets) */
