@@ -2,12 +2,13 @@
 /*
  * check.h - the assertion macros every urnic test uses.
  *
- * A failed CHECK prints file:line and the expression and exits 1, so CTest sees the
- * failure; tests are plain programs with main(), one behaviour per named function.
+ * A failed CHECK prints file:line, the expression and errno (what a failed verb or
+ * system call left there) and exits 1, so CTest sees the failure; tests are plain programs with main(), one behaviour per named function.
  */
 #ifndef URNIC_TESTS_CHECK_H
 #define URNIC_TESTS_CHECK_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,8 @@
 #define CHECK(expr)                                                                        \
 	do {                                                                               \
 		if (!(expr)) {                                                             \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #expr); \
+			fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d)\n", __FILE__,      \
+				__LINE__, #expr, errno);                                   \
 			exit(1);                                                           \
 		}                                                                          \
 	} while (0)

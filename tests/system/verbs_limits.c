@@ -28,14 +28,7 @@
 
 #include <infiniband/verbs.h>
 
-#define CHECK(e)                                                                         \
-	do {                                                                             \
-		if (!(e)) {                                                              \
-			fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d)\n", __FILE__,   \
-				__LINE__, #e, errno);                                    \
-			exit(1);                                                         \
-		}                                                                        \
-	} while (0)
+#include "check.h"
 
 #define FAILS_WITH(call, err)                                                            \
 	do {                                                                             \

@@ -24,18 +24,11 @@
 
 #include <infiniband/verbs.h>
 
+#include "check.h"
+
 #define QKEY 0x22222222u
 #define MSG 512
 #define HOPS 3 /* a multicast datagram's TTL is the AH's hop limit (the socket's: 1) */
-
-#define CHECK(e)                                                                         \
-	do {                                                                             \
-		if (!(e)) {                                                              \
-			fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d)\n", __FILE__,   \
-				__LINE__, #e, errno);                                    \
-			exit(1);                                                         \
-		}                                                                        \
-	} while (0)
 
 struct rq {
 	struct ibv_qp *qp;

@@ -25,19 +25,12 @@
 
 #include <infiniband/verbs.h>
 
+#include "check.h"
+
 #define QKEY 0x11111111u
 /* DSCP 26 with ECT(0): the AH's traffic class must reach the IP header's TOS. */
 #define TCLASS 0x6a
 #define MSG 1000
-
-#define CHECK(e)                                                                         \
-	do {                                                                             \
-		if (!(e)) {                                                              \
-			fprintf(stderr, "%s:%d: CHECK failed: %s (errno %d)\n", __FILE__,   \
-				__LINE__, #e, errno);                                    \
-			exit(1);                                                         \
-		}                                                                        \
-	} while (0)
 
 struct side {
 	struct ibv_context *ctx;
