@@ -32,6 +32,36 @@ static void slot_name(struct urnic_share *s, const char *addr_str, uint32_t slot
 	s->name_lens[slot] = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
+int urnic_share_lock(const char *addr_str)
+{
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	int n = snprintf(un.sun_path + 1, sizeof(un.sun_path) - 1, "urnic.%s.join", addr_str);
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+
+	/* An abstract name is a mutex the kernel releases if its holder dies. At most
+	 * ~1 s: a process stuck between the two binds must not stop the others. */
+	for (int tries = 0; tries < 10000; tries++) {
+		struct timespec pause = { 0, 100000 };
+		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return -1;
+		if (bind(fd, (struct sockaddr *)&un, len) == 0)
+			return fd;
+		close(fd);
+		if (errno != EADDRINUSE)
+			return -1;
+		nanosleep(&pause, NULL);
+	}
+	return -1;
+}
+
+void urnic_share_unlock(int lock_fd)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);
+}
+
 int urnic_share_join(struct urnic_share *s, const char *addr_str)
 {
 	int bufsz = 4 << 20;

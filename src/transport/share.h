@@ -35,6 +35,14 @@ struct urnic_share {
 	socklen_t name_lens[URNIC_SHARE_SLOTS];
 };
 
+/* Serialises joining across processes: between urnic_share_lock and _unlock a process
+ * claims its slot and binds the reuseport socket, so that processes starting at the
+ * same moment enter the group in slot order (else every packet is steered to the other
+ * one and forwarded: session 4 saw a sanitizer run lose packets that way). Returns the
+ * lock's fd, or -1 (then join without it). */
+int urnic_share_lock(const char *addr_str);
+void urnic_share_unlock(int lock_fd);
+
 /* Claims the lowest free slot for addr_str. Returns 0 or -EADDRINUSE (all taken). */
 int urnic_share_join(struct urnic_share *s, const char *addr_str);
 void urnic_share_leave(struct urnic_share *s);

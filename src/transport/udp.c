@@ -86,23 +86,28 @@ static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiv
 
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str)
 {
-	int fd, ret;
+	int fd, ret, lock;
 
 	memset(u, 0, offsetof(struct urnic_udp, rx_msgs));
 	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
 		atomic_init(&u->groups[g].fd, -1);
 	u->ipv6 = ipv6;
 	memcpy(u->addr, addr, ipv6 ? 16 : 4);
+	lock = urnic_share_lock(addr_str);
 	ret = urnic_share_join(&u->share, addr_str);
-	if (ret)
+	if (ret) {
+		urnic_share_unlock(lock);
 		return ret;
+	}
 	fd = bound_socket(ipv6, addr, URNIC_ROCE_UDP_PORT, true);
 	if (fd < 0) {
 		urnic_share_leave(&u->share);
+		urnic_share_unlock(lock);
 		return fd;
 	}
 	/* The group's steering program: every member attaches the same one. */
 	urnic_share_attach_steering(fd);
+	urnic_share_unlock(lock);
 	u->fd = fd;
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
