@@ -566,14 +566,17 @@ static void *engine_thread(void *arg)
 		};
 		uint64_t deadline, now, app, wait_ns = 0;
 		struct timespec ts;
-		nfds_t nfds = 3 + URNIC_MAX_MCAST_GRP;
+		nfds_t nfds = 3;
 		uint64_t drain;
 		bool did = false, ran, app_polls;
 
-		/* The joined multicast groups' sockets (a free slot is -1: ignored). */
-		for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
-			fds[3 + g] = (struct pollfd){ .fd = atomic_load(&d->udp->groups[g].fd),
-						      .events = POLLIN };
+		/* The joined multicast groups' sockets, after the three. */
+		for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
+			int gfd = atomic_load_explicit(&d->udp->groups[g].fd, memory_order_relaxed);
+
+			if (gfd >= 0)
+				fds[nfds++] = (struct pollfd){ .fd = gfd, .events = POLLIN };
+		}
 		pass_combined(d, true, true, &did);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_rx_pkts, memory_order_relaxed);
