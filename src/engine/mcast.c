@@ -9,13 +9,9 @@
 
 #include "engine/mcast.h"
 
-static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-bool urnic_mcast_gid(const uint8_t gid[16])
+bool urnic_mcast_ip(bool ipv6, const uint8_t *ip)
 {
-	if (memcmp(gid, v4_mapped, sizeof(v4_mapped)) == 0)
-		return (gid[12] & 0xf0) == 0xe0; /* 224.0.0.0/4 */
-	return gid[0] == 0xff;
+	return ipv6 ? ip[0] == 0xff : (ip[0] & 0xf0) == 0xe0; /* ff00::/8, 224.0.0.0/4 */
 }
 
 static bool same(bool ipv6, const uint8_t *a, const uint8_t *b)
@@ -59,8 +55,7 @@ int urnic_mcast_attach(struct urnic_mcast_table *t, bool ipv6, const uint8_t *ip
 	if (g->nqp == URNIC_MAX_MCAST_QP_ATTACH)
 		return -ENOMEM;
 	g->qpn[g->nqp++] = qpn;
-	t->nattached++;
-	return 0;
+	return 1;
 }
 
 int urnic_mcast_detach(struct urnic_mcast_table *t, bool ipv6, const uint8_t *ip, uint32_t qpn,
@@ -75,7 +70,6 @@ int urnic_mcast_detach(struct urnic_mcast_table *t, bool ipv6, const uint8_t *ip
 		if (g->qpn[i] != qpn)
 			continue;
 		g->qpn[i] = g->qpn[--g->nqp];
-		t->nattached--;
 		*left = g->nqp == 0;
 		return 0;
 	}

@@ -33,15 +33,15 @@ struct urnic_mcast_group {
 
 struct urnic_mcast_table {
 	struct urnic_mcast_group grp[URNIC_MAX_MCAST_GRP];
-	uint32_t nattached; /* attachments over all groups */
 };
 
-/* Whether a 16-byte GID is a multicast one (rdma_is_multicast_addr). */
-bool urnic_mcast_gid(const uint8_t gid[16]);
+/* Whether ip (4 bytes for IPv4, else 16) is a multicast address (rdma_is_multicast_addr
+ * on the GID it comes from). */
+bool urnic_mcast_ip(bool ipv6, const uint8_t *ip);
 
-/* Attaches qpn to the group at ip (4 bytes for IPv4, else 16). 0 (also when it already
- * was: rxe), -ENOMEM (no free group or the group is full). *joined: the group is new
- * (the transport must join it). */
+/* Attaches qpn to the group at ip (4 bytes for IPv4, else 16). 1, or 0 when it already
+ * was (a no-op: rxe), -ENOMEM (no free group or the group is full). *joined: the group
+ * is new (the transport must join it). */
 int urnic_mcast_attach(struct urnic_mcast_table *t, bool ipv6, const uint8_t *ip, uint32_t qpn,
 		       bool *joined);
 

@@ -84,6 +84,21 @@ static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiv
 	return fd;
 }
 
+/* Asks fd for each datagram's TOS / traffic class and TTL / hop limit, for the GRH area
+ * of UD receives (recv_batch). */
+static void want_tos_ttl(int fd, bool ipv6)
+{
+	int one = 1;
+
+	if (ipv6) {
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
+	} else {
+		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	}
+}
+
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str)
 {
 	int fd, ret, lock;
@@ -112,18 +127,7 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
 	}
-	/* The TOS and TTL of each datagram, for the GRH area of UD receives. */
-	if (ipv6) {
-		int one = 1;
-
-		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
-	} else {
-		int one = 1;
-
-		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
-	}
+	want_tos_ttl(fd, ipv6);
 	u->gso = !getenv("URNIC_NO_GSO");
 	if (!getenv("URNIC_NO_GRO")) {
 		int one = 1;
@@ -137,7 +141,7 @@ void urnic_udp_close(struct urnic_udp *u)
 {
 	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
 		if (atomic_load(&u->groups[g].fd) >= 0)
-			urnic_udp_leave(u, u->groups[g].ip);
+			close(atomic_exchange(&u->groups[g].fd, -1));
 	for (uint32_t i = 0; i < u->nsports; i++)
 		close(u->sports[i].fd);
 	u->nsports = 0;
@@ -214,13 +218,12 @@ int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 	 * the kernel gives each a copy (SO_REUSEADDR; REUSEPORT would share them out). */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	want_tos_ttl(fd, u->ipv6);
 	if (u->ipv6) {
 		struct ipv6_mreq mr = { .ipv6mr_interface = ifindex };
 
 		memcpy(&mr.ipv6mr_multiaddr, ip, 16);
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one));
 		ret = bind(fd, (struct sockaddr *)&ss, len);
 		if (!ret)
 			ret = setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mr, sizeof(mr));
@@ -229,8 +232,6 @@ int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 
 		memcpy(&mr.imr_multiaddr, ip, 4);
 		memcpy(&mr.imr_address, u->addr, 4);
-		setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
-		setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 		ret = bind(fd, (struct sockaddr *)&ss, len);
 		if (!ret)
 			ret = setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr));
@@ -471,9 +472,9 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 				deliver(u, e, src, sport, u->rx_buf[i] + off, plen);
 		}
 		e->rx_ip_id_hint = 0;
-		e->rx_tos = 0;
-		e->rx_ttl = URNIC_DEFAULT_TTL;
 	}
+	e->rx_tos = 0; /* for what is delivered outside a batch (forwarded, delayed) */
+	e->rx_ttl = URNIC_DEFAULT_TTL;
 	return n;
 }
 
@@ -546,11 +547,9 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
 {
 	struct cmsghdr *c;
 	int tos = dst->traffic_class, ttl = dst->hop_limit;
-	bool mcast = u->ipv6 ? dst->ip[0] == 0xff : (dst->ip[0] & 0xf0) == 0xe0;
-
 	/* To a multicast group the TTL is the address vector's hop limit, as rxe sends it
 	 * (the kernel replaces it for unicast only); the socket's default would be 1. */
-	if (!mcast || !ttl)
+	if (!urnic_mcast_ip(u->ipv6, dst->ip))
 		ttl = 0;
 	if (!gso_size && !tos && !ttl)
 		return;

@@ -23,26 +23,28 @@
 
 static const uint8_t v4_mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+int urnic_gid_to_ip(const struct urnic_dev *d, const uint8_t gid[16], uint8_t ip[16])
+{
+	bool v4 = memcmp(gid, v4_mapped_prefix, 12) == 0;
+
+	if (v4 == d->ipv6)
+		return -EINVAL;
+	memset(ip, 0, 16);
+	memcpy(ip, v4 ? gid + 12 : gid, v4 ? 4 : 16);
+	return 0;
+}
+
 int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
 		       struct urnic_peer *peer)
 {
-	const uint8_t *g = ah->grh.dgid.raw;
-
 	/* The port must exist, 0 included: uverbs create_ah and modify_qp (IB_QP_AV)
 	 * check rdma_is_port_valid() before rxe sees the AV. */
 	if (!ah->is_global || ah->port_num != 1 || ah->grh.sgid_index >= 2)
 		return -EINVAL;
 	memset(peer, 0, sizeof(*peer));
-	if (memcmp(g, v4_mapped_prefix, 12) == 0) {
-		if (d->ipv6)
-			return -EINVAL;
-		memcpy(peer->ip, g + 12, 4);
-	} else {
-		if (!d->ipv6)
-			return -EINVAL;
-		memcpy(peer->ip, g, 16);
-		peer->ipv6 = true;
-	}
+	if (urnic_gid_to_ip(d, ah->grh.dgid.raw, peer->ip))
+		return -EINVAL;
+	peer->ipv6 = d->ipv6;
 	peer->hop_limit = ah->grh.hop_limit;
 	peer->traffic_class = ah->grh.traffic_class;
 	peer->flow_label = ah->grh.flow_label;

@@ -225,13 +225,9 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
  * (ib_attach_mcast: rdma_is_multicast_addr; a UD QP only). */
 static int mcast_ip(const struct urnic_vqp *v, const union ibv_gid *gid, uint8_t ip[16])
 {
-	static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	bool v4 = memcmp(gid->raw, v4_mapped, sizeof(v4_mapped)) == 0;
-
-	if (v->ibqp.qp_type != IBV_QPT_UD || !urnic_mcast_gid(gid->raw) || v4 == v->dev->ipv6)
+	if (v->ibqp.qp_type != IBV_QPT_UD || urnic_gid_to_ip(v->dev, gid->raw, ip) ||
+	    !urnic_mcast_ip(v->dev->ipv6, ip))
 		return -EINVAL;
-	memset(ip, 0, 16);
-	memcpy(ip, v4 ? gid->raw + 12 : gid->raw, v4 ? 4 : 16);
 	return 0;
 }
 
@@ -248,26 +244,24 @@ URNIC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, u
 	struct urnic_dev *d = v->dev;
 	uint8_t ip[16];
 	bool joined, left;
-	int ret = mcast_ip(v, gid, ip);
-	uint32_t before;
+	int ret = mcast_ip(v, gid, ip), added;
 
 	(void)lid;
 	if (ret)
 		return -ret;
 	pthread_mutex_lock(&d->lock);
-	before = d->eng->mcast.nattached;
-	ret = urnic_mcast_attach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &joined);
-	if (!ret && joined) {
+	ret = added = urnic_mcast_attach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &joined);
+	if (ret > 0 && joined) {
 		ret = d->udp ? urnic_udp_join(d->udp, ip) : -ENODEV;
 		if (ret)
 			urnic_mcast_detach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &left);
 	}
-	if (!ret && d->eng->mcast.nattached != before)
+	if (ret >= 0 && added > 0)
 		v->mcast_attached++;
 	pthread_mutex_unlock(&d->lock);
-	if (!ret && joined)
+	if (ret >= 0 && joined)
 		urnic_dev_kick(d); /* the engine thread sleeps on the new socket too */
-	return -ret;
+	return ret < 0 ? -ret : 0;
 }
 
 /* ibv_detach_mcast(3): EINVAL if the QP is not attached to the group (rxe). The last

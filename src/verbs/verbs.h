@@ -188,6 +188,9 @@ enum ibv_port_state urnic_port_state(const struct urnic_dev *d, uint8_t *phys_st
 
 /* RoCEv2 address vector -> destination (ah.c; IBTA Annex A17.4: the GID is the IP).
  * Returns 0 or -EINVAL. */
+/* A RoCEv2 GID's IP address as struct urnic_peer keeps one (IPv4: ::ffff:a.b.c.d, the
+ * first four bytes; the rest zero), or -EINVAL if it is not of the device's family. */
+int urnic_gid_to_ip(const struct urnic_dev *d, const uint8_t gid[16], uint8_t ip[16]);
 int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
 		       struct urnic_peer *peer);
 
