@@ -37,13 +37,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
-
 #define RX_BATCH 64
 #define TX_BATCH 64
 #define RX_BUF 65536

@@ -65,8 +65,8 @@ static int host_by_ip(struct fabric *f, const uint8_t *ip)
 	return -1;
 }
 
-void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint8_t *buf,
-		  uint32_t len)
+void fab_icrc_fix_id(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport,
+		     uint16_t ip_id, uint8_t *buf, uint32_t len)
 {
 	struct urnic_icrc_flow flow = { 0 };
 	struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
@@ -76,7 +76,14 @@ void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, 
 	memcpy(flow.dst, dst_ip, 4);
 	flow.sport = sport;
 	flow.dport = URNIC_ROCE_UDP_PORT;
+	flow.ip_id = ip_id;
 	urnic_put_le32(buf + len - URNIC_ICRC_BYTES, urnic_icrc_flow(&flow, &frag, 1, frag.len));
+}
+
+void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint8_t *buf,
+		  uint32_t len)
+{
+	fab_icrc_fix_id(src_ip, dst_ip, sport, 0, buf, len);
 }
 
 static void trace_add(struct fabric *f, const struct fab_pktinfo *pi)

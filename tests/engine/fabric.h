@@ -191,6 +191,10 @@ void fab_inject(struct fabric *f, const uint8_t *src_ip, int dst, uint16_t sport
 		uint32_t len, bool fix_icrc);
 void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint8_t *buf,
 		  uint32_t len);
+/* The same for a sender that gave the packet IPv4 ID ip_id (IBTA A17.3.3: the ICRC
+ * covers it); fab_icrc_fix is ID 0, an unconnected DF socket's. */
+void fab_icrc_fix_id(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport,
+		     uint16_t ip_id, uint8_t *buf, uint32_t len);
 
 /* ---- memory ---- */
 

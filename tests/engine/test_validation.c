@@ -214,15 +214,7 @@ static void test_unknown_qp(void)
 /* buf's ICRC as a sender that gave the packet IPv4 ID ip_id computes it (A17.3.3). */
 static void icrc_for_ip_id(struct env *v, uint16_t ip_id)
 {
-	struct urnic_icrc_flow flow = { 0 };
-	struct urnic_frag frag = { v->buf, v->len - URNIC_ICRC_BYTES };
-
-	memcpy(flow.src, ip_of(v, 0), 4);
-	memcpy(flow.dst, ip_of(v, 1), 4);
-	flow.sport = v->sport;
-	flow.dport = URNIC_ROCE_UDP_PORT;
-	flow.ip_id = ip_id;
-	urnic_put_le32(v->buf + frag.len, urnic_icrc_flow(&flow, &frag, 1, frag.len));
+	fab_icrc_fix_id(ip_of(v, 0), ip_of(v, 1), v->sport, ip_id, v->buf, v->len);
 }
 
 /* From a source seen sending ID 0 (urnic), an ICRC right only for ID 0x2bcd is
