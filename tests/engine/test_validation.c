@@ -6,8 +6,9 @@
  * A real SEND from host 0 is captured off the fabric, then variants of it are handed
  * to host 1: bad ICRC (Annex A17.3.3), unknown destination QP, a QP in RESET/INIT
  * (10.3.1 table 90) or ERR, a wrong P_Key (10.9.3), a source address that is not the
- * connected peer, a UC or UD opcode to an RC QP, unknown opcodes, bad TVer or reserved
- * bits, and every truncation of the packet. Each is dropped with its own counter and
+ * connected peer, the multicast DestQP with no group attached, a UC or UD opcode to an
+ * RC QP, unknown opcodes, bad TVer or reserved bits, and every truncation of the
+ * packet. Each is dropped with its own counter and
  * leaves the QP exactly as it was: no packet sent, no receive consumed, the expected
  * PSN unchanged. Finally the untouched packet is delivered and works.
  */
@@ -204,6 +205,10 @@ static void test_unknown_qp(void)
 	fresh(&v);
 	set_dqpn(v.buf, (qpn & ~0xfffu) | 0x777); /* empty slot */
 	expect_drop(&v, ip_of(&v, 0), v.len, true, URNIC_CTR_drop_unknown_qp);
+	/* The multicast DestQP with no group attached here (engine/mcast.h). */
+	fresh(&v);
+	set_dqpn(v.buf, URNIC_MCAST_QPN);
+	expect_drop(&v, ip_of(&v, 0), v.len, true, URNIC_CTR_drop_mcast_no_group);
 	fresh(&v);
 	set_dqpn(v.buf, 1); /* QP1: no such QP on this device */
 	expect_drop(&v, ip_of(&v, 0), v.len, true, URNIC_CTR_drop_unknown_qp);
