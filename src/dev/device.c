@@ -437,7 +437,7 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 {
 	struct urnic_engine *e = d->eng;
 	uint64_t held;
-	bool did;
+	bool did = false;
 
 	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets];
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
@@ -446,7 +446,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 	/* ACKs may wait for an answer while the application polls (it armed no CQ since,
 	 * urnic_dev_app_idle) or did so within the engine thread's longest nap. */
 	e->app_polling = app && e->now_ns - app < APP_NAP_MAX_NS;
-	did = rx && urnic_udp_recv(d->udp, e) > 0;
+	if (rx)
+		did = urnic_udp_recv(d->udp, e, atomic_exchange(&d->forwarded_due, false)) > 0;
 	atomic_store_explicit(&d->last_rx_pkts, (uint32_t)(e->counters[URNIC_CTR_rx_packets] - rx0),
 			      memory_order_relaxed);
 	did |= urnic_engine_pass(e, deadline);
@@ -559,10 +560,14 @@ static void *engine_thread(void *arg)
 	uint32_t rx_most = 0; /* the largest receive of a pass since the thread last slept */
 
 	while (!atomic_load(&d->stop)) {
+		/* The doorbell and the share socket are watched in every sleep (while an
+		 * application polls, only this thread's passes read forwarded packets:
+		 * forwarded_due), the address's and the groups' sockets when the receive
+		 * is this thread's job. */
 		struct pollfd fds[3 + URNIC_MAX_MCAST_GRP] = {
 			{ .fd = d->wake_fd, .events = POLLIN },
-			{ .fd = d->udp->fd, .events = POLLIN },
 			{ .fd = d->udp->share.fd, .events = POLLIN },
+			{ .fd = d->udp->fd, .events = POLLIN },
 		};
 		uint64_t deadline, now, app, wait_ns = 0;
 		struct timespec ts;
@@ -577,6 +582,7 @@ static void *engine_thread(void *arg)
 			if (gfd >= 0)
 				fds[nfds++] = (struct pollfd){ .fd = gfd, .events = POLLIN };
 		}
+		atomic_store(&d->forwarded_due, true);
 		pass_combined(d, true, true, &did);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_rx_pkts, memory_order_relaxed);
@@ -597,6 +603,7 @@ static void *engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
+		atomic_store(&d->forwarded_due, true);
 		ran = pass_combined(d, true, true, &did);
 		if (did) {
 			atomic_store(&d->sleeping, 0);
@@ -610,14 +617,14 @@ static void *engine_thread(void *arg)
 			wait_ns = deadline > now ? deadline - now : 1;
 		if (app_polls &&
 		    (!ran || atomic_load_explicit(&d->last_awaits, memory_order_relaxed))) {
-			nfds = 1; /* an application is polling: the socket is its job */
+			nfds = 2; /* an application is polling: the socket is its job */
 			if (!wait_ns || nap < wait_ns)
 				wait_ns = nap;
 			nap = nap * 2 < APP_NAP_MAX_NS ? nap * 2 : APP_NAP_MAX_NS;
 		} else {
 			nap = APP_ACTIVE_NS;
 			if (!ran) { /* a doorbell's pass: look again soon */
-				nfds = 1;
+				nfds = 2;
 				if (!wait_ns || BUSY_RETRY_NS < wait_ns)
 					wait_ns = BUSY_RETRY_NS;
 			}

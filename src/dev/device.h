@@ -73,6 +73,9 @@ struct urnic_dev {
 	_Atomic uint64_t sleep_deadline; /* when the sleeping engine wakes by itself, 0: never */
 	_Atomic uint64_t app_poll_ns; /* when an application thread last drove the pipeline */
 	_Atomic bool pass_wanted; /* a pass was asked for while the lock was taken */
+	/* The next pass reads the packets other processes forwarded here (the engine
+	 * thread asks for that; an application's passes skip the second recvmmsg). */
+	_Atomic bool forwarded_due;
 	_Atomic uint64_t last_deadline; /* the last pass's timer deadline, 0: none */
 	/* The same, with a held ACK's deadline relaxed by the engine thread's longest nap:
 	 * a sleeping engine thread is woken for this one only. */

@@ -478,7 +478,7 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 	return n;
 }
 
-int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
+int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded)
 {
 	int n = 0;
 
@@ -494,7 +494,7 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e)
 		if (fd >= 0)
 			n += recv_batch(u, e, fd, u->groups[g].ip);
 	}
-	return n + recv_forwarded(u, e);
+	return forwarded ? n + recv_forwarded(u, e) : n;
 }
 
 static uint32_t pkt_bytes(const struct urnic_txpkt *p)

@@ -98,9 +98,10 @@ uint64_t urnic_udp_deadline(const struct urnic_udp *u);
 uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport);
 
 /* Receives one batch without blocking and hands each datagram to the engine, after
- * the held packets of the faulty wire that are due at e->now_ns. Returns the number
- * received and released. */
-int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e);
+ * the held packets of the faulty wire that are due at e->now_ns; with `forwarded`, also
+ * the packets other processes on this address forwarded here (share.h: a second
+ * recvmmsg, on the share socket). Returns the number received and released. */
+int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded);
 
 /* Joins the multicast group at ip (4 or 16 bytes as u->ipv6) on this address's
  * interface: a socket bound to the group and port 4791 that urnic_udp_recv reads too.

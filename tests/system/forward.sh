@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# forward.sh - packets the reuseport steering hands to the wrong process on a shared
+# address reach their QP's owner through the forwarding socket (transport/share.h).
+#
+#   forward.sh: three ibv_rc_pingpong servers on one address (127.0.0.2). A claims
+#   slot 0, B slot 1; A leaves, so the kernel moves B to index 0 of the reuseport
+#   group; C claims slot 0 again but is index 1. Every packet for C's QPs is then
+#   steered to B, which forwards it to C. A client on 127.0.0.3 runs 200 checked
+#   4 KiB round trips with C (both sides exit 0, no invalid data, no ICRC or header
+#   drops); then a client finishes B's single round, and B's counters must show
+#   rx_forwarded > 0 (else the steering did not miss and nothing was tested).
+# Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
+. "$(dirname "$0")/common.sh"
+sys_setup "$@"
+pp_chk_probe
+PORT_A=$((PP_PORT + 1))
+PORT_B=$((PP_PORT + 2))
+W=$SYS_WORK
+
+# server NAME PORT OPTS...: a server on SRV_ADDR, listening when this returns
+server() {
+	_name=$1
+	_port=$2
+	shift 2
+	# shellcheck disable=SC2086
+	(ibv "$SRV_ADDR" ibv_rc_pingpong -g 1 -p "$_port" $PP_CHK "$@") >"$W/$_name.log" 2>&1 &
+	SRV_PID=$!
+	track $SRV_PID
+	wait_listen $SRV_PID "$_port" 10 || fail "server $_name not listening on $_port"
+}
+
+# client NAME PORT OPTS...: a client of the server on PORT, run to its end
+client() {
+	_name=$1
+	_port=$2
+	shift 2
+	# shellcheck disable=SC2086
+	(ibv "$CLI_ADDR" ibv_rc_pingpong -g 1 -p "$_port" $PP_CHK "$@" "$SRV_ADDR") \
+		>"$W/$_name.log" 2>&1 &
+	_cpid=$!
+	track $_cpid
+	wait_exit $_cpid 60 || fail "client $_name exited with status $?"
+}
+
+# ok NAME: the log of a finished pingpong shows a clean run
+ok() {
+	grep -q 'bytes in .* seconds' "$W/$1.log" || fail "$1: no 'bytes in ... seconds'"
+	! grep -q 'invalid data' "$W/$1.log" || fail "$1: payload validation failed"
+	for _c in drop_bad_icrc drop_bad_header retry_exceeded; do
+		[ "$(counter "$W/$1.log" $_c)" = 0 ] || fail "$1: $_c = $(counter "$W/$1.log" $_c)"
+	done
+}
+
+server a "$PORT_A" -n 1
+A=$SRV_PID
+server b "$PORT_B" -n 1
+B=$SRV_PID
+stop_pid $A
+say "A (slot 0) left: B (slot 1) is now index 0 of the reuseport group"
+server c "$PP_PORT" -n 200 -s 4096
+C=$SRV_PID
+client d "$PP_PORT" -n 200 -s 4096
+wait_exit $C 10 || fail "server c exited with status $?"
+ok c
+ok d
+client e "$PORT_B" -n 1
+wait_exit $B 10 || fail "server b exited with status $?"
+ok b
+fwd=$(counter "$W/b.log" rx_forwarded)
+[ "$fwd" -gt 0 ] || fail "B forwarded nothing: the steering did not miss, nothing was tested"
+say "ok: C's 200 round trips passed through B (rx_forwarded $fwd," \
+	"drop_forward_full $(counter "$W/b.log" drop_forward_full));" \
+	"$(grep -h 'iters in' "$W/d.log")"
