@@ -39,7 +39,30 @@ static socklen_t fill_addr(struct sockaddr_storage *ss, bool ipv6, const uint8_t
 	}
 }
 
-static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiver)
+/* The index of the interface that has address ip, 0 if none (getifaddrs). */
+static unsigned int ifindex_of(bool ipv6, const uint8_t *ip)
+{
+	struct ifaddrs *ifs, *i;
+	unsigned int idx = 0;
+
+	if (getifaddrs(&ifs) < 0)
+		return 0;
+	for (i = ifs; i && !idx; i = i->ifa_next) {
+		const struct sockaddr *a = i->ifa_addr;
+
+		if (!a || a->sa_family != (ipv6 ? AF_INET6 : AF_INET))
+			continue;
+		if (ipv6 ? memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, ip,
+				  16) == 0
+			 : memcmp(&((const struct sockaddr_in *)(const void *)a)->sin_addr, ip, 4) == 0)
+			idx = if_nametoindex(i->ifa_name);
+	}
+	freeifaddrs(ifs);
+	return idx;
+}
+
+static int bound_socket(bool ipv6, const uint8_t *ip, unsigned int ifindex, uint16_t port,
+			bool receiver)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = fill_addr(&ss, ipv6, ip, port);
@@ -59,10 +82,15 @@ static int bound_socket(bool ipv6, const uint8_t *ip, uint16_t port, bool receiv
 		setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	else
 		setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	/* A datagram to a multicast group leaves from this address's interface, not the
+	 * routing table's choice (the interface the group was joined on, urnic_udp_join). */
 	if (ipv6) {
+		int oif = (int)ifindex;
+
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (oif)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &oif, sizeof(oif));
 	} else {
-		/* A datagram to a multicast group leaves from this address's interface. */
 		setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, ip, 4);
 	}
 	/* Large buffers: a window of packets arrives in one burst. FORCE works as root;
@@ -114,7 +142,8 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 		urnic_share_unlock(lock);
 		return ret;
 	}
-	fd = bound_socket(ipv6, addr, URNIC_ROCE_UDP_PORT, true);
+	u->ifindex = ifindex_of(ipv6, addr);
+	fd = bound_socket(ipv6, addr, u->ifindex, URNIC_ROCE_UDP_PORT, true);
 	if (fd < 0) {
 		urnic_share_leave(&u->share);
 		urnic_share_unlock(lock);
@@ -178,33 +207,10 @@ uint64_t urnic_udp_deadline(const struct urnic_udp *u)
 	return u->fault ? urnic_fault_deadline(u->fault) : 0;
 }
 
-/* The index of the interface that has address ip, 0 if none (getifaddrs). */
-static unsigned int ifindex_of(bool ipv6, const uint8_t *ip)
-{
-	struct ifaddrs *ifs, *i;
-	unsigned int idx = 0;
-
-	if (getifaddrs(&ifs) < 0)
-		return 0;
-	for (i = ifs; i && !idx; i = i->ifa_next) {
-		const struct sockaddr *a = i->ifa_addr;
-
-		if (!a || a->sa_family != (ipv6 ? AF_INET6 : AF_INET))
-			continue;
-		if (ipv6 ? memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, ip,
-				  16) == 0
-			 : memcmp(&((const struct sockaddr_in *)(const void *)a)->sin_addr, ip, 4) == 0)
-			idx = if_nametoindex(i->ifa_name);
-	}
-	freeifaddrs(ifs);
-	return idx;
-}
-
 int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = fill_addr(&ss, u->ipv6, ip, URNIC_ROCE_UDP_PORT);
-	unsigned int ifindex = ifindex_of(u->ipv6, u->addr);
 	int one = 1, bufsz = 8 << 20, g, fd, ret;
 
 	for (g = 0; g < URNIC_MAX_MCAST_GRP && atomic_load(&u->groups[g].fd) >= 0; g++)
@@ -220,7 +226,7 @@ int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 	want_tos_ttl(fd, u->ipv6);
 	if (u->ipv6) {
-		struct ipv6_mreq mr = { .ipv6mr_interface = ifindex };
+		struct ipv6_mreq mr = { .ipv6mr_interface = u->ifindex };
 
 		memcpy(&mr.ipv6mr_multiaddr, ip, 16);
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
@@ -228,7 +234,7 @@ int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 		if (!ret)
 			ret = setsockopt(fd, IPPROTO_IPV6, IPV6_JOIN_GROUP, &mr, sizeof(mr));
 	} else {
-		struct ip_mreqn mr = { .imr_ifindex = (int)ifindex };
+		struct ip_mreqn mr = { .imr_ifindex = (int)u->ifindex };
 
 		memcpy(&mr.imr_multiaddr, ip, 4);
 		memcpy(&mr.imr_address, u->addr, 4);
@@ -278,7 +284,7 @@ uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport)
 			return sport;
 	if (u->nsports == URNIC_UDP_MAX_SPORTS)
 		return URNIC_ROCE_UDP_PORT;
-	fd = bound_socket(u->ipv6, u->addr, sport, false);
+	fd = bound_socket(u->ipv6, u->addr, u->ifindex, sport, false);
 	if (fd < 0)
 		return URNIC_ROCE_UDP_PORT; /* taken by someone else: receivers ignore it */
 	u->sports[u->nsports++] = (struct urnic_udp_sport){ sport, fd };

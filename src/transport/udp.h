@@ -50,6 +50,7 @@ struct urnic_udp {
 	int fd;
 	bool ipv6;
 	uint8_t addr[16];
+	unsigned int ifindex; /* the address's interface: multicast joins and sends */
 	uint32_t last_ovfl;
 	struct urnic_share share; /* the other processes on this address */
 	struct urnic_fault *fault; /* the faulty wire (fault.h), or NULL */

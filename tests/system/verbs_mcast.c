@@ -2,10 +2,12 @@
 /*
  * verbs_mcast.c - UD multicast as an application uses it (ibv_attach_mcast(3)), over the
  * drop-in libibverbs, with two urnic devices in one process (verbs_prog.sh --mcast: lo
- * with multicast on and a route for 224.0.0.0/4):
+ * with multicast on and a route for 224.0.0.0/4; with --ipv6, a veth pair):
  *
- *   urnic0 UD QP q0 --- datagram to 239.1.2.3, DestQP 0xFFFFFF ---> urnic1: q1, q2 (attached)
+ *   urnic0 UD QP q0 --- datagram to the group, DestQP 0xFFFFFF ---> urnic1: q1, q2 (attached)
  *                                                                     q3 (not attached)
+ *
+ * The group is 239.1.2.3 on IPv4 devices, ff0e::239:1:2:3 on IPv6 ones (--ipv6).
  *
  * The device reports its multicast limits. The documented errors: an RC QP or a unicast
  * GID is EINVAL, detaching what is not attached is EINVAL, destroying an attached QP is
@@ -106,6 +108,14 @@ static void send_group(struct rq *q0, struct ibv_ah *ah, uint32_t qkey, uint8_t 
 	CHECK(poll_one(q0->cq, &wc, 0) && wc.status == IBV_WC_SUCCESS && wc.wr_id == fill);
 }
 
+/* A RoCEv2 GID holding an IPv4 address (::ffff:a.b.c.d). */
+static int is_ipv4(const union ibv_gid *g)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return memcmp(g->raw, prefix, sizeof(prefix)) == 0;
+}
+
 /* r got the datagram filled with `fill` into receive id, from q0, GRH naming the group. */
 static void expect_recv(struct rq *r, uint64_t id, uint8_t fill, uint32_t src_qp,
 			const union ibv_gid *group)
@@ -117,8 +127,13 @@ static void expect_recv(struct rq *r, uint64_t id, uint8_t fill, uint32_t src_qp
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == id && wc.opcode == IBV_WC_RECV);
 	CHECK(wc.byte_len == 40 + MSG && wc.src_qp == src_qp && (wc.wc_flags & IBV_WC_GRH));
 	CHECK(p[40] == fill && p[40 + MSG - 1] == fill);
-	CHECK(memcmp(p + 20 + 16, group->raw + 12, 4) == 0); /* IPv4 header: destination */
-	CHECK(p[20 + 8] == HOPS);                             /* and TTL */
+	if (is_ipv4(group)) {
+		CHECK(memcmp(p + 20 + 16, group->raw + 12, 4) == 0); /* IPv4 header: destination */
+		CHECK(p[20 + 8] == HOPS);                             /* and TTL */
+	} else {
+		CHECK(memcmp(p + 24, group->raw, 16) == 0); /* IPv6 header: destination */
+		CHECK(p[7] == HOPS);                        /* and hop limit */
+	}
 }
 
 int main(void)
@@ -126,8 +141,10 @@ int main(void)
 	struct ibv_device **list;
 	struct ibv_context *ctx[2];
 	struct ibv_device_attr da;
-	union ibv_gid group = { .raw = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
-	union ibv_gid gid1;
+	union ibv_gid group4 = { .raw = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
+	union ibv_gid group6 = { .raw = { 0xff, 0x0e, [8] = 0x02, [9] = 0x39, [11] = 1,
+					  [13] = 2, [15] = 3 } };
+	union ibv_gid group, gid1;
 	struct rq q0, q1, q2, q3, rc;
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
 	struct ibv_ah *ah;
@@ -158,6 +175,7 @@ int main(void)
 	q3 = ud(ctx[1], 1, IBV_QPT_UD);
 	rc = ud(ctx[1], 1, IBV_QPT_RC);
 	CHECK(ibv_query_gid(ctx[1], 1, 1, &gid1) == 0);
+	group = is_ipv4(&gid1) ? group4 : group6;
 
 	CHECK(ibv_attach_mcast(rc.qp, &group, 0) == EINVAL);   /* not UD */
 	CHECK(ibv_attach_mcast(q1.qp, &gid1, 0) == EINVAL);    /* not multicast */
@@ -182,7 +200,8 @@ int main(void)
 	expect_recv(&q1, 0, 0x31, q0.qp->qp_num, &group);
 	expect_recv(&q2, 2, 0x31, q0.qp->qp_num, &group);
 	CHECK(!poll_one(q3.cq, &wc, 1));
-	printf("ok one SEND to 239.1.2.3 reached both attached QPs, not the third\n");
+	printf("ok one SEND to %s reached both attached QPs, not the third\n",
+	       is_ipv4(&group) ? "239.1.2.3" : "ff0e::239:1:2:3");
 
 	CHECK(ibv_detach_mcast(q2.qp, &group, 0) == 0);
 	send_group(&q0, ah, QKEY, 0x32);
