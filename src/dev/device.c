@@ -420,16 +420,20 @@ static void flush_tx(struct urnic_engine *e)
 /* After its last work the engine thread polls on for spin_ns (URNIC_SPIN_US, default
  * URNIC_DEFAULT_SPIN_NS) before it sleeps, but only while it owns the socket (no
  * application polling: two spinning threads per process on two vCPUs took the CPU the
- * applications needed) and while the traffic is light, no pass having received more
- * than SPIN_LIGHT_PKTS packets since it last slept. A request/response peer (the READ
+ * applications needed) and while the traffic is light, no pass having received or
+ * sent more than SPIN_LIGHT_PKTS packets since it last slept. A request/response peer (the READ
  * responder of ib_read_lat, an event-driven ibv_rc_pingpong) then finds it awake
  * instead of paying a wake-up on the other vCPU (~30 us here); a bulk stream keeps
  * the sleeping receiver, whose wake-up lets a large batch gather (polling, it took the
- * packets a few at a time and ib_write_bw halved). */
+ * packets a few at a time and ib_write_bw halved), and the sleeping sender, whose
+ * passes find a few ACKs each (spinning for them, it took a quarter of a vCPU from
+ * the peer and the application). */
 #define SPIN_LIGHT_PKTS 4
 /* The engine thread found a doorbell's pass running (no application polling): look
  * again this soon. */
 #define BUSY_RETRY_NS 20000ull
+/* ... and twice as long each time it finds another one running, up to this. */
+#define BUSY_RETRY_MAX_NS 200000ull
 
 /* One pass of the NIC pipeline (without the receive if !rx: a doorbell's). Returns
  * true if it did anything. The caller holds the device lock. */
@@ -439,7 +443,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 	uint64_t held;
 	bool did = false;
 
-	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets];
+	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets], tx0 = e->counters[URNIC_CTR_tx_packets];
+	uint64_t rxn, txn;
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
 
 	e->now_ns = urnic_dev_now_ns();
@@ -448,8 +453,6 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 	e->app_polling = app && e->now_ns - app < APP_NAP_MAX_NS;
 	if (rx)
 		did = urnic_udp_recv(d->udp, e, atomic_exchange(&d->forwarded_due, false)) > 0;
-	atomic_store_explicit(&d->last_rx_pkts, (uint32_t)(e->counters[URNIC_CTR_rx_packets] - rx0),
-			      memory_order_relaxed);
 	did |= urnic_engine_pass(e, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
@@ -458,6 +461,10 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 		flush_tx(e);
 		did = true;
 	}
+	rxn = e->counters[URNIC_CTR_rx_packets] - rx0;
+	txn = e->counters[URNIC_CTR_tx_packets] - tx0;
+	atomic_store_explicit(&d->last_pass_pkts, (uint32_t)(rxn > txn ? rxn : txn),
+			      memory_order_relaxed);
 	if (did && d->shm_counters) {
 		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
 		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qp_end;
@@ -556,8 +563,8 @@ static void *engine_thread(void *arg)
 {
 	struct urnic_dev *d = arg;
 	uint64_t idle_since = urnic_dev_now_ns();
-	uint64_t nap = APP_ACTIVE_NS;
-	uint32_t rx_most = 0; /* the largest receive of a pass since the thread last slept */
+	uint64_t nap = APP_ACTIVE_NS, busy_nap = BUSY_RETRY_NS;
+	uint32_t pkts_most = 0; /* the most packets a pass received or sent since the last sleep */
 
 	while (!atomic_load(&d->stop)) {
 		/* The doorbell and the share socket are watched in every sleep (while an
@@ -583,22 +590,26 @@ static void *engine_thread(void *arg)
 				fds[nfds++] = (struct pollfd){ .fd = gfd, .events = POLLIN };
 		}
 		atomic_store(&d->forwarded_due, true);
-		pass_combined(d, true, true, &did);
+		ran = pass_combined(d, true, true, &did);
 		if (did) {
-			uint32_t got = atomic_load_explicit(&d->last_rx_pkts, memory_order_relaxed);
+			uint32_t got = atomic_load_explicit(&d->last_pass_pkts, memory_order_relaxed);
 
 			idle_since = urnic_dev_now_ns();
-			if (got > rx_most)
-				rx_most = got;
+			if (got > pkts_most)
+				pkts_most = got;
 			continue;
 		}
 		now = urnic_dev_now_ns();
 		app = atomic_load(&d->app_poll_ns);
 		app_polls = app && now - app < APP_ACTIVE_NS;
-		/* Poll on while the socket is ours and the traffic is light: see SPIN_LIGHT_PKTS. */
-		if (!app_polls && rx_most <= SPIN_LIGHT_PKTS && now - idle_since < d->spin_ns)
+		/* Poll on while the socket is ours and the traffic is light: see SPIN_LIGHT_PKTS.
+		 * Not while an application thread holds the pipeline (ran: false): its
+		 * passes run ours (pass_wanted), and spinning for the lock took the CPU the
+		 * application's sends needed. */
+		if (ran && !app_polls && pkts_most <= SPIN_LIGHT_PKTS &&
+		    now - idle_since < d->spin_ns)
 			continue;
-		rx_most = 0;
+		pkts_most = 0;
 		/* Going to sleep: announce it, then look once more, so that a doorbell
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
@@ -610,6 +621,8 @@ static void *engine_thread(void *arg)
 			idle_since = urnic_dev_now_ns();
 			continue;
 		}
+		if (ran)
+			busy_nap = BUSY_RETRY_NS;
 		/* Not ran: an application thread is in a pass and runs ours after it. */
 		deadline = atomic_load_explicit(&d->last_deadline, memory_order_relaxed);
 		now = urnic_dev_now_ns();
@@ -625,8 +638,10 @@ static void *engine_thread(void *arg)
 			nap = APP_ACTIVE_NS;
 			if (!ran) { /* a doorbell's pass: look again soon */
 				nfds = 2;
-				if (!wait_ns || BUSY_RETRY_NS < wait_ns)
-					wait_ns = BUSY_RETRY_NS;
+				if (!wait_ns || busy_nap < wait_ns)
+					wait_ns = busy_nap;
+				busy_nap = busy_nap * 2 < BUSY_RETRY_MAX_NS ? busy_nap * 2
+									 : BUSY_RETRY_MAX_NS;
 			}
 		}
 		/* Publish when we wake, then look at the deadline once more: a pass that

@@ -81,7 +81,7 @@ struct urnic_dev {
 	 * a sleeping engine thread is woken for this one only. */
 	_Atomic uint64_t last_kick_deadline;
 	_Atomic bool last_awaits; /* urnic_engine_app_awaits() after the last pass */
-	_Atomic uint32_t last_rx_pkts; /* packets the last pass received */
+	_Atomic uint32_t last_pass_pkts; /* packets the last pass received, or sent if more */
 	int wake_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
