@@ -598,6 +598,15 @@ void expect_silence(const char *what)
 	}
 }
 
+/* What packets the target must drop without a word leave: silence on our socket, and not
+ * one packet sent since snapshot s, as a reply sent to another address (the spoofed one)
+ * never reaches our socket. */
+void expect_silent_drop(const struct urnic_ctrfile *s, const char *what)
+{
+	expect_silence(what);
+	EXPECT_CTR(*s, "tx_packets", 0);
+}
+
 void expect_nak(int qi, uint32_t psn, uint8_t syndrome, const char *what)
 {
 	expect_reply(qi, URNIC_OP_RC_ACKNOWLEDGE, psn, syndrome, A.qp[qi].msn, what);

@@ -161,6 +161,7 @@ void describe(char *s, size_t cap);
 bool expect_reply(int qi, uint8_t opcode, uint32_t psn, int syndrome, int64_t msn,
 		  const char *what);
 void expect_silence(const char *what);
+void expect_silent_drop(const struct urnic_ctrfile *s, const char *what);
 void expect_nak(int qi, uint32_t psn, uint8_t syndrome, const char *what);
 void expect_qp_state(int qi, const char *state);
 
