@@ -46,14 +46,34 @@ static void env_close(struct env *v)
 	fab_pair_close(&v->p);
 }
 
-static struct fab_rule *drop(struct env *v, int src, uint8_t opcode, uint32_t skip)
+/* One packet of opcode from host src, the one after skip others of it, meets action. */
+static struct fab_rule *fault(struct env *v, int src, uint8_t opcode, uint32_t skip,
+			      enum fab_action action)
 {
 	return fab_add_rule(v->p.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE,
 							.src = src,
 							.opcode = opcode,
 							.skip = skip,
 							.count = 1,
-							.action = FAB_DROP });
+							.action = action });
+}
+
+static struct fab_rule *drop(struct env *v, int src, uint8_t opcode, uint32_t skip)
+{
+	return fault(v, src, opcode, skip, FAB_DROP);
+}
+
+/* Posts wr on a and runs until it completed and the fabric is quiet: it must have
+ * succeeded as wc_opcode, with its one SGE's length. */
+static void complete_one(struct env *v, const struct fab_send_wr *wr,
+			 enum urnic_wc_opcode wc_opcode)
+{
+	struct urnic_cqe sc;
+
+	CHECK_EQ(fab_post_send(v->p.a, wr), 0);
+	fab_wait_cqes(v->p.f, &v->p.a->scq, &sc, 1);
+	fabric_settle(v->p.f);
+	CHECK_CQE(sc, wr->wr_id, URNIC_WC_SUCCESS, wc_opcode, wr->sge[0].length);
 }
 
 /* One SEND of len bytes with a receive posted; returns after both completions. */
@@ -140,6 +160,7 @@ static void test_drop_last_packet_timeout(void)
 static void test_drop_ack_timeout_reack(void)
 {
 	struct env v;
+	struct urnic_cqe rc;
 	struct urnic_sge rs;
 
 	env_open(&v, 1024, 4);
@@ -147,22 +168,15 @@ static void test_drop_ack_timeout_reack(void)
 	CHECK_EQ(fab_post_recv(v.p.b, 99, &rs, 1), 0);
 	CHECK_EQ(fab_post_recv(v.p.b, 100, &rs, 1), 0); /* must stay posted */
 	drop(&v, 1, URNIC_OP_RC_ACKNOWLEDGE, 0);
-	{
-		struct urnic_cqe sc, rc;
-
-		CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
-								     .opcode = URNIC_WR_SEND,
-								     .num_sge = 1,
-								     .sge = { fab_sge(v.la.mr, 0,
-										      100) } }),
-			 0);
-		fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
-		fabric_settle(v.p.f);
-		CHECK_CQE(sc, 1, URNIC_WC_SUCCESS, URNIC_WC_SEND, 100);
-		CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 1);
-		CHECK_CQE(rc, 99, URNIC_WC_SUCCESS, URNIC_WC_RECV, 100);
-		CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 0);
-	}
+	complete_one(&v,
+		     &(struct fab_send_wr){ .wr_id = 1,
+					    .opcode = URNIC_WR_SEND,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v.la.mr, 0, 100) } },
+		     URNIC_WC_SEND);
+	CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 1);
+	CHECK_CQE(rc, 99, URNIC_WC_SUCCESS, URNIC_WC_RECV, 100);
+	CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 0);
 	CHECK(memcmp(v.ra.p + 4096, v.la.p, 100) == 0);
 	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retry_timeout), 1);
 	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retransmit_pkts), 1);
@@ -178,17 +192,14 @@ static void read_and_check(struct env *v, uint64_t id, uint32_t len)
 	struct urnic_cqe sc;
 
 	memset(v->la.p + 65536, 0, len);
-	CHECK_EQ(fab_post_send(v->p.a,
-			       &(struct fab_send_wr){ .wr_id = id,
-						      .opcode = URNIC_WR_RDMA_READ,
-						      .remote_addr = v->ra.mr->iova + 1000,
-						      .rkey = v->ra.mr->key,
-						      .num_sge = 1,
-						      .sge = { fab_sge(v->la.mr, 65536, len) } }),
-		 0);
-	fab_wait_cqes(v->p.f, &v->p.a->scq, &sc, 1);
-	fabric_settle(v->p.f);
-	CHECK_CQE(sc, id, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, len);
+	complete_one(v,
+		     &(struct fab_send_wr){ .wr_id = id,
+					    .opcode = URNIC_WR_RDMA_READ,
+					    .remote_addr = v->ra.mr->iova + 1000,
+					    .rkey = v->ra.mr->key,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v->la.mr, 65536, len) } },
+		     URNIC_WC_RDMA_READ);
 	CHECK_EQ(fab_poll(&v->p.a->scq, &sc, 1), 0);
 	CHECK(memcmp(v->la.p + 65536, v->ra.p + 1000, len) == 0);
 }
@@ -252,24 +263,20 @@ static void test_drop_read_response_first_and_last(void)
 static void test_drop_atomic_ack_replayed(void)
 {
 	struct env v;
-	struct urnic_cqe sc;
 	uint64_t x = 40, got;
 
 	env_open(&v, 1024, 9);
 	memcpy(v.ra.p + 64, &x, 8);
 	drop(&v, 1, URNIC_OP_RC_ATOMIC_ACKNOWLEDGE, 0);
-	CHECK_EQ(
-		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
-							    .opcode = URNIC_WR_ATOMIC_FETCH_AND_ADD,
-							    .remote_addr = v.ra.mr->iova + 64,
-							    .rkey = v.ra.mr->key,
-							    .compare_add = 2,
-							    .num_sge = 1,
-							    .sge = { fab_sge(v.la.mr, 0, 8) } }),
-		0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
-	fabric_settle(v.p.f);
-	CHECK_CQE(sc, 1, URNIC_WC_SUCCESS, URNIC_WC_FETCH_ADD, 8);
+	complete_one(&v,
+		     &(struct fab_send_wr){ .wr_id = 1,
+					    .opcode = URNIC_WR_ATOMIC_FETCH_AND_ADD,
+					    .remote_addr = v.ra.mr->iova + 64,
+					    .rkey = v.ra.mr->key,
+					    .compare_add = 2,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v.la.mr, 0, 8) } },
+		     URNIC_WC_FETCH_ADD);
 	memcpy(&got, v.la.p, 8);
 	CHECK_EQ(got, 40);
 	memcpy(&x, v.ra.p + 64, 8);
@@ -278,6 +285,20 @@ static void test_drop_atomic_ack_replayed(void)
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_dup_request), 1);
 	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retry_timeout), 1);
 	env_close(&v);
+}
+
+/* SENDs first..last, each 1000 bytes from la + 1000 * i and WR ID i. */
+static void post_sends(struct env *v, int first, int last)
+{
+	for (int i = first; i <= last; i++)
+		CHECK_EQ(fab_post_send(
+				 v->p.a,
+				 &(struct fab_send_wr){
+					 .wr_id = (uint64_t)i,
+					 .opcode = URNIC_WR_SEND,
+					 .num_sge = 1,
+					 .sge = { fab_sge(v->la.mr, 1000 * (uint64_t)i, 1000) } }),
+			 0);
 }
 
 /*
@@ -307,15 +328,7 @@ static void test_lost_read_response_and_send_keep_psns_in_step(void)
 						      .num_sge = 1,
 						      .sge = { fab_sge(v.la.mr, 500000, 512) } }),
 		 0);
-	for (int i = 1; i <= 3; i++)
-		CHECK_EQ(fab_post_send(
-				 v.p.a,
-				 &(struct fab_send_wr){
-					 .wr_id = (uint64_t)i,
-					 .opcode = URNIC_WR_SEND,
-					 .num_sge = 1,
-					 .sge = { fab_sge(v.la.mr, 1000 * (uint64_t)i, 1000) } }),
-			 0);
+	post_sends(&v, 1, 3);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, sc, 4);
 	fabric_settle(v.p.f);
 	CHECK_CQE(sc[0], 0, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 512);
@@ -324,15 +337,7 @@ static void test_lost_read_response_and_send_keep_psns_in_step(void)
 	CHECK_EQ(v.p.a->qp.req.psn, v.p.b->qp.resp.epsn);
 	CHECK_EQ(v.p.a->qp.comp.psn, v.p.a->qp.req.psn);
 	/* Three more SENDs after the recovery: all must be delivered. */
-	for (int i = 4; i <= 6; i++)
-		CHECK_EQ(fab_post_send(
-				 v.p.a,
-				 &(struct fab_send_wr){
-					 .wr_id = (uint64_t)i,
-					 .opcode = URNIC_WR_SEND,
-					 .num_sge = 1,
-					 .sge = { fab_sge(v.la.mr, 1000 * (uint64_t)i, 1000) } }),
-			 0);
+	post_sends(&v, 4, 6);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, sc, 3);
 	fab_wait_cqes(v.p.f, &v.p.b->rcq, rc, 6);
 	fabric_settle(v.p.f);
@@ -351,12 +356,7 @@ static void test_corrupt_packet_dropped_and_recovered(void)
 	struct env v;
 
 	env_open(&v, 256, 11);
-	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE,
-						.src = 0,
-						.opcode = URNIC_OP_RC_SEND_MIDDLE,
-						.skip = 5,
-						.count = 1,
-						.action = FAB_CORRUPT });
+	fault(&v, 0, URNIC_OP_RC_SEND_MIDDLE, 5, FAB_CORRUPT);
 	send_and_check(&v, 1, 5000);
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_drop_bad_icrc), 1);
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_nak_seq_sent), 1);
@@ -370,13 +370,7 @@ static void test_reordered_packet(void)
 	struct env v;
 
 	env_open(&v, 256, 12);
-	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE,
-						.src = 0,
-						.opcode = URNIC_OP_RC_SEND_MIDDLE,
-						.skip = 3,
-						.count = 1,
-						.action = FAB_HOLD,
-						.hold = 2 });
+	fault(&v, 0, URNIC_OP_RC_SEND_MIDDLE, 3, FAB_HOLD)->hold = 2;
 	send_and_check(&v, 1, 5000);
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_nak_seq_sent), 1);
 	env_close(&v);
@@ -386,23 +380,19 @@ static void test_reordered_packet(void)
 static void test_drop_by_index(void)
 {
 	struct env v;
-	struct urnic_cqe sc;
 
 	env_open(&v, 512, 13);
 	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_INDEX,
 						.index = v.p.f->npkts + 2,
 						.action = FAB_DROP });
-	CHECK_EQ(
-		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
-							    .opcode = URNIC_WR_RDMA_WRITE,
-							    .remote_addr = v.ra.mr->iova,
-							    .rkey = v.ra.mr->key,
-							    .num_sge = 1,
-							    .sge = { fab_sge(v.la.mr, 0, 3000) } }),
-		0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
-	fabric_settle(v.p.f);
-	CHECK_CQE(sc, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 3000);
+	complete_one(&v,
+		     &(struct fab_send_wr){ .wr_id = 1,
+					    .opcode = URNIC_WR_RDMA_WRITE,
+					    .remote_addr = v.ra.mr->iova,
+					    .rkey = v.ra.mr->key,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v.la.mr, 0, 3000) } },
+		     URNIC_WC_RDMA_WRITE);
 	CHECK(memcmp(v.ra.p, v.la.p, 3000) == 0);
 	CHECK_EQ(v.p.f->rules[0].hits, 1);
 	CHECK_EQ(v.p.f->trace[2].opcode, URNIC_OP_RC_RDMA_WRITE_MIDDLE);
@@ -418,7 +408,7 @@ static void test_drop_by_index(void)
 static void test_delayed_past_timeout(void)
 {
 	struct env v;
-	struct urnic_cqe sc, rc;
+	struct urnic_cqe rc;
 	struct urnic_sge rs;
 
 	env_open(&v, 1024, 14);
@@ -430,14 +420,12 @@ static void test_delayed_past_timeout(void)
 						.count = 1,
 						.action = FAB_DELAY,
 						.delay_ns = 2 * v.rto_ns });
-	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 3,
-							     .opcode = URNIC_WR_SEND,
-							     .num_sge = 1,
-							     .sge = { fab_sge(v.la.mr, 0, 300) } }),
-		 0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
-	fabric_settle(v.p.f);
-	CHECK_CQE(sc, 3, URNIC_WC_SUCCESS, URNIC_WC_SEND, 300);
+	complete_one(&v,
+		     &(struct fab_send_wr){ .wr_id = 3,
+					    .opcode = URNIC_WR_SEND,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v.la.mr, 0, 300) } },
+		     URNIC_WC_SEND);
 	CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 1);
 	CHECK_CQE(rc, 1, URNIC_WC_SUCCESS, URNIC_WC_RECV, 300);
 	CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 0);
@@ -543,7 +531,6 @@ static void test_small_queues_wrap_under_loss(void)
 static void test_big_read_with_losses(void)
 {
 	struct env v;
-	struct urnic_cqe sc;
 
 	env_open(&v, 256, 16);
 	for (uint32_t k = 0; k < 3; k++)
@@ -552,16 +539,14 @@ static void test_big_read_with_losses(void)
 							.psn = 0x100 + 700 + 1300 * k,
 							.count = 1,
 							.action = FAB_DROP });
-	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
-							     .opcode = URNIC_WR_RDMA_READ,
-							     .remote_addr = v.ra.mr->iova,
-							     .rkey = v.ra.mr->key,
-							     .num_sge = 1,
-							     .sge = { fab_sge(v.la.mr, 0, BUF) } }),
-		 0);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
-	fabric_settle(v.p.f);
-	CHECK_CQE(sc, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, BUF);
+	complete_one(&v,
+		     &(struct fab_send_wr){ .wr_id = 1,
+					    .opcode = URNIC_WR_RDMA_READ,
+					    .remote_addr = v.ra.mr->iova,
+					    .rkey = v.ra.mr->key,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v.la.mr, 0, BUF) } },
+		     URNIC_WC_RDMA_READ);
 	CHECK(memcmp(v.la.p, v.ra.p, BUF) == 0);
 	for (int k = 0; k < 3; k++)
 		CHECK_EQ(v.p.f->rules[k].hits, 1);
