@@ -262,48 +262,48 @@ static void test_flush(void)
 	env_close(&v);
 }
 
+/* FLUSHes refused, each on a fresh pair: the region's and the responder QP's rights,
+ * the request (range, placement type, level, R_Key bits flipped) and its status. */
 static void test_flush_errors(void)
 {
-	struct env v;
-	struct fab_send_wr w;
+	static const struct {
+		uint32_t rb_access, qp_access;
+		uint64_t off, len;
+		uint8_t type, level;
+		uint32_t rkey_flip;
+		enum urnic_wc_status status;
+	} cases[] = {
+		/* The region lacks IBV_ACCESS_FLUSH_GLOBAL: NAK remote access error. */
+		{ FAB_ALL_ACCESS, QP_ALL, 0, 64, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE, 0,
+		  URNIC_WC_REM_ACCESS_ERR },
+		/* The QP lacks it: NAK invalid request (rxe check_qp_attr_access). */
+		{ RB_ALL, FAB_ALL_ACCESS, 0, 64, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE, 0,
+		  URNIC_WC_REM_INV_REQ_ERR },
+		/* Persistence is not offered: no region or QP can grant it. */
+		{ RB_ALL, QP_ALL, 0, 64, URNIC_FLUSH_PERSISTENT, URNIC_FLUSH_LEVEL_RANGE, 0,
+		  URNIC_WC_REM_INV_REQ_ERR },
+		/* A range outside the region. */
+		{ RB_ALL, QP_ALL, 8000, 4096, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE, 0,
+		  URNIC_WC_REM_ACCESS_ERR },
+		/* A bad R_Key even for the whole region. */
+		{ RB_ALL, QP_ALL, 0, 0, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_MR, 0x10000,
+		  URNIC_WC_REM_ACCESS_ERR },
+		/* Reserved placement type or level: refused before anything is sent. */
+		{ RB_ALL, QP_ALL, 0, 64, 4, URNIC_FLUSH_LEVEL_RANGE, 0, URNIC_WC_LOC_QP_OP_ERR },
+	};
 
-	/* The region lacks IBV_ACCESS_FLUSH_GLOBAL: NAK remote access error. */
-	env_open(&v, FAB_ALL_ACCESS, QP_ALL, 20);
-	w = flush(&v, 0, 64, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE);
-	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_REM_ACCESS_ERR);
-	env_close(&v);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct env v;
+		struct fab_send_wr w;
 
-	/* The QP lacks it: NAK invalid request (rxe check_qp_attr_access). */
-	env_open(&v, RB_ALL, FAB_ALL_ACCESS, 21);
-	w = flush(&v, 0, 64, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE);
-	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_REM_INV_REQ_ERR);
-	env_close(&v);
-
-	/* Persistence is not offered: no region or QP can grant it. */
-	env_open(&v, RB_ALL, QP_ALL, 22);
-	w = flush(&v, 0, 64, URNIC_FLUSH_PERSISTENT, URNIC_FLUSH_LEVEL_RANGE);
-	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_REM_INV_REQ_ERR);
-	env_close(&v);
-
-	/* A range outside the region. */
-	env_open(&v, RB_ALL, QP_ALL, 23);
-	w = flush(&v, 8000, 4096, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE);
-	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_REM_ACCESS_ERR);
-	env_close(&v);
-
-	/* A bad R_Key even for the whole region. */
-	env_open(&v, RB_ALL, QP_ALL, 24);
-	w = flush(&v, 0, 0, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_MR);
-	w.rkey ^= 0x10000;
-	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_REM_ACCESS_ERR);
-	env_close(&v);
-
-	/* Reserved placement type or level: refused before anything is sent. */
-	env_open(&v, RB_ALL, QP_ALL, 25);
-	w = flush(&v, 0, 64, 4, URNIC_FLUSH_LEVEL_RANGE);
-	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_LOC_QP_OP_ERR);
-	CHECK_EQ(count_from(v.p.f, 0, URNIC_OP_RC_FLUSH, 0), 0);
-	env_close(&v);
+		env_open(&v, cases[i].rb_access, cases[i].qp_access, 20 + i);
+		w = flush(&v, cases[i].off, cases[i].len, cases[i].type, cases[i].level);
+		w.rkey ^= cases[i].rkey_flip;
+		CHECK_EQ(run_one(&v, &w).status, cases[i].status);
+		if (cases[i].status == URNIC_WC_LOC_QP_OP_ERR)
+			CHECK_EQ(count_from(v.p.f, 0, URNIC_OP_RC_FLUSH, 0), 0);
+		env_close(&v);
+	}
 }
 
 /* The responder's FETH checks, against a request made on the wire: a reserved
