@@ -29,6 +29,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_side.h"
 
 #define FAILS_WITH(call, err)                                                            \
 	do {                                                                             \
@@ -38,29 +39,11 @@
 
 enum { READ_LEN = 65536, NREADS = 16 };
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-};
-
-static void side_open(struct side *s, struct ibv_device *dev)
+/* Each device's end: a CQ for the QPs below, NREADS READs' worth of memory. */
+static void side_open_reads(struct side *s, struct ibv_device *dev)
 {
-	s->ctx = ibv_open_device(dev);
-	CHECK(s->ctx);
-	s->pd = ibv_alloc_pd(s->ctx);
-	CHECK(s->pd);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	CHECK(s->cq);
-	s->buf = calloc(1, (size_t)READ_LEN * NREADS);
-	CHECK(s->buf);
-	s->mr = ibv_reg_mr(s->pd, s->buf, (size_t)READ_LEN * NREADS,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	CHECK(s->mr);
-	CHECK(ibv_query_gid(s->ctx, 1, 1, &s->gid) == 0);
+	side_open(s, dev, 256, (size_t)READ_LEN * NREADS,
+		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 }
 
 static struct ibv_qp *rc_qp(struct side *s, uint32_t depth)
@@ -194,7 +177,7 @@ int main(void)
 	unlink(path);
 	CHECK(list && n >= 2);
 
-	side_open(&s0, list[0]);
+	side_open_reads(&s0, list[0]);
 	CHECK(ibv_query_device(s0.ctx, &da) == 0);
 	CHECK(da.max_qp == 4); /* URNIC_LIMITS wins over the file's 6 */
 	CHECK(da.max_cqe == 1000 && da.max_srq_wr == 32); /* from the file */
@@ -262,7 +245,7 @@ int main(void)
 	printf("ok max_srq (ENOMEM) and max_srq_wr (EINVAL) enforced\n");
 
 	/* READs over the wire, within and beyond the responder's resources. */
-	side_open(&s1, list[1]);
+	side_open_reads(&s1, list[1]);
 	a = rc_qp(&s0, NREADS);
 	b = rc_qp(&s1, 1);
 	CHECK(a && b);
@@ -293,13 +276,8 @@ int main(void)
 	       ibv_wc_status_str(first_error));
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 
-	for (struct side *s = &s0; s; s = s == &s0 ? &s1 : NULL) {
-		CHECK(ibv_dereg_mr(s->mr) == 0);
-		CHECK(ibv_destroy_cq(s->cq) == 0);
-		CHECK(ibv_dealloc_pd(s->pd) == 0);
-		CHECK(ibv_close_device(s->ctx) == 0);
-		free(s->buf);
-	}
+	side_close(&s0);
+	side_close(&s1);
 	ibv_free_device_list(list);
 	printf("ok\n");
 	return 0;

@@ -26,44 +26,12 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_side.h"
 
 #define QKEY 0x11111111u
 /* DSCP 26 with ECT(0): the AH's traffic class must reach the IP header's TOS. */
 #define TCLASS 0x6a
 #define MSG 1000
-
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-};
-
-static void side_open(struct side *s, struct ibv_device *dev)
-{
-	s->ctx = ibv_open_device(dev);
-	CHECK(s->ctx);
-	s->pd = ibv_alloc_pd(s->ctx);
-	CHECK(s->pd);
-	s->cq = ibv_create_cq(s->ctx, 64, NULL, NULL, 0);
-	CHECK(s->cq);
-	s->buf = calloc(1, 65536);
-	CHECK(s->buf);
-	s->mr = ibv_reg_mr(s->pd, s->buf, 65536, IBV_ACCESS_LOCAL_WRITE);
-	CHECK(s->mr);
-	CHECK(ibv_query_gid(s->ctx, 1, 1, &s->gid) == 0);
-}
-
-static void side_close(struct side *s)
-{
-	CHECK(ibv_dereg_mr(s->mr) == 0);
-	CHECK(ibv_destroy_cq(s->cq) == 0);
-	CHECK(ibv_dealloc_pd(s->pd) == 0);
-	CHECK(ibv_close_device(s->ctx) == 0);
-	free(s->buf);
-}
 
 static struct ibv_qp *ud_qp(struct side *s, struct ibv_srq *srq, bool ex)
 {
@@ -185,8 +153,8 @@ int main(void)
 
 	list = ibv_get_device_list(&n);
 	CHECK(list && n >= 2);
-	side_open(&s0, list[0]);
-	side_open(&s1, list[1]);
+	side_open(&s0, list[0], 64, 65536, IBV_ACCESS_LOCAL_WRITE);
+	side_open(&s1, list[1], 64, 65536, IBV_ACCESS_LOCAL_WRITE);
 	CHECK(ibv_query_device(s1.ctx, &da) == 0);
 	CHECK(da.max_srq > 0 && da.max_srq_wr > 0 && da.max_srq_sge > 0 && da.max_ah > 0);
 	printf("ok query_device max_srq %d max_srq_wr %d max_srq_sge %d\n", da.max_srq,
