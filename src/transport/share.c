@@ -119,30 +119,70 @@ int urnic_share_owner(const uint8_t *payload, size_t len)
 	       (URNIC_QPN_OWNERS - 1);
 }
 
-int urnic_share_forward(const struct urnic_share *s, uint32_t slot, const uint8_t *src_ip,
-			uint16_t sport, const uint8_t *payload, size_t len)
+bool urnic_share_fits(const struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r)
 {
-	uint8_t hdr[URNIC_SHARE_HDR];
-	struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)payload, len } };
-	struct msghdr m = {
-		.msg_name = (void *)&s->names[slot],
-		.msg_namelen = s->name_lens[slot],
-		.msg_iov = iov,
-		.msg_iovlen = 2,
-	};
+	return !s->batch_n || (s->batch_slot == slot &&
+			       s->batch_bytes + URNIC_SHARE_REC_HDR + r->len <= URNIC_SHARE_BATCH);
+}
 
-	memcpy(hdr, src_ip, 16);
-	urnic_put_be16(hdr + 16, sport);
-	/* A unix datagram queue holds net.unix.max_dgram_qlen (10) messages whatever its
-	 * buffer: when full, give the owner up to ~200 us to drain it, never block. */
+void urnic_share_add(struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r)
+{
+	uint8_t *h = s->batch + s->batch_bytes;
+
+	if (!s->batch_n)
+		s->batch_slot = slot;
+	memcpy(h, r->src, 16);
+	urnic_put_be16(h + 16, r->sport);
+	urnic_put_be16(h + 18, (uint16_t)r->len);
+	urnic_put_be16(h + 20, r->ip_id_hint);
+	h[22] = r->tos;
+	h[23] = r->ttl;
+	memcpy(h + URNIC_SHARE_REC_HDR, r->pkt, r->len);
+	s->batch_bytes += URNIC_SHARE_REC_HDR + r->len;
+	s->batch_n++;
+}
+
+int urnic_share_flush(struct urnic_share *s)
+{
+	uint32_t slot = s->batch_slot;
+	ssize_t ret = 0;
+
+	if (!s->batch_n)
+		return 0;
+	/* A full queue: give the owner up to ~200 us to drain it, never block. */
 	for (int tries = 0; tries < 20; tries++) {
 		struct timespec pause = { 0, 10000 };
 
-		if (sendmsg(s->fd, &m, MSG_DONTWAIT) >= 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -errno;
+		ret = sendto(s->fd, s->batch, s->batch_bytes, MSG_DONTWAIT,
+			     (const struct sockaddr *)&s->names[slot], s->name_lens[slot]);
+		if (ret >= 0 || errno != EAGAIN)
+			break;
 		nanosleep(&pause, NULL);
 	}
-	return -EAGAIN;
+	s->batch_n = 0;
+	s->batch_bytes = 0;
+	return ret >= 0 ? 0 : -errno;
+}
+
+int urnic_share_next(const uint8_t *batch, uint32_t len, uint32_t *off, struct urnic_share_rec *r)
+{
+	const uint8_t *h = batch + *off;
+	uint32_t left = len - *off, n;
+
+	if (!left)
+		return 0;
+	if (left < URNIC_SHARE_REC_HDR)
+		return -EBADMSG;
+	n = urnic_get_be16(h + 18);
+	if (n > left - URNIC_SHARE_REC_HDR)
+		return -EBADMSG;
+	memcpy(r->src, h, 16);
+	r->sport = urnic_get_be16(h + 16);
+	r->ip_id_hint = urnic_get_be16(h + 20);
+	r->tos = h[22];
+	r->ttl = h[23];
+	r->pkt = h + URNIC_SHARE_REC_HDR;
+	r->len = n;
+	*off += URNIC_SHARE_REC_HDR + n;
+	return 1;
 }

@@ -25,7 +25,23 @@
 
 enum {
 	URNIC_SHARE_SLOTS = 16,
-	URNIC_SHARE_HDR = 18, /* forwarded packet: source IP (16), source port (2), payload */
+	/* A forwarded packet's record: source IP (16), source port (2), length (2), the
+	 * IPv4 ID hint (2: its segment number in a GRO datagram, icrc_gso.h), TOS (1),
+	 * TTL (1), then the packet. One unix datagram carries a batch of records for one
+	 * owner: a queue holds net.unix.max_dgram_qlen (10) datagrams whatever their size,
+	 * so one per packet overflowed with a single GRO datagram's worth. */
+	URNIC_SHARE_REC_HDR = 24,
+	URNIC_SHARE_BATCH = 65536,
+};
+
+/* One packet handed to another process, or received from one. */
+struct urnic_share_rec {
+	uint8_t src[16];
+	uint16_t sport;
+	uint16_t ip_id_hint;
+	uint8_t tos, ttl;
+	const uint8_t *pkt;
+	uint32_t len;
 };
 
 struct urnic_share {
@@ -33,6 +49,11 @@ struct urnic_share {
 	uint32_t slot;
 	struct sockaddr_un names[URNIC_SHARE_SLOTS];
 	socklen_t name_lens[URNIC_SHARE_SLOTS];
+	/* The batch being gathered for one owner (urnic_share_add/flush). */
+	uint32_t batch_slot;
+	uint32_t batch_n;
+	uint32_t batch_bytes;
+	uint8_t batch[URNIC_SHARE_BATCH];
 };
 
 /* Serialises joining across processes: between urnic_share_lock and _unlock a process
@@ -53,9 +74,17 @@ int urnic_share_attach_steering(int udp_fd);
 /* Slot that owns the destination QP of a RoCEv2 UDP payload, or -1 if too short. */
 int urnic_share_owner(const uint8_t *payload, size_t len);
 
-/* Hands a packet that arrived here to the slot that owns it. Returns 0 or -errno
- * (-ECONNREFUSED: no process has that slot). */
-int urnic_share_forward(const struct urnic_share *s, uint32_t slot, const uint8_t *src_ip,
-			uint16_t sport, const uint8_t *payload, size_t len);
+/* Whether r can join the batch for slot without a flush first (same owner, room). */
+bool urnic_share_fits(const struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r);
+/* Adds r to the batch (a new one for slot if it is empty); the caller flushes first
+ * when urnic_share_fits says no. */
+void urnic_share_add(struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r);
+/* Hands the batch to the process of its slot and empties it. Returns 0 or -errno
+ * (-ECONNREFUSED: no process has that slot; -EAGAIN: its queue stayed full). */
+int urnic_share_flush(struct urnic_share *s);
+
+/* Reads record *off of a received batch into r and advances *off. Returns 1, 0 at the
+ * end of the batch, -EBADMSG if what is left is not a whole record. */
+int urnic_share_next(const uint8_t *batch, uint32_t len, uint32_t *off, struct urnic_share_rec *r);
 
 #endif

@@ -333,30 +333,48 @@ static void to_engine(struct urnic_udp *u, struct urnic_engine *e, const uint8_t
 		urnic_engine_rx(e, src, sport, u->addr, buf, len);
 }
 
-/* One received RoCE packet: ours, or another process's on this address. */
+/* Hands the gathered batch to its owner, counting each packet in it. */
+static void forward_flush(struct urnic_udp *u, struct urnic_engine *e)
+{
+	uint32_t n = u->share.batch_n;
+
+	switch (urnic_share_flush(&u->share)) {
+	case 0:
+		e->counters[URNIC_CTR_rx_forwarded] += n;
+		break;
+	case -EAGAIN:
+		e->counters[URNIC_CTR_drop_forward_full] += n; /* the owner is not draining */
+		break;
+	default:
+		e->counters[URNIC_CTR_drop_unknown_qp] += n; /* no process owns that QPN */
+		break;
+	}
+}
+
+/* One received RoCE packet: ours, or another process's on this address (gathered into
+ * one batch per owner, sent when the owner changes, the batch is full, or the receive
+ * ends: recv_batch). */
 static void deliver(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
 		    uint16_t sport, uint8_t *buf, uint32_t len)
 {
 	int owner = urnic_share_owner(buf, len);
+	struct urnic_share_rec r = {
+		.sport = sport, .ip_id_hint = e->rx_ip_id_hint, .tos = e->rx_tos,
+		.ttl = e->rx_ttl, .pkt = buf, .len = len,
+	};
 
 	if (owner < 0 || (uint32_t)owner == u->share.slot) {
 		to_engine(u, e, src, sport, buf, len);
 		return;
 	}
-	switch (urnic_share_forward(&u->share, (uint32_t)owner, src, sport, buf, len)) {
-	case 0:
-		urnic_count(e, URNIC_CTR_rx_forwarded);
-		break;
-	case -EAGAIN:
-		urnic_count(e, URNIC_CTR_drop_forward_full); /* the owner is not draining */
-		break;
-	default:
-		urnic_count(e, URNIC_CTR_drop_unknown_qp); /* no process owns that QPN */
-		break;
-	}
+	memcpy(r.src, src, 16);
+	if (!urnic_share_fits(&u->share, (uint32_t)owner, &r))
+		forward_flush(u, e);
+	urnic_share_add(&u->share, (uint32_t)owner, &r);
 }
 
-/* Packets other processes on this address received for our QPs. */
+/* Packets other processes on this address received for our QPs, in batches of records
+ * (share.h), each with the source, IPv4 ID hint, TOS and TTL it arrived with. */
 static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 {
 	int n;
@@ -372,18 +390,22 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 	if (n <= 0)
 		return 0;
 	for (int i = 0; i < n; i++) {
-		uint8_t *p = u->rx_buf[i];
-		uint32_t len = u->rx_msgs[i].msg_len;
-		uint8_t src[16];
+		uint32_t len = u->rx_msgs[i].msg_len, off = 0;
+		struct urnic_share_rec r;
+		int ret;
 
-		if (len < URNIC_SHARE_HDR) {
-			urnic_count(e, URNIC_CTR_drop_bad_header);
-			continue;
+		while ((ret = urnic_share_next(u->rx_buf[i], len, &off, &r)) > 0) {
+			e->rx_ip_id_hint = r.ip_id_hint;
+			e->rx_tos = r.tos;
+			e->rx_ttl = r.ttl;
+			to_engine(u, e, r.src, r.sport, (uint8_t *)r.pkt, r.len);
 		}
-		memcpy(src, p, 16);
-		to_engine(u, e, src, urnic_get_be16(p + 16), p + URNIC_SHARE_HDR,
-			  len - URNIC_SHARE_HDR);
+		if (ret < 0 || (u->rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+			urnic_count(e, URNIC_CTR_drop_bad_header);
 	}
+	e->rx_ip_id_hint = 0;
+	e->rx_tos = 0;
+	e->rx_ttl = URNIC_DEFAULT_TTL;
 	return n;
 }
 
@@ -479,6 +501,8 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 		}
 		e->rx_ip_id_hint = 0;
 	}
+	if (!group)
+		forward_flush(u, e);
 	e->rx_tos = 0; /* for what is delivered outside a batch (forwarded, delayed) */
 	e->rx_ttl = URNIC_DEFAULT_TTL;
 	return n;
