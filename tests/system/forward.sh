@@ -55,24 +55,28 @@ ok() {
 	done
 }
 
+# round_trips SERVER CLIENT OPTS...: a server on slot 0 (index 1: steered to B) and a
+# client, both to a clean end
+round_trips() {
+	rt_server=$1
+	rt_client=$2
+	shift 2
+	server "$rt_server" "$PP_PORT" "$@"
+	rt_pid=$SRV_PID
+	client "$rt_client" "$PP_PORT" "$@"
+	wait_exit $rt_pid 10 || fail "server $rt_server exited with status $?"
+	ok "$rt_server"
+	ok "$rt_client"
+}
+
 server a "$PORT_A" -n 1
 A=$SRV_PID
 server b "$PORT_B" -n 1
 B=$SRV_PID
 stop_pid $A
 say "A (slot 0) left: B (slot 1) is now index 0 of the reuseport group"
-server c "$PP_PORT" -n 200 -s 4096
-C=$SRV_PID
-client d "$PP_PORT" -n 200 -s 4096
-wait_exit $C 10 || fail "server c exited with status $?"
-ok c
-ok d
-server c2 "$PP_PORT" -n 50 -s 65536
-C2=$SRV_PID
-client d2 "$PP_PORT" -n 50 -s 65536
-wait_exit $C2 10 || fail "server c2 exited with status $?"
-ok c2
-ok d2
+round_trips c d -n 200 -s 4096
+round_trips c2 d2 -n 50 -s 65536
 client e "$PORT_B" -n 1
 wait_exit $B 10 || fail "server b exited with status $?"
 ok b
