@@ -429,6 +429,11 @@ static void flush_tx(struct urnic_engine *e)
  * passes find a few ACKs each (spinning for them, it took a quarter of a vCPU from
  * the peer and the application). */
 #define SPIN_LIGHT_PKTS 4
+/* The engine thread's passes read the share socket (packets other processes on the
+ * address forwarded: share.h) when its sleep was ended by one, else at most this
+ * often: forwarding is the fallback for a steering miss, and reading an empty socket
+ * in every pass was a quarter of a bulk receiver's system calls. */
+#define SHARE_READ_NS 100000ull
 /* The engine thread found a doorbell's pass running (no application polling): look
  * again this soon. */
 #define BUSY_RETRY_NS 20000ull
@@ -563,14 +568,15 @@ static void *engine_thread(void *arg)
 {
 	struct urnic_dev *d = arg;
 	uint64_t idle_since = urnic_dev_now_ns();
-	uint64_t nap = APP_ACTIVE_NS, busy_nap = BUSY_RETRY_NS;
+	uint64_t nap = APP_ACTIVE_NS, busy_nap = BUSY_RETRY_NS, share_read_ns = 0;
+	bool share_woke = false;
 	uint32_t pkts_most = 0; /* the most packets a pass received or sent since the last sleep */
 
 	while (!atomic_load(&d->stop)) {
-		/* The doorbell and the share socket are watched in every sleep (while an
-		 * application polls, only this thread's passes read forwarded packets:
-		 * forwarded_due), the address's and the groups' sockets when the receive
-		 * is this thread's job. */
+		/* The doorbell and the share socket are watched in every sleep (only this
+		 * thread's passes read forwarded packets: forwarded_due, SHARE_READ_NS),
+		 * the address's and the groups' sockets when the receive is this
+		 * thread's job. */
 		struct pollfd fds[3 + URNIC_MAX_MCAST_GRP] = {
 			{ .fd = d->wake_fd, .events = POLLIN },
 			{ .fd = d->udp->share.fd, .events = POLLIN },
@@ -589,7 +595,11 @@ static void *engine_thread(void *arg)
 			if (gfd >= 0)
 				fds[nfds++] = (struct pollfd){ .fd = gfd, .events = POLLIN };
 		}
-		atomic_store(&d->forwarded_due, true);
+		if (share_woke || urnic_dev_now_ns() - share_read_ns >= SHARE_READ_NS) {
+			atomic_store(&d->forwarded_due, true);
+			share_read_ns = urnic_dev_now_ns();
+			share_woke = false;
+		}
 		ran = pass_combined(d, true, true, &did);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_pass_pkts, memory_order_relaxed);
@@ -614,7 +624,6 @@ static void *engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
-		atomic_store(&d->forwarded_due, true);
 		ran = pass_combined(d, true, true, &did);
 		if (did) {
 			atomic_store(&d->sleeping, 0);
@@ -655,6 +664,7 @@ static void *engine_thread(void *arg)
 		ts.tv_nsec = (long)(wait_ns % 1000000000ull);
 		ppoll(fds, nfds, wait_ns ? &ts : NULL, NULL);
 		atomic_store(&d->sleeping, 0);
+		share_woke = fds[1].revents & POLLIN;
 		if (fds[0].revents & POLLIN) {
 			if (read(d->wake_fd, &drain, sizeof(drain)) < 0)
 				drain = 0;
