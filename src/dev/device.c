@@ -421,8 +421,8 @@ static void flush_tx(struct urnic_engine *e)
  * URNIC_DEFAULT_SPIN_NS) before it sleeps, but only while it owns the socket (no
  * application polling: two spinning threads per process on two vCPUs took the CPU the
  * applications needed) and while the traffic is light, no pass having received or
- * sent more than SPIN_LIGHT_PKTS packets since it last slept. A request/response peer (the READ
- * responder of ib_read_lat, an event-driven ibv_rc_pingpong) then finds it awake
+ * sent more than SPIN_LIGHT_PKTS packets since it last slept. A request/response peer
+ * (the READ responder of ib_read_lat, an event-driven ibv_rc_pingpong) then finds it awake
  * instead of paying a wake-up on the other vCPU (~30 us here); a bulk stream keeps
  * the sleeping receiver, whose wake-up lets a large batch gather (polling, it took the
  * packets a few at a time and ib_write_bw halved), and the sleeping sender, whose
