@@ -76,10 +76,18 @@ int urnic_share_join(struct urnic_share *s, const char *addr_str)
 		if (fd < 0)
 			return -errno;
 		if (bind(fd, (struct sockaddr *)&s->names[slot], s->name_lens[slot]) == 0) {
+			int one = 1;
+
 			if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
 				setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+			/* Every datagram then carries its sender's credentials. */
+			if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+				close(fd);
+				return -errno;
+			}
 			s->fd = fd;
 			s->slot = slot;
+			s->uid = (uint32_t)geteuid();
 			return 0;
 		}
 		close(fd);
@@ -162,6 +170,20 @@ int urnic_share_flush(struct urnic_share *s)
 	s->batch_n = 0;
 	s->batch_bytes = 0;
 	return ret >= 0 ? 0 : -errno;
+}
+
+bool urnic_share_trusted(const struct urnic_share *s, const struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR((struct msghdr *)m, c)) {
+		struct ucred cred;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS ||
+		    c->cmsg_len < CMSG_LEN(sizeof(cred)))
+			continue;
+		memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+		return cred.uid == s->uid;
+	}
+	return false; /* no credentials: not a datagram the kernel vouched for */
 }
 
 int urnic_share_next(const uint8_t *batch, uint32_t len, uint32_t *off, struct urnic_share_rec *r)

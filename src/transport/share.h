@@ -47,6 +47,7 @@ struct urnic_share_rec {
 struct urnic_share {
 	int fd; /* our slot's unix datagram socket, or -1 */
 	uint32_t slot;
+	uint32_t uid; /* ours: only batches from processes of this user are taken */
 	struct sockaddr_un names[URNIC_SHARE_SLOTS];
 	socklen_t name_lens[URNIC_SHARE_SLOTS];
 	/* The batch being gathered for one owner (urnic_share_add/flush). */
@@ -82,6 +83,12 @@ void urnic_share_add(struct urnic_share *s, uint32_t slot, const struct urnic_sh
 /* Hands the batch to the process of its slot and empties it. Returns 0 or -errno
  * (-ECONNREFUSED: no process has that slot; -EAGAIN: its queue stayed full). */
 int urnic_share_flush(struct urnic_share *s);
+
+/* Whether a batch received on s->fd (with SO_PASSCRED: the kernel's SCM_CREDENTIALS in
+ * m's control data) comes from a process of our own user. An abstract unix name can be
+ * reached by any process in the network namespace; only our user's may speak for a
+ * peer's address (the reuseport group admits no other user either). */
+bool urnic_share_trusted(const struct urnic_share *s, const struct msghdr *m);
 
 /* Reads record *off of a received batch into r and advances *off. Returns 1, 0 at the
  * end of the batch, -EBADMSG if what is left is not a whole record. */

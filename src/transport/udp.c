@@ -374,7 +374,8 @@ static void deliver(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *
 }
 
 /* Packets other processes on this address received for our QPs, in batches of records
- * (share.h), each with the source, IPv4 ID hint, TOS and TTL it arrived with. */
+ * (share.h), each with the source, IPv4 ID hint, TOS and TTL it arrived with; only from
+ * processes of our own user (urnic_share_trusted). */
 static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 {
 	int n;
@@ -385,6 +386,8 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 		memset(m, 0, sizeof(*m));
 		m->msg_iov = &u->rx_iov[i];
 		m->msg_iovlen = 1;
+		m->msg_control = u->rx_ctrl[i]; /* the sender's credentials */
+		m->msg_controllen = sizeof(u->rx_ctrl[i]);
 	}
 	n = recvmmsg(u->share.fd, u->rx_msgs, URNIC_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
 	if (n <= 0)
@@ -394,6 +397,10 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 		struct urnic_share_rec r;
 		int ret;
 
+		if (!urnic_share_trusted(&u->share, &u->rx_msgs[i].msg_hdr)) {
+			urnic_count(e, URNIC_CTR_drop_forward_foreign);
+			continue;
+		}
 		while ((ret = urnic_share_next(u->rx_buf[i], len, &off, &r)) > 0) {
 			e->rx_ip_id_hint = r.ip_id_hint;
 			e->rx_tos = r.tos;

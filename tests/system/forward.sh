@@ -12,10 +12,16 @@
 #   more than a unix datagram queue holds (10) unless they travel in batches. Then a
 #   client finishes B's single round, and B's counters must show rx_forwarded > 0 (else
 #   the steering did not miss and nothing was tested), drop_forward_full 0, and no
-#   retransmission on either client.
+#   retransmission on either client. Before that, FORGE (share_forge.c) sends B's
+#   forwarding socket a well-formed batch as user 65534: B must drop it unread
+#   (drop_forward_foreign 1, no bad header or ICRC counted), since an abstract unix
+#   name is open to every user.
+#
+#   forward.sh FORGE
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+FORGE=${1:?usage: forward.sh FORGE}
 pp_chk_probe
 PORT_A=$((PP_PORT + 1))
 PORT_B=$((PP_PORT + 2))
@@ -77,6 +83,14 @@ stop_pid $A
 say "A (slot 0) left: B (slot 1) is now index 0 of the reuseport group"
 round_trips c d -n 200 -s 4096
 round_trips c2 d2 -n 50 -s 65536
+FOREIGN=0
+if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$FORGE" "urnic.$SRV_ADDR.1" \
+		>"$W/forge.log" 2>&1 || fail "share_forge: $(cat "$W/forge.log")"
+	FOREIGN=1
+else
+	say "NOTE: cannot run as another user here; the forged batch is not sent"
+fi
 client e "$PORT_B" -n 1
 wait_exit $B 10 || fail "server b exited with status $?"
 ok b
@@ -84,5 +98,7 @@ fwd=$(counter "$W/b.log" rx_forwarded)
 [ "$fwd" -gt 0 ] || fail "B forwarded nothing: the steering did not miss, nothing was tested"
 full=$(counter "$W/b.log" drop_forward_full)
 [ "$full" = 0 ] || fail "B dropped $full packets on a full forwarding queue"
+foreign=$(counter "$W/b.log" drop_forward_foreign)
+[ "$foreign" = "$FOREIGN" ] || fail "B counted drop_forward_foreign $foreign, not $FOREIGN"
 say "ok: C's and C2's round trips passed through B (rx_forwarded $fwd," \
-	"drop_forward_full 0); $(grep -h 'iters in' "$W/d.log"); $(grep -h 'iters in' "$W/d2.log")"
+	"drop_forward_full 0, drop_forward_foreign $foreign); $(grep -h 'iters in' "$W/d.log"); $(grep -h 'iters in' "$W/d2.log")"
