@@ -174,16 +174,35 @@ int urnic_share_flush(struct urnic_share *s)
 
 bool urnic_share_trusted(const struct urnic_share *s, const struct msghdr *m)
 {
+	bool trusted = false, rights = false;
+
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR((struct msghdr *)m, c)) {
 		struct ucred cred;
 
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS ||
-		    c->cmsg_len < CMSG_LEN(sizeof(cred)))
+		if (c->cmsg_level != SOL_SOCKET)
 			continue;
-		memcpy(&cred, CMSG_DATA(c), sizeof(cred));
-		return cred.uid == s->uid;
+		if (c->cmsg_type == SCM_RIGHTS) {
+			/* Descriptors a sender passed are ours now: close them, or any
+			 * process could fill our descriptor table. */
+			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < n; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+				close(fd);
+			}
+			rights = true; /* no forwarder sends any: not one of ours */
+			continue;
+		}
+		if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(cred))) {
+			memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+			trusted = cred.uid == s->uid;
+		}
 	}
-	return false; /* no credentials: not a datagram the kernel vouched for */
+	/* A truncated control area may have dropped descriptors (the kernel closes those)
+	 * or the credentials: not a datagram the kernel vouched for in full. */
+	return trusted && !rights && !(m->msg_flags & MSG_CTRUNC);
 }
 
 int urnic_share_next(const uint8_t *batch, uint32_t len, uint32_t *off, struct urnic_share_rec *r)

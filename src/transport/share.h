@@ -87,7 +87,8 @@ int urnic_share_flush(struct urnic_share *s);
 /* Whether a batch received on s->fd (with SO_PASSCRED: the kernel's SCM_CREDENTIALS in
  * m's control data) comes from a process of our own user. An abstract unix name can be
  * reached by any process in the network namespace; only our user's may speak for a
- * peer's address (the reuseport group admits no other user either). */
+ * peer's address (the reuseport group admits no other user either). Closes any
+ * descriptors the sender passed (SCM_RIGHTS), which no forwarder does. */
 bool urnic_share_trusted(const struct urnic_share *s, const struct msghdr *m);
 
 /* Reads record *off of a received batch into r and advances *off. Returns 1, 0 at the

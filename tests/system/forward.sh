@@ -13,9 +13,10 @@
 #   client finishes B's single round, and B's counters must show rx_forwarded > 0 (else
 #   the steering did not miss and nothing was tested), drop_forward_full 0, and no
 #   retransmission on either client. Before that, FORGE (share_forge.c) sends B's
-#   forwarding socket a well-formed batch as user 65534: B must drop it unread
-#   (drop_forward_foreign 1, no bad header or ICRC counted), since an abstract unix
-#   name is open to every user.
+#   forwarding socket a well-formed batch with 200 descriptors as user 65534: B must
+#   drop it unread (drop_forward_foreign 1, no bad header or ICRC counted) and close
+#   the descriptors (its count of open ones must not grow by them), since an abstract
+#   unix name is open to every user.
 #
 #   forward.sh FORGE
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
@@ -85,9 +86,15 @@ round_trips c d -n 200 -s 4096
 round_trips c2 d2 -n 50 -s 65536
 FOREIGN=0
 if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$FORGE" "urnic.$SRV_ADDR.1" \
+	fds0=$(ls "/proc/$B/fd" | wc -l)
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$FORGE" "urnic.$SRV_ADDR.1" 200 \
 		>"$W/forge.log" 2>&1 || fail "share_forge: $(cat "$W/forge.log")"
 	FOREIGN=1
+	sleep 0.5 # B's engine thread wakes on it at once
+	fds1=$(ls "/proc/$B/fd" | wc -l)
+	[ "$fds1" -lt $((fds0 + 5)) ] ||
+		fail "B kept the forged batch's descriptors: $fds0 open before, $fds1 after"
+	say "the forged batch of user 65534 left B with $fds1 descriptors ($fds0 before)"
 else
 	say "NOTE: cannot run as another user here; the forged batch is not sent"
 fi
