@@ -409,7 +409,9 @@ static void flush_tx(struct urnic_engine *e)
  * either alone. ibv_req_notify_cq ends the window at once (urnic_dev_app_idle), and
  * so does the application having nothing left to poll for (no send outstanding, no
  * receive posted: urnic_engine_app_awaits), as when it waits for a peer's RDMA WRITE
- * by spinning on memory: then only the engine thread can take the packet in. */
+ * by spinning on memory: then only the engine thread can take the packet in. A pass
+ * that leaves the application so, on an ACK that came without the peer's answer, wakes
+ * a napping engine thread to watch the socket (progress(), watch_due). */
 #define APP_ACTIVE_NS 50000ull
 /* While the application keeps polling, the engine thread naps for APP_ACTIVE_NS, then
  * twice as long each time it finds the application still at it, up to APP_NAP_MAX_NS:
@@ -456,6 +458,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 	/* ACKs may wait for an answer while the application polls (it armed no CQ since,
 	 * urnic_dev_app_idle) or did so within the engine thread's longest nap. */
 	e->app_polling = app && e->now_ns - app < APP_NAP_MAX_NS;
+	e->rx_requests = 0;
+	e->rx_answered_acks = 0;
 	if (rx)
 		did = urnic_udp_recv(d->udp, e, atomic_exchange(&d->forwarded_due, false)) > 0;
 	did |= urnic_engine_pass(e, deadline);
@@ -505,7 +509,7 @@ static uint64_t kick_deadline(const struct urnic_engine *e)
  * lock and, if `must`, will run the pass asked for). Each pass leaves its timer deadline
  * and urnic_engine_app_awaits() in last_deadline / last_awaits.
  */
-static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did)
+static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did, bool *alone)
 {
 	bool ran = false, locked;
 
@@ -513,15 +517,21 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did)
 		atomic_store(&d->pass_wanted, true);
 	locked = pthread_mutex_trylock(&d->lock) == 0;
 	while (locked) {
+		struct urnic_engine *e = d->eng;
 		uint64_t deadline;
+		bool awaits, awaited;
 
 		atomic_store(&d->pass_wanted, false);
 		*did |= pass_locked(d, &deadline, rx || ran); /* asked again: someone else */
 		atomic_store_explicit(&d->last_deadline, deadline, memory_order_relaxed);
-		atomic_store_explicit(&d->last_kick_deadline, kick_deadline(d->eng),
+		atomic_store_explicit(&d->last_kick_deadline, kick_deadline(e),
 				      memory_order_relaxed);
-		atomic_store_explicit(&d->last_awaits, urnic_engine_app_awaits(d->eng),
-				      memory_order_relaxed);
+		awaits = urnic_engine_app_awaits(e);
+		awaited = atomic_exchange_explicit(&d->last_awaits, awaits, memory_order_relaxed);
+		/* This pass took the last completion the application waited for from an
+		 * answering peer's ACK that came without its answer: see progress(). */
+		if (awaited && !awaits && e->rx_answered_acks && !e->rx_requests)
+			*alone = true;
 		pthread_mutex_unlock(&d->lock);
 		ran = true;
 		locked = atomic_load(&d->pass_wanted) && pthread_mutex_trylock(&d->lock) == 0;
@@ -532,14 +542,27 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did)
 static bool progress(struct urnic_dev *d, bool polling, bool rx)
 {
 	uint64_t deadline;
-	bool did = false;
+	bool did = false, alone = false;
 
 	if (polling)
 		atomic_store_explicit(&d->app_poll_ns, urnic_dev_now_ns(), memory_order_relaxed);
 	if (!d->running)
 		return false;
-	if (!pass_combined(d, !polling, rx, &did))
+	if (!pass_combined(d, !polling, rx, &did, &alone))
 		return !polling; /* handed to the thread in a pass (pass_wanted) */
+	/* The ACK of a ping-pong came alone: the peer held it for its answer longer than
+	 * the hold allows (its application was off the CPU), and the answer follows. This
+	 * application has its completion and nothing else to poll for; it may well wait
+	 * for the answer by spinning on memory (ib_write_lat), where only the engine
+	 * thread can take the answer in. A thread napping without the socket (APP_NAP_MAX_NS)
+	 * took up to 1 ms to do so (~2 % of ib_write_lat's rounds here); it is told to
+	 * watch the socket, and woken if it already sleeps without it. Paired with the
+	 * engine thread's store of `blind` and load of `watch_due`, both seq_cst. */
+	if (alone) {
+		atomic_store(&d->watch_due, true);
+		if (atomic_load(&d->blind))
+			urnic_dev_kick(d);
+	}
 	/* A sleeping engine thread must learn of a timer armed here (retransmission
 	 * must not depend on the application polling again). */
 	deadline = atomic_load_explicit(&d->last_kick_deadline, memory_order_relaxed);
@@ -586,7 +609,7 @@ static void *engine_thread(void *arg)
 		struct timespec ts;
 		nfds_t nfds = 3;
 		uint64_t drain;
-		bool did = false, ran, app_polls;
+		bool did = false, alone = false, ran, app_polls, blind;
 
 		/* The joined multicast groups' sockets, after the three. */
 		for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
@@ -600,7 +623,7 @@ static void *engine_thread(void *arg)
 			share_read_ns = urnic_dev_now_ns();
 			share_woke = false;
 		}
-		ran = pass_combined(d, true, true, &did);
+		ran = pass_combined(d, true, true, &did, &alone);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_pass_pkts, memory_order_relaxed);
 
@@ -624,7 +647,7 @@ static void *engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
-		ran = pass_combined(d, true, true, &did);
+		ran = pass_combined(d, true, true, &did, &alone);
 		if (did) {
 			atomic_store(&d->sleeping, 0);
 			idle_since = urnic_dev_now_ns();
@@ -637,15 +660,26 @@ static void *engine_thread(void *arg)
 		now = urnic_dev_now_ns();
 		if (deadline)
 			wait_ns = deadline > now ? deadline - now : 1;
-		if (app_polls &&
-		    (!ran || atomic_load_explicit(&d->last_awaits, memory_order_relaxed))) {
+		/* Without the socket while an application polls it (and awaits something)
+		 * or runs a pass, unless an application's pass asked us to watch it
+		 * (watch_due, see progress()), before or after we say so here. */
+		blind = !ran ||
+			(app_polls && atomic_load_explicit(&d->last_awaits, memory_order_relaxed));
+		if (blind) {
+			atomic_store(&d->blind, true);
+			if (atomic_exchange(&d->watch_due, false)) {
+				atomic_store(&d->blind, false);
+				blind = false;
+			}
+		}
+		if (blind && app_polls) {
 			nfds = 2; /* an application is polling: the socket is its job */
 			if (!wait_ns || nap < wait_ns)
 				wait_ns = nap;
 			nap = nap * 2 < APP_NAP_MAX_NS ? nap * 2 : APP_NAP_MAX_NS;
 		} else {
 			nap = APP_ACTIVE_NS;
-			if (!ran) { /* a doorbell's pass: look again soon */
+			if (blind) { /* a doorbell's pass: look again soon */
 				nfds = 2;
 				if (!wait_ns || busy_nap < wait_ns)
 					wait_ns = busy_nap;
@@ -664,6 +698,7 @@ static void *engine_thread(void *arg)
 		ts.tv_nsec = (long)(wait_ns % 1000000000ull);
 		ppoll(fds, nfds, wait_ns ? &ts : NULL, NULL);
 		atomic_store(&d->sleeping, 0);
+		atomic_store(&d->blind, false);
 		share_woke = fds[1].revents & POLLIN;
 		if (fds[0].revents & POLLIN) {
 			if (read(d->wake_fd, &drain, sizeof(drain)) < 0)

@@ -81,6 +81,11 @@ struct urnic_dev {
 	 * a sleeping engine thread is woken for this one only. */
 	_Atomic uint64_t last_kick_deadline;
 	_Atomic bool last_awaits; /* urnic_engine_app_awaits() after the last pass */
+	/* The engine thread sleeps without watching the address's socket (an application
+	 * polls it), and an application's pass asks it to watch it from its next sleep on
+	 * (device.c, progress: a peer's answer only the engine thread can take in). */
+	_Atomic bool blind;
+	_Atomic bool watch_due;
 	_Atomic uint32_t last_pass_pkts; /* packets the last pass received, or sent if more */
 	int wake_fd;
 	struct urnic_engine *eng;

@@ -478,15 +478,21 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	}
 	switch (qp->type) {
 	case URNIC_QPT_RC:
-		if (info->flags & URNIC_OPF_REQ)
+		if (info->flags & URNIC_OPF_REQ) {
+			e->rx_requests++;
 			urnic_rc_responder_rx(e, qp, pkt);
-		else
+		} else {
+			if (pkt->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE && qp->resp.ack_interactive)
+				e->rx_answered_acks++;
 			urnic_rc_completer_rx(e, qp, pkt);
+		}
 		break;
 	case URNIC_QPT_UC:
+		e->rx_requests++;
 		urnic_uc_responder_rx(e, qp, pkt);
 		break;
 	case URNIC_QPT_UD:
+		e->rx_requests++;
 		urnic_ud_responder_rx(e, qp, pkt, src_ip, dst_ip, len);
 		break;
 	}

@@ -113,6 +113,13 @@ struct urnic_engine {
 	 * microseconds; the device wakes its engine thread only for the first. */
 	uint64_t timer_deadline;
 	uint64_t ack_hold_deadline;
+	/* Packets taken in since the driver last cleared these: requests (any QP type),
+	 * and ACKs on RC QPs whose application answers what it receives (resp.
+	 * ack_interactive). An ACK of such a QP without a request beside it left alone
+	 * (its hold expired): the peer's answer comes later, and the application may wait
+	 * for it by polling memory rather than its CQ (device.c, watch_due). */
+	uint32_t rx_requests;
+	uint32_t rx_answered_acks;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_qp_counters *qp_ctrs; /* URNIC_MAX_QP slots, or NULL: not kept */
