@@ -455,11 +455,15 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
 
 	e->now_ns = urnic_dev_now_ns();
-	/* ACKs may wait for an answer while the application polls (it armed no CQ since,
-	 * urnic_dev_app_idle) or did so within the engine thread's longest nap. */
-	e->app_polling = app && e->now_ns - app < APP_NAP_MAX_NS;
+	/* ACKs and UC completions may wait for an answer while the application polls
+	 * (it armed no CQ since, urnic_dev_app_idle) or did so within the engine thread's
+	 * longest nap, and in a doorbell's pass (!rx), run by an application thread that
+	 * just posted: it polls for the completion next, unless it armed the CQ, which the
+	 * engine checks. A UC requester whose completions were never held never saw its
+	 * application poll an empty CQ, so it would never have held one. */
+	e->app_polling = !rx || (app && e->now_ns - app < APP_NAP_MAX_NS);
 	e->rx_requests = 0;
-	e->rx_answered_acks = 0;
+	e->answers_due = 0;
 	if (rx)
 		did = urnic_udp_recv(d->udp, e, atomic_exchange(&d->forwarded_due, false)) > 0;
 	did |= urnic_engine_pass(e, deadline);
@@ -528,9 +532,9 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did, bo
 				      memory_order_relaxed);
 		awaits = urnic_engine_app_awaits(e);
 		awaited = atomic_exchange_explicit(&d->last_awaits, awaits, memory_order_relaxed);
-		/* This pass took the last completion the application waited for from an
-		 * answering peer's ACK that came without its answer: see progress(). */
-		if (awaited && !awaits && e->rx_answered_acks && !e->rx_requests)
+		/* This pass gave the application the last completion it waited for, on a
+		 * QP whose peer answers, and no answer came with it: see progress(). */
+		if (awaited && !awaits && e->answers_due && !e->rx_requests)
 			*alone = true;
 		pthread_mutex_unlock(&d->lock);
 		ran = true;

@@ -135,11 +135,18 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 }
 
 /* An ACK held for the application's answer (responder.c, rc_ack_held) leaves now, and
- * the tx batch with it: the QP changes state or goes away (an ibv_rc_pingpong exits
- * right after its last receive, and its peer must still see the last SEND
- * acknowledged). */
-static void release_held_ack(struct urnic_engine *e, struct urnic_qp *qp)
+ * the tx batch with it, and UC send completions held for it are reported (uc.c): the
+ * QP changes state or goes away (an ibv_rc_pingpong exits right after its last
+ * receive, and its peer must still see the last SEND acknowledged). */
+static void release_held(struct urnic_engine *e, struct urnic_qp *qp)
 {
+	if (qp->type == URNIC_QPT_UC && qp->comp.uc_hold_ns) {
+		/* Send completions held for the answer (uc.c) are reported first. */
+		serve(e, qp);
+		urnic_uc_release_held(e, qp);
+		serve_none(e);
+		return;
+	}
 	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
 	    !qp->resp.ack_pending)
 		return;
@@ -154,7 +161,7 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
 
-	release_held_ack(e, qp);
+	release_held(e, qp);
 
 	if (e->qps[i] == qp) {
 		e->qps[i] = NULL;
@@ -273,6 +280,11 @@ static void enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 {
 	bool was_error = qp->state == URNIC_QPS_ERR;
 
+	/* UC sends held for the answer left: they complete successfully, before the
+	 * flush (a CQ overrun while they do ends here again with nothing held). */
+	if (qp->type == URNIC_QPT_UC)
+		urnic_uc_release_held(e, qp);
+
 	/* The ACK already owed for requests this QP executed still goes out (rxe sends
 	 * each ACK as it executes the request; only our coalescing held it back), or the
 	 * peer would fail work its receiver has completed. */
@@ -362,7 +374,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 
 	if (!(mask & URNIC_QP_STATE) || next == qp->state)
 		return;
-	release_held_ack(e, qp);
+	release_held(e, qp);
 	switch (next) {
 	case URNIC_QPS_RESET:
 		reset_protocol_state(qp);
@@ -483,7 +495,7 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 			urnic_rc_responder_rx(e, qp, pkt);
 		} else {
 			if (pkt->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE && qp->resp.ack_interactive)
-				e->rx_answered_acks++;
+				e->answers_due++;
 			urnic_rc_completer_rx(e, qp, pkt);
 		}
 		break;
@@ -644,6 +656,14 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 	for (uint32_t i = 2; i < e->qp_end; i++) {
 		struct urnic_qp *qp = e->qps[i];
 
+		if (qp && qp->type == URNIC_QPT_UC && qp->state == URNIC_QPS_RTS &&
+		    qp->comp.uc_hold_ns) {
+			/* Held UC completions (uc.c): the requester's progress releases them. */
+			if (e->now_ns >= qp->comp.uc_hold_ns)
+				e->timers_fired = true;
+			else if (!hold || qp->comp.uc_hold_ns < hold)
+				hold = qp->comp.uc_hold_ns;
+		}
 		if (!qp || qp->type != URNIC_QPT_RC || qp->state != URNIC_QPS_RTS)
 			continue;
 		serve(e, qp);

@@ -113,13 +113,15 @@ struct urnic_engine {
 	 * microseconds; the device wakes its engine thread only for the first. */
 	uint64_t timer_deadline;
 	uint64_t ack_hold_deadline;
-	/* Packets taken in since the driver last cleared these: requests (any QP type),
-	 * and ACKs on RC QPs whose application answers what it receives (resp.
-	 * ack_interactive). An ACK of such a QP without a request beside it left alone
-	 * (its hold expired): the peer's answer comes later, and the application may wait
-	 * for it by polling memory rather than its CQ (device.c, watch_due). */
+	/* Since the driver last cleared them: requests taken in (any QP type), and
+	 * completions on QPs whose peer answers what they send, come before the answer:
+	 * an ACK on an RC QP of an answering application (resp.ack_interactive: the peer
+	 * held it for its answer, so it left alone when the hold expired), a UC send
+	 * completion whose hold expired (uc.c). Without a request beside them, the
+	 * answer is still to come, and the application may wait for it by polling memory
+	 * rather than its CQ (device.c, watch_due). */
 	uint32_t rx_requests;
-	uint32_t rx_answered_acks;
+	uint32_t answers_due;
 	uint64_t counters[URNIC_CTR_COUNT];
 	uint64_t *counters_shared; /* optional mirror a reader process can map */
 	struct urnic_qp_counters *qp_ctrs; /* URNIC_MAX_QP slots, or NULL: not kept */
@@ -230,6 +232,10 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp);
 bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_uc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_pkt *pkt);
+/* UC send completions held for the peer's answer (uc.c): whether the sent WQEs wait
+ * (true) or complete now; and their release before the QP changes state. */
+bool urnic_uc_comp_held(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_uc_release_held(struct urnic_engine *e, struct urnic_qp *qp);
 bool urnic_ud_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_ud_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			   const uint8_t *src_ip, const uint8_t *dst_ip, size_t udp_bytes);

@@ -152,6 +152,11 @@ struct urnic_comp {
 	uint32_t idx; /* oldest SQ slot not yet completed */
 	uint32_t read_off_bytes; /* bytes of the READ at idx received so far */
 	bool read_retry_started; /* READ gap retried, no progress since (rxe started_retry) */
+	/* UC: send completions held for the peer's answer (uc.c, urnic_uc_comp_held). */
+	bool uc_interactive;   /* the peer answers what we send: hold */
+	uint8_t uc_hold_misses; /* holds in a row that expired unanswered */
+	uint64_t uc_hold_ns;   /* the held completions are released by then; 0: none */
+	uint64_t uc_alone_ns;  /* when completions were last released without an answer */
 };
 
 /* Responder (IBTA 9.7.5.1). */

@@ -296,7 +296,7 @@ enum { UNRELIABLE_BUDGET_PKTS = 128 };
  * the tx batch points into their memory, which the application may reuse, and into
  * their inline data, which the next WR posted to the freed slot overwrites, as soon as
  * it sees the completion. One flush covers all the WQEs of a progress call. */
-static void complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
+void roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (qp->comp.idx == qp->req.idx)
 		return;
@@ -349,12 +349,14 @@ bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send
 		r->off_bytes = 0;
 		qp->comp.psn = r->psn;
 	}
-	complete_sent(e, qp);
+	if (!(qp->type == URNIC_QPT_UC && urnic_uc_comp_held(e, qp)))
+		roce_complete_sent(e, qp);
 	return did;
 
 fail:
 	/* The WQEs before it were sent and complete normally; this one with its error. */
-	complete_sent(e, qp);
+	qp->comp.uc_hold_ns = 0;
+	roce_complete_sent(e, qp);
 	if (qp->state == URNIC_QPS_RTS)
 		roce_fail_swqe(e, qp, rc_swqe(qp, r->idx), (uint8_t)err);
 	return true;

@@ -87,6 +87,20 @@ void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t sta
 void roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
 		    uint8_t status);
 
+/* Flushes the tx batch, then completes the sent WQEs (comp.idx up to req.idx) in
+ * order: what UC and UD send is complete once it has left. */
+void roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* Holding for the application's answer (responder.c: an RC ACK; uc.c: a UC send
+ * completion) stops after this many holds in a row expired unanswered. */
+enum { ROCE_HOLD_MISSES = 4 };
+
+/* An application that waits for completion events answers only after a wake-up. */
+static inline bool roce_cq_armed(const struct urnic_cq *cq)
+{
+	return cq && atomic_load_explicit(&cq->arm, memory_order_relaxed) != URNIC_CQ_DISARMED;
+}
+
 /* One packet (or, for a UD message too long for the port, none) for the WQE at
  * req.idx; true when the WQE is done. */
 typedef bool (*roce_send_fn)(struct urnic_engine *e, struct urnic_qp *qp,

@@ -57,7 +57,7 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
  *
  * A QP becomes interactive when its requester sends within the hold time of an ACK
  * that left alone (it could have been carried), and stops being so when
- * ACK_HOLD_MISSES holds in a row expire (the application does not answer in time:
+ * ROCE_HOLD_MISSES holds in a row expire (the application does not answer in time:
  * one-way traffic is then not held again until it answers). Never held: NAKs; an ACK
  * waiting behind READ responses; an ACK of a QP whose requester cannot send now (not in
  * RTS, or work queued that the window, an RNR wait or a fence holds back), so that two
@@ -67,14 +67,13 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
  * (perftest -e takes one completion per event; a send and a receive completion arriving
  * together overflowed its CQ). An ACK that is not held leaves before the requests of the
  * same pass, as rxe sends it on receipt (engine.c, urnic_engine_progress). A held ACK
- * leaves at once when its QP changes state or is destroyed (engine.c, release_held_ack),
+ * leaves at once when its QP changes state or is destroyed (engine.c, release_held),
  * so an application that exits after its last receive leaves nothing unacknowledged.
  * The hold time is engine.ack_hold_max_ns (URNIC_ACK_HOLD_US); the ACK may leave up to
  * engine.ack_hold_slack_ns later, and a QP holds only if both together stay under a
  * quarter of its own retransmission timeout (timeout attribute, IBTA 9.7.6.1.3), which
  * the peer's usually equals.
  */
-enum { ACK_HOLD_MISSES = 4 };
 
 static uint64_t ack_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp)
 {
@@ -92,25 +91,19 @@ static bool requester_blocked(const struct urnic_qp *qp)
 	       qp->req.rnr_deadline_ns || qp->req.need_retry;
 }
 
-/* An application that waits for completion events answers only after a wake-up. */
-static bool cq_armed(struct urnic_cq *cq)
-{
-	return cq && atomic_load_explicit(&cq->arm, memory_order_relaxed) != URNIC_CQ_DISARMED;
-}
-
 static bool rc_ack_held(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 {
 	struct urnic_resp *r = &qp->resp;
 	uint64_t hold;
 
 	if (answered || !r->ack_interactive || r->ack_syndrome != URNIC_AETH_ACK_UNLIMITED ||
-	    qp->state != URNIC_QPS_RTS || !e->app_polling || cq_armed(qp->send_cq) ||
-	    cq_armed(qp->recv_cq))
+	    qp->state != URNIC_QPS_RTS || !e->app_polling || roce_cq_armed(qp->send_cq) ||
+	    roce_cq_armed(qp->recv_cq))
 		return false;
 	if (r->ack_hold_ns) {
 		if (e->now_ns < r->ack_hold_ns)
 			return true;
-		if (++r->ack_hold_misses == ACK_HOLD_MISSES) {
+		if (++r->ack_hold_misses == ROCE_HOLD_MISSES) {
 			r->ack_interactive = false;
 			r->ack_hold_misses = 0;
 		}

@@ -32,6 +32,95 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	return roce_unreliable_send(e, qp, uc_send_packet);
 }
 
+/*
+ * Holding send completions for the peer's answer. UC has no ACK: a SEND or WRITE is
+ * complete once its last packet has left (IBTA 9.8). In a ping-pong (ib_write_lat -c
+ * UC, a request/response protocol) the application then has its completion at once
+ * and waits for the answer; when it waits on memory (for the peer's RDMA WRITE), no
+ * verbs call lets urnic take the answer in, and only the engine thread, woken on the
+ * other CPU, can: 63-83 us per one-way trip here, against 7 us for RC, whose
+ * responder holds its ACK and sends it with the answer (responder.c, rc_ack_held).
+ * So a UC requester holds the completion while the application polls, and the poll
+ * that takes the answer in reports both. When a completion is reported is the
+ * device's to choose, within the order of the queue (a slow NIC reports late too),
+ * and the hold is short: UC_HOLD_FACTOR times engine.ack_hold_max_ns
+ * (URNIC_ACK_HOLD_US, 20 us; 0 turns both holds off). It is longer than the ACK's,
+ * which waits only for the application's reaction: this one spans a round trip, 10-20
+ * us here (at 20 us, half the holds expired).
+ *
+ * A QP holds once the peer's request came within UC_ANSWER_WINDOW_NS of completions
+ * released without an answer (in the slow path above the answer takes 30-80 us), and
+ * stops after ROCE_HOLD_MISSES holds in a row expire, so a stream one way is held at
+ * most that often. Nothing is held while no application polls or the send CQ is
+ * armed (an event-driven application answers after a wake-up), nor unless a held WQE
+ * is signaled (nobody polls for the others). Released: by the peer's next request on
+ * the QP, before it is executed (the send completion comes first, as it happened
+ * first); on expiry; when the application stops polling; before the QP changes state
+ * or goes away (engine.c, release_held).
+ */
+enum { UC_ANSWER_WINDOW_NS = 2000000, UC_HOLD_FACTOR = 5 };
+
+static bool held_signaled(const struct urnic_qp *qp)
+{
+	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+		const struct urnic_send_wqe *w = urnic_wq_slot(&qp->sq, i);
+
+		if (qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED))
+			return true;
+	}
+	return false;
+}
+
+bool urnic_uc_comp_held(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_comp *c = &qp->comp;
+
+	if (!c->uc_interactive || !e->app_polling || !e->ack_hold_max_ns ||
+	    roce_cq_armed(qp->send_cq) || !held_signaled(qp)) {
+		c->uc_hold_ns = 0;
+		c->uc_alone_ns = e->now_ns;
+		return false;
+	}
+	if (c->uc_hold_ns) {
+		if (e->now_ns < c->uc_hold_ns)
+			return true;
+		if (++c->uc_hold_misses == ROCE_HOLD_MISSES) {
+			c->uc_interactive = false;
+			c->uc_hold_misses = 0;
+		}
+		urnic_count(e, URNIC_CTR_comp_hold_expired);
+		e->answers_due++; /* the answer is still to come */
+		c->uc_hold_ns = 0;
+		c->uc_alone_ns = e->now_ns;
+		return false;
+	}
+	c->uc_hold_ns = e->now_ns + (uint64_t)e->ack_hold_max_ns * UC_HOLD_FACTOR;
+	urnic_count(e, URNIC_CTR_comp_held);
+	return true;
+}
+
+void urnic_uc_release_held(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	if (!qp->comp.uc_hold_ns)
+		return;
+	qp->comp.uc_hold_ns = 0;
+	roce_complete_sent(e, qp);
+}
+
+/* The peer's request: what held completions wait for, or a sign that it answers. */
+static void peer_answered(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_comp *c = &qp->comp;
+
+	if (c->uc_hold_ns) {
+		c->uc_hold_misses = 0;
+		urnic_uc_release_held(e, qp);
+	} else if (!c->uc_interactive && c->uc_alone_ns &&
+		   e->now_ns - c->uc_alone_ns <= UC_ANSWER_WINDOW_NS) {
+		c->uc_interactive = true;
+	}
+}
+
 /* Forgets the message in progress; a held receive WQE stays for the next message. */
 static void abandon(struct urnic_qp *qp)
 {
@@ -54,6 +143,7 @@ void urnic_uc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
 	bool first = flags & URNIC_OPF_FIRST;
 
+	peer_answered(e, qp);
 	/* 1. PSN (IBTA 9.8: no retransmission on UC, so a gap is loss): resynchronise on
 	 * a FIRST/ONLY, drop anything else. */
 	if (pkt->bth.psn != r->epsn || r->uc_dropping) {
