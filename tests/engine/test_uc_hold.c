@@ -9,7 +9,8 @@
  * whose application waits for the answer on memory, that completion came before the
  * answer and ended the application's polling. Once the peer has answered, a QP holds
  * each completion until the peer's next request arrives, and reports it before that
- * request is executed. One-way traffic is never held. An answer that does not come:
+ * request is executed. One-way traffic is never held, nor a stream of several WQEs at
+ * once. An answer that does not come:
  * the completion is reported at the hold deadline, and after four such misses in a
  * row the QP stops holding. A state change reports held completions successfully
  * before anything is flushed, and an armed CQ (an application waiting for events) is
@@ -212,6 +213,31 @@ static void test_error_reports_held_first(void)
 	env_close(&v);
 }
 
+/* Two WRITEs posted together: a stream, not a ping-pong. Neither waits for an answer,
+ * however interactive the QP. */
+static void test_stream_not_held(void)
+{
+	struct env v;
+	struct fabric *f;
+	struct urnic_cqe cqe[2];
+	uint64_t t0;
+
+	env_open(&v, 26);
+	f = v.p.f;
+	pingpong(&v, 3);
+	fabric_settle(f);
+	t0 = f->now_ns;
+	write_tag(&v, true, 140);
+	write_tag(&v, true, 141);
+	fab_wait_cqes(f, &v.p.a->scq, cqe, 2);
+	CHECK_CQE(cqe[0], 140, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, LEN);
+	CHECK_CQE(cqe[1], 141, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, LEN);
+	CHECK(f->now_ns - t0 < URNIC_ACK_HOLD_DEFAULT_NS);
+	CHECK_EQ(fab_ctr(f, 0, URNIC_CTR_comp_hold_expired), 0);
+	fabric_settle(f);
+	env_close(&v);
+}
+
 /* An application that armed its send CQ waits for an event: its completions are not
  * held, however interactive the QP. */
 static void test_armed_cq_not_held(void)
@@ -245,6 +271,7 @@ int main(void)
 	RUN(test_one_way_not_held);
 	RUN(test_unanswered_hold_expires);
 	RUN(test_error_reports_held_first);
+	RUN(test_stream_not_held);
 	RUN(test_armed_cq_not_held);
 	return 0;
 }

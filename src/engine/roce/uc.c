@@ -52,23 +52,26 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * released without an answer (in the slow path above the answer takes 30-80 us), and
  * stops after ROCE_HOLD_MISSES holds in a row expire, so a stream one way is held at
  * most that often. Nothing is held while no application polls or the send CQ is
- * armed (an event-driven application answers after a wake-up), nor unless a held WQE
- * is signaled (nobody polls for the others). Released: by the peer's next request on
- * the QP, before it is executed (the send completion comes first, as it happened
- * first); on expiry; when the application stops polling; before the QP changes state
- * or goes away (engine.c, release_held).
+ * armed (an event-driven application answers after a wake-up), nor unless the send
+ * queue is a ping-pong's: one signaled WQE out, nothing behind it (a stream's
+ * completions, held, held back its next posts: ib_write_bw -b -c UC lost ~15 %).
+ * Released: by the peer's next request on the QP, before it is executed (the send
+ * completion comes first, as it happened first); on expiry; when the application
+ * stops polling or posts again; before the QP changes state or goes away (engine.c,
+ * release_held).
  */
 enum { UC_ANSWER_WINDOW_NS = 2000000, UC_HOLD_FACTOR = 5 };
 
-static bool held_signaled(const struct urnic_qp *qp)
+/* A ping-pong's send queue: one WQE sent and not completed, nothing behind it, and
+ * the application asked for its completion. A stream has more in the queue (held, its
+ * completions would hold back the application's next posts). */
+static bool one_signaled_wqe(const struct urnic_qp *qp)
 {
-	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
-		const struct urnic_send_wqe *w = urnic_wq_slot(&qp->sq, i);
+	const struct urnic_send_wqe *w = urnic_wq_slot(&qp->sq, qp->comp.idx);
 
-		if (qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED))
-			return true;
-	}
-	return false;
+	return qp->req.idx - qp->comp.idx == 1 &&
+	       atomic_load_explicit(&qp->sq.prod, memory_order_acquire) == qp->req.idx &&
+	       (qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED));
 }
 
 bool urnic_uc_comp_held(struct urnic_engine *e, struct urnic_qp *qp)
@@ -76,7 +79,7 @@ bool urnic_uc_comp_held(struct urnic_engine *e, struct urnic_qp *qp)
 	struct urnic_comp *c = &qp->comp;
 
 	if (!c->uc_interactive || !e->app_polling || !e->ack_hold_max_ns ||
-	    roce_cq_armed(qp->send_cq) || !held_signaled(qp)) {
+	    roce_cq_armed(qp->send_cq) || !one_signaled_wqe(qp)) {
 		c->uc_hold_ns = 0;
 		c->uc_alone_ns = e->now_ns;
 		return false;
