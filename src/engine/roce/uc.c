@@ -54,7 +54,7 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * most that often. Nothing is held while no application polls or the send CQ is
  * armed (an event-driven application answers after a wake-up), nor unless the send
  * queue is a ping-pong's: one signaled WQE out, nothing behind it (a stream's
- * completions, held, held back its next posts: ib_write_bw -b -c UC lost ~15 %).
+ * completions, held until the peer's next request, would hold back its next posts).
  * Released: by the peer's next request on the QP, before it is executed (the send
  * completion comes first, as it happened first); on expiry; when the application
  * stops polling or posts again; before the QP changes state or goes away (engine.c,
