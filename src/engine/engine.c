@@ -492,9 +492,14 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	case URNIC_QPT_RC:
 		if (info->flags & URNIC_OPF_REQ) {
 			e->rx_requests++;
+			qp->resp.heard_since_send = true;
 			urnic_rc_responder_rx(e, qp, pkt);
 		} else {
-			if (pkt->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE && qp->resp.ack_interactive)
+			/* An ACK of a ping-pong before the peer's answer to what we sent: the
+			 * answer may come in a later datagram (a message of several packets)
+			 * or, if the peer's hold expired, much later. */
+			if (pkt->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE && qp->resp.ack_interactive &&
+			    !qp->resp.heard_since_send)
 				e->answers_due++;
 			urnic_rc_completer_rx(e, qp, pkt);
 		}
@@ -611,8 +616,10 @@ bool urnic_engine_progress(struct urnic_engine *e)
 			if (qp->state == URNIC_QPS_RTS) {
 				did |= urnic_rc_requester_progress(e, qp);
 				answered = qp->req.psn != psn;
-				if (answered)
+				if (answered) {
+					qp->resp.heard_since_send = false;
 					urnic_rc_responder_answered(e, qp);
+				}
 			}
 			if (held && qp->state >= URNIC_QPS_RTR)
 				did |= urnic_rc_responder_progress(e, qp, answered);

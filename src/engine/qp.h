@@ -184,6 +184,7 @@ struct urnic_resp {
 	uint8_t ack_syndrome;
 	/* Holding the ACK for the application's answer (responder.c, rc_ack_held). */
 	bool ack_interactive; /* the application answers what it receives: hold */
+	bool heard_since_send; /* a request came since the requester last sent: the answer */
 	uint8_t ack_hold_misses; /* holds in a row that expired unanswered */
 	uint64_t ack_hold_ns;  /* the held ACK leaves by then at the latest; 0: not held */
 	uint64_t ack_alone_ns; /* when the last ACK left with no request behind it */

@@ -278,6 +278,36 @@ static void test_order_in_one_pass(void)
 	}
 }
 
+/* engine.answers_due counts ACKs that came before the peer's answer to what we sent:
+ * the driver wakes its engine thread to take the answer in (device.c, watch_due).
+ * Carried ACKs come with the answer, behind it: none of a's is due; of b's, the first
+ * (a's ACK left before a's answer until a was seen to answer) and the last (a never
+ * answers it). An ACK that comes after the answer in a pass of its own (a
+ * message of several datagrams) is not due either: a's WRITE arrives, a pass runs,
+ * then b's ACK. A peer that never holds: each of its ACKs is due. */
+static void test_answers_due(void)
+{
+	struct env v;
+	struct fabric *f;
+
+	env_open(&v, 14, 16);
+	f = v.p.f;
+	pingpong(&v, ROUNDS);
+	fabric_settle(f);
+	CHECK_EQ(fab_engine(f, 0)->answers_due, 0);
+	CHECK(fab_engine(f, 1)->answers_due <= 2);
+	env_close(&v);
+
+	env_open(&v, 14, 17);
+	f = v.p.f;
+	fab_engine(f, 1)->ack_hold_max_ns = 0; /* b never holds */
+	pingpong(&v, ROUNDS);
+	fabric_settle(f);
+	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_held), 0);
+	CHECK(fab_engine(f, 0)->answers_due >= ROUNDS - 2);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_pingpong_carries_ack);
@@ -285,5 +315,6 @@ int main(void)
 	RUN(test_unanswered_hold_expires);
 	RUN(test_short_timeout_not_held);
 	RUN(test_order_in_one_pass);
+	RUN(test_answers_due);
 	return 0;
 }
