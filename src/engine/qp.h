@@ -187,6 +187,7 @@ struct urnic_resp {
 	bool heard_since_send; /* a request came since the requester last sent: the answer */
 	uint8_t ack_hold_misses; /* holds in a row that expired unanswered */
 	uint64_t ack_hold_ns;  /* the held ACK leaves by then at the latest; 0: not held */
+	bool ack_hold_extended; /* once per hold: the application still waited for its ACK */
 	uint64_t ack_alone_ns; /* when the last ACK left with no request behind it */
 	struct urnic_res res[URNIC_MAX_RD_ATOMIC];
 	uint32_t res_head;  /* next resource slot to use, FIFO */

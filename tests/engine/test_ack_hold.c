@@ -9,6 +9,7 @@
  * the hold deadline (the fabric clock jumps there), and after ACK_HOLD_MISSES such
  * misses in a row the QP stops holding. A QP whose timeout is short does not hold. An
  * ACK that is not held leaves before the answer of the same pass, a held one behind it.
+ * A hold runs longer while the holder's own request still waits for its ACK.
  */
 #include <string.h>
 
@@ -278,6 +279,54 @@ static void test_order_in_one_pass(void)
 	}
 }
 
+/* b holds its ACK of a's WRITE while b's own WRITE still waits for a's ACK (a's
+ * message and the ACK behind it came as two datagrams, the second late): b cannot
+ * answer before that completion, so the hold is extended once, past the 20 us, and the
+ * ACK still leaves right behind b's answer. */
+static void test_hold_extended_while_awaiting(void)
+{
+	struct env v;
+	struct fabric *f;
+	struct fab_rule late_ack = {
+		.match = FAB_M_SRC | FAB_M_OPCODE,
+		.src = 0,
+		.opcode = URNIC_OP_RC_ACKNOWLEDGE,
+		.count = 1,
+		.action = FAB_DELAY,
+		.delay_ns = 2 * URNIC_ACK_HOLD_DEFAULT_NS,
+	};
+	uint64_t expired, t_ack = 0, t_write = 0;
+
+	env_open(&v, 14, 18);
+	f = v.p.f;
+	pingpong(&v, 3);
+	fabric_settle(f);
+	expired = fab_ctr(f, 1, URNIC_CTR_ack_hold_expired);
+	write_tag(&v, false, 60);     /* b's WRITE: a holds its ACK */
+	wait_byte(&v, &v.ba, 60);
+	fab_add_rule(f, &late_ack);   /* ... which reaches b 40 us after a's answer */
+	write_tag(&v, true, 61);      /* a's answer, its ACK behind it */
+	reap(&v, v.p.b, 60);          /* b's completion: the late ACK (the hold ran 20 us) */
+	wait_byte(&v, &v.bb, 61);
+	write_tag(&v, false, 62);     /* b answers a's WRITE */
+	reap(&v, v.p.a, 61);
+	wait_byte(&v, &v.ba, 62);
+	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_hold_expired), expired);
+	for (uint32_t i = 0; i < f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &f->trace[i];
+
+		if (pi->src == 1 && pi->opcode == URNIC_OP_RC_ACKNOWLEDGE)
+			t_ack = pi->t_ns;
+		if (pi->src == 1 && pi->opcode == URNIC_OP_RC_RDMA_WRITE_ONLY)
+			t_write = pi->t_ns;
+	}
+	CHECK_EQ(t_ack, t_write); /* the ACK of 61 left with the WRITE 62 */
+	fab_clear_rules(f);
+	reap(&v, v.p.b, 62);
+	fabric_settle(f);
+	env_close(&v);
+}
+
 /* engine.answers_due counts ACKs that came before the peer's answer to what we sent:
  * the driver wakes its engine thread to take the answer in (device.c, watch_due).
  * Carried ACKs come with the answer, behind it: none of a's is due; of b's, the first
@@ -316,5 +365,6 @@ int main(void)
 	RUN(test_short_timeout_not_held);
 	RUN(test_order_in_one_pass);
 	RUN(test_answers_due);
+	RUN(test_hold_extended_while_awaiting);
 	return 0;
 }

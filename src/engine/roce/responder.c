@@ -75,12 +75,19 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
  * the peer's usually equals.
  */
 
-static uint64_t ack_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp)
+/* A hold whose application still waits for its own request's ACK is extended once by
+ * this many hold times (rc_ack_held). */
+enum { ACK_HOLD_EXTEND = 4 };
+
+/* The hold time, or 0 if `times` of it and the slack do not fit under a quarter of the
+ * QP's timeout. */
+static uint64_t ack_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp,
+			      uint64_t times)
 {
 	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
 	uint64_t hold = e->ack_hold_max_ns;
 
-	if (rto && (hold + e->ack_hold_slack_ns) * 4 > rto)
+	if (rto && (hold * times + e->ack_hold_slack_ns) * 4 > rto)
 		return 0;
 	return hold;
 }
@@ -103,6 +110,18 @@ static bool rc_ack_held(struct urnic_engine *e, struct urnic_qp *qp, bool answer
 	if (r->ack_hold_ns) {
 		if (e->now_ns < r->ack_hold_ns)
 			return true;
+		/* The application cannot have answered yet: its own request still waits
+		 * for the peer's ACK, which the peer sends behind the rest of its message
+		 * when that message takes more than one datagram (ib_write_lat -s 8192: the
+		 * hold begins with the first, the application's completion comes with the
+		 * second). Sent alone now, the ACK would end the peer's poll before the
+		 * answer it waits for. Held once more, ACK_HOLD_EXTEND times as long. */
+		if (!r->ack_hold_extended && qp->comp.idx != qp->req.idx &&
+		    ack_hold_time(e, qp, 1 + ACK_HOLD_EXTEND)) {
+			r->ack_hold_extended = true;
+			r->ack_hold_ns += (uint64_t)e->ack_hold_max_ns * ACK_HOLD_EXTEND;
+			return true;
+		}
 		if (++r->ack_hold_misses == ROCE_HOLD_MISSES) {
 			r->ack_interactive = false;
 			r->ack_hold_misses = 0;
@@ -110,10 +129,11 @@ static bool rc_ack_held(struct urnic_engine *e, struct urnic_qp *qp, bool answer
 		urnic_count(e, URNIC_CTR_ack_hold_expired);
 		return false;
 	}
-	hold = ack_hold_time(e, qp);
+	hold = ack_hold_time(e, qp, 1);
 	if (!hold || requester_blocked(qp))
 		return false;
 	r->ack_hold_ns = e->now_ns + hold;
+	r->ack_hold_extended = false;
 	urnic_count(e, URNIC_CTR_ack_held);
 	return true;
 }
@@ -670,7 +690,7 @@ void urnic_rc_responder_answered(struct urnic_engine *e, struct urnic_qp *qp)
 	struct urnic_resp *r = &qp->resp;
 
 	if (!r->ack_interactive && r->ack_alone_ns &&
-	    e->now_ns - r->ack_alone_ns <= ack_hold_time(e, qp))
+	    e->now_ns - r->ack_alone_ns <= ack_hold_time(e, qp, 1))
 		r->ack_interactive = true;
 	r->ack_alone_ns = 0;
 }
