@@ -6,7 +6,7 @@
  * Ping-pong: once a QP has answered soon after an ACK that left alone, its ACKs wait
  * for the answer and leave right behind it, in the same batch; one ACK per message
  * still. One-way traffic is never held. An answer that does not come: the ACK leaves at
- * the hold deadline (the fabric clock jumps there), and after ACK_HOLD_MISSES such
+ * the hold deadline (the fabric clock jumps there), and after ROCE_HOLD_MISSES such
  * misses in a row the QP stops holding. A QP whose timeout is short does not hold. An
  * ACK that is not held leaves before the answer of the same pass, a held one behind it.
  * A hold runs longer while the holder's own request still waits for its ACK.
