@@ -13,6 +13,7 @@
  * URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them (urnic_dev_res_get).
  */
 #include "dev/device.h"
+#include "dev/spin.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -420,12 +421,13 @@ static void flush_tx(struct urnic_engine *e)
  * there is nothing for it to do. */
 #define APP_NAP_MAX_NS 1000000ull
 /* After its last work the engine thread polls on for spin_ns (URNIC_SPIN_US, default
- * URNIC_DEFAULT_SPIN_NS) before it sleeps, but only while it owns the socket (no
- * application polling: two spinning threads per process on two vCPUs took the CPU the
- * applications needed) and while the traffic is light, no pass having received or
- * sent more than SPIN_LIGHT_PKTS packets since it last slept. A request/response peer
- * (the READ responder of ib_read_lat, an event-driven ibv_rc_pingpong) then finds it awake
- * instead of paying a wake-up on the other vCPU (~30 us here); a bulk stream keeps
+ * URNIC_DEFAULT_SPIN_NS; grown to cover a request/response peer's gaps, spin.h) before
+ * it sleeps, but only while it owns the socket (no application polling: two spinning
+ * threads per process on two vCPUs took the CPU the applications needed) and while the
+ * traffic is light, no pass having received or sent more than SPIN_LIGHT_PKTS packets
+ * since it last slept. A request/response peer (the READ responder of ib_read_lat, an
+ * event-driven ibv_rc_pingpong) then finds it awake instead of paying a wake-up on the
+ * other vCPU (~30 us here); a bulk stream keeps
  * the sleeping receiver, whose wake-up lets a large batch gather (polling, it took the
  * packets a few at a time and ib_write_bw halved), and the sleeping sender, whose
  * passes find a few ACKs each (spinning for them, it took a quarter of a vCPU from
@@ -598,6 +600,8 @@ static void *engine_thread(void *arg)
 	uint64_t nap = APP_ACTIVE_NS, busy_nap = BUSY_RETRY_NS, share_read_ns = 0;
 	bool share_woke = false;
 	uint32_t pkts_most = 0; /* the most packets a pass received or sent since the last sleep */
+	uint64_t spin = d->spin_ns, slept_at = 0;
+	bool light = false;
 
 	while (!atomic_load(&d->stop)) {
 		/* The doorbell and the share socket are watched in every sleep (only this
@@ -644,8 +648,9 @@ static void *engine_thread(void *arg)
 		 * passes run ours (pass_wanted), and spinning for the lock took the CPU the
 		 * application's sends needed. */
 		if (ran && !app_polls && pkts_most <= SPIN_LIGHT_PKTS &&
-		    now - idle_since < d->spin_ns)
+		    now - idle_since < spin)
 			continue;
+		light = pkts_most <= SPIN_LIGHT_PKTS;
 		pkts_most = 0;
 		/* Going to sleep: announce it, then look once more, so that a doorbell
 		 * rung between the last pass and now is not missed (the poster checks
@@ -700,9 +705,16 @@ static void *engine_thread(void *arg)
 			wait_ns = deadline > now ? deadline - now : 1;
 		ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
 		ts.tv_nsec = (long)(wait_ns % 1000000000ull);
+		slept_at = urnic_dev_now_ns();
 		ppoll(fds, nfds, wait_ns ? &ts : NULL, NULL);
 		atomic_store(&d->sleeping, 0);
 		atomic_store(&d->blind, false);
+		/* A packet soon after a spin ran out: spin longer next time (spin.h). */
+		spin = urnic_spin_next(spin, d->spin_ns, urnic_dev_now_ns() - slept_at,
+				       light && nfds > 2 && (fds[2].revents & POLLIN)
+					       ? URNIC_WOKE_PACKET
+				       : fds[0].revents & POLLIN ? URNIC_WOKE_DOORBELL
+								 : URNIC_WOKE_OTHER);
 		share_woke = fds[1].revents & POLLIN;
 		if (fds[0].revents & POLLIN) {
 			if (read(d->wake_fd, &drain, sizeof(drain)) < 0)
