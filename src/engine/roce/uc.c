@@ -38,7 +38,7 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * UC, a request/response protocol) the application then has its completion at once
  * and waits for the answer; when it waits on memory (for the peer's RDMA WRITE), no
  * verbs call lets urnic take the answer in, and only the engine thread, woken on the
- * other CPU, can: 63-83 us per one-way trip here, against 7 us for RC, whose
+ * other CPU, can: 62-88 us per one-way trip here, against 7 us for RC, whose
  * responder holds its ACK and sends it with the answer (responder.c, rc_ack_held).
  * So a UC requester holds the completion while the application polls, and the poll
  * that takes the answer in reports both. When a completion is reported is the
@@ -49,9 +49,10 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * us here (at 20 us, half the holds expired).
  *
  * A QP holds once the peer's request came within UC_ANSWER_WINDOW_NS of completions
- * released without an answer (in the slow path above the answer takes 30-80 us), and
- * stops after ROCE_HOLD_MISSES holds in a row expire, so a stream one way is held at
- * most that often. Nothing is held while no application polls or the send CQ is
+ * released without an answer (in the slow path above the answer takes 30-80 us, more
+ * when the scheduler gives a spinning thread a whole slice: with a 250 us window some
+ * runs held only a third of their rounds), and stops after ROCE_HOLD_MISSES holds in a
+ * row expire, so a stream one way is held at most that often. Nothing is held while no application polls or the send CQ is
  * armed (an event-driven application answers after a wake-up), nor unless the send
  * queue is a ping-pong's: one signaled WQE out, nothing behind it (a stream's
  * completions, held until the peer's next request, would hold back its next posts).
