@@ -271,6 +271,15 @@ vm_unfinished() {
 	fail "the VM's $TOOL did not finish"
 }
 
+# The bridge has a carrier once qemu holds tap0, and urnic's port is Active only then
+# (async.c, urnic_port_state): perftest refuses a port that is Down ("Port number 1 state
+# is Down"), which a urnic server started before qemu opened tap0 once met in CI.
+for _ in $(seq 100); do
+	nsx ip link show br0 | grep -q LOWER_UP && break
+	sleep 0.1
+done
+nsx ip link show br0 | grep -q LOWER_UP || fail "br0 has no carrier: qemu did not open tap0"
+
 if [ "$DIR" = urnic_server ]; then
 	say "urnic: $TOOL $GFLAG 1 $OPTS (server, $HOST_IP); rxe in the VM: client ($VM_IP)"
 	urnic_tool
