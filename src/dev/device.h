@@ -29,7 +29,7 @@ enum {
 };
 
 /* How long the engine thread polls after its last work before it sleeps, when it may
- * (device.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a 2-vCPU
+ * (pipeline.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a 2-vCPU
  * machine a spinning engine steals the core of a spinning application
  * (docs/performance.md), so it never spins beside one; applications that poll drive
  * the pipeline themselves (urnic_dev_progress). */
@@ -83,7 +83,7 @@ struct urnic_dev {
 	_Atomic bool last_awaits; /* urnic_engine_app_awaits() after the last pass */
 	/* The engine thread sleeps without watching the address's socket (an application
 	 * polls it), and an application's pass asks it to watch it from its next sleep on
-	 * (device.c, progress: a peer's answer only the engine thread can take in). */
+	 * (pipeline.c, progress: a peer's answer only the engine thread can take in). */
 	_Atomic bool blind;
 	_Atomic bool watch_due;
 	_Atomic uint32_t last_pass_pkts; /* packets the last pass received, or sent if more */
@@ -143,6 +143,17 @@ bool urnic_dev_doorbell(struct urnic_dev *d);
 /* The application stops polling (it arms a CQ to sleep on its channel): the engine
  * thread takes the socket back at once. */
 void urnic_dev_app_idle(struct urnic_dev *d);
+
+/* The engine thread's longest nap while an application polls (pipeline.c): each of its
+ * wake-ups preempts a polling thread on this two-vCPU machine (a ping-pong round hit by
+ * one took 5-10 us longer), and while the application polls there is nothing for it to
+ * do. A held ACK may leave this much late (engine.ack_hold_slack_ns). */
+enum { URNIC_APP_NAP_MAX_NS = 1000000 };
+
+/* Between device.c and pipeline.c: the engine's send callback (the batch a pass
+ * produced goes out through the address's socket) and the engine thread's body. */
+void urnic_dev_flush_tx(struct urnic_engine *e);
+void *urnic_dev_engine_thread(void *arg);
 
 /* Prints the device counters (URNIC_PRINT_COUNTERS=1 at close). */
 void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spin.h - how long the engine thread polls on after its last work (device.c,
- * engine_thread): URNIC_SPIN_US, grown to cover the gaps of a request/response peer.
+ * spin.h - how long the engine thread polls on after its last work (pipeline.c):
+ * URNIC_SPIN_US, grown to cover the gaps of a request/response peer.
  *
  * After light traffic the engine thread polls for a window before it sleeps, so that a
  * request/response peer (the READ responder of ib_read_lat, an event-driven

@@ -119,7 +119,7 @@ struct urnic_engine {
 	 * held it for its answer, so it left alone when the hold expired), a UC send
 	 * completion whose hold expired (uc.c). Without a request beside them, the
 	 * answer is still to come, and the application may wait for it by polling memory
-	 * rather than its CQ (device.c, watch_due). */
+	 * rather than its CQ (pipeline.c, watch_due). */
 	uint32_t rx_requests;
 	uint32_t answers_due;
 	uint64_t counters[URNIC_CTR_COUNT];

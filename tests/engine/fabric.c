@@ -2,7 +2,7 @@
 /*
  * fabric.c - the in-process fabric of the engine tests. See fabric.h.
  *
- * A pass is what src/dev/device.c does with the device lock held: progress, timers,
+ * A pass is what src/dev/pipeline.c does with the device lock held: progress, timers,
  * progress, flush. Delivery order is send order unless a rule or a random fault says
  * otherwise; faults draw from one xorshift64* PRNG seeded by the test, so a failing
  * run replays exactly.

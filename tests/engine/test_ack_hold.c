@@ -224,7 +224,7 @@ static void test_hold_extended_while_awaiting(void)
 }
 
 /* engine.answers_due counts ACKs that came before the peer's answer to what we sent:
- * the driver wakes its engine thread to take the answer in (device.c, watch_due).
+ * the driver wakes its engine thread to take the answer in (pipeline.c, watch_due).
  * Carried ACKs come with the answer, behind it: none of a's is due; of b's, the first
  * (a's ACK left before a's answer until a was seen to answer) and the last (a never
  * answers it). An ACK that comes after the answer in a pass of its own (a

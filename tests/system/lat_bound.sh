@@ -9,13 +9,13 @@
 # ib_write_lat waits for each WRITE completion on its CQ, then for the peer's WRITE by
 # spinning on memory, where no verbs call lets urnic take a packet in; only the engine
 # thread can, and it naps without the socket while the application polls
-# (device.c, APP_NAP_MAX_NS), or must be woken on the other CPU.
+# (pipeline.c, URNIC_APP_NAP_MAX_NS), or must be woken on the other CPU.
 #
 #   ack-alone  RC, the client at URNIC_ACK_HOLD_US=0: each of its ACKs leaves without
 #              the answer, as any held ACK does when the answering application is off
 #              the CPU past the hold (responder.c, rc_ack_held). The server then has
 #              its completion and the answer still to come; its engine thread must be
-#              told to watch the socket (device.c, progress: watch_due). Before it
+#              told to watch the socket (pipeline.c, progress: watch_due). Before it
 #              was, every round waited out the nap: t_typical 87-547 us, now ~30 us.
 #   uc         UC, defaults: nothing acknowledges UC, so each completion came before
 #              the answer; the requester now holds it for the answer (uc.c,
