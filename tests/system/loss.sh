@@ -11,7 +11,8 @@
 #   Runs -s 4096 -n 500 and -s 65536 -n 200 (MTU 1024); asserts per run that nft dropped
 #   packets and the devices retransmitted (retransmit_pkts > 0), besides pp_pair's checks.
 #   A run that hits ibv_rc_pingpong's teardown race (a lost final ACK; see pp_pair) is
-#   run again, at most twice.
+#   run again, at most four times (CI once met the race three times in a row; 1 run in
+#   ~20 meets it here).
 #   Needs a private namespace (never touches the host's nftables): skips otherwise.
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
@@ -42,8 +43,8 @@ for spec in "4096:-s 4096 -n 500" "65536:-s 65536 -n 200"; do
 	attempt=1
 	# shellcheck disable=SC2086
 	until pp_pair "$tag" 120 ${spec#*:}; do
-		# Only ibv_rc_pingpong's teardown race (common.sh, pp_pair) is retried, twice.
-		if [ "$PP_RACE" != 1 ] || [ $attempt -ge 3 ]; then
+		# Only ibv_rc_pingpong's teardown race (common.sh, pp_pair) is run again.
+		if [ "$PP_RACE" != 1 ] || [ $attempt -ge 5 ]; then
 			fail "$PP_WHY"
 		fi
 		say "$tag: attempt $attempt hit ibv_rc_pingpong's teardown race ($PP_WHY:" \
