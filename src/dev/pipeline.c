@@ -128,7 +128,9 @@ static uint64_t kick_deadline(const struct urnic_engine *e)
  * CPU (docs/performance.md). An opportunistic caller (an application polling an empty
  * CQ) only tries the lock. Returns false if this thread ran no pass (another one has the
  * lock and, if `must`, will run the pass asked for). Each pass leaves its timer deadline
- * and urnic_engine_app_awaits() in last_deadline / last_awaits.
+ * and urnic_engine_app_awaits() in last_deadline / last_awaits. *alone (the engine
+ * thread passes NULL: it decides by itself) is set when a pass left the application's
+ * answer to come without it (progress()).
  */
 static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did, bool *alone)
 {
@@ -151,7 +153,7 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did, bo
 		awaited = atomic_exchange_explicit(&d->last_awaits, awaits, memory_order_relaxed);
 		/* This pass gave the application the last completion it waited for, on a
 		 * QP whose peer answers, and no answer came with it: see progress(). */
-		if (awaited && !awaits && e->answers_due && !e->rx_requests)
+		if (alone && awaited && !awaits && e->answers_due && !e->rx_requests)
 			*alone = true;
 		pthread_mutex_unlock(&d->lock);
 		ran = true;
@@ -233,7 +235,7 @@ void *urnic_dev_engine_thread(void *arg)
 		struct timespec ts;
 		nfds_t nfds = 3;
 		uint64_t drain;
-		bool did = false, alone = false, ran, app_polls, blind;
+		bool did = false, ran, app_polls, blind;
 
 		/* The joined multicast groups' sockets, after the three. */
 		for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
@@ -247,7 +249,7 @@ void *urnic_dev_engine_thread(void *arg)
 			share_read_ns = urnic_dev_now_ns();
 			share_woke = false;
 		}
-		ran = pass_combined(d, true, true, &did, &alone);
+		ran = pass_combined(d, true, true, &did, NULL);
 		if (did) {
 			uint32_t got = atomic_load_explicit(&d->last_pass_pkts, memory_order_relaxed);
 
@@ -272,7 +274,7 @@ void *urnic_dev_engine_thread(void *arg)
 		 * rung between the last pass and now is not missed (the poster checks
 		 * `sleeping` after publishing its work, urnic_dev_kick()). */
 		atomic_store(&d->sleeping, 1);
-		ran = pass_combined(d, true, true, &did, &alone);
+		ran = pass_combined(d, true, true, &did, NULL);
 		if (did) {
 			atomic_store(&d->sleeping, 0);
 			idle_since = urnic_dev_now_ns();

@@ -33,7 +33,8 @@ static inline uint64_t urnic_spin_next(uint64_t spin, uint64_t base, uint64_t sl
 {
 	uint64_t grown = spin + slept + slept / 2;
 
-	if (!base || how == URNIC_WOKE_OTHER || (how == URNIC_WOKE_PACKET && slept >= URNIC_SPIN_MAX_NS))
+	if (!base || how == URNIC_WOKE_OTHER ||
+	    (how == URNIC_WOKE_PACKET && slept >= URNIC_SPIN_MAX_NS))
 		return base;
 	if (how == URNIC_WOKE_DOORBELL)
 		return spin;

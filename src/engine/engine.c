@@ -498,8 +498,8 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 			/* An ACK of a ping-pong before the peer's answer to what we sent: the
 			 * answer may come in a later datagram (a message of several packets)
 			 * or, if the peer's hold expired, much later. */
-			if (pkt->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE && qp->resp.ack_interactive &&
-			    !qp->resp.heard_since_send)
+			if (pkt->bth.opcode == URNIC_OP_RC_ACKNOWLEDGE &&
+			    qp->resp.ack_interactive && !qp->resp.heard_since_send)
 				e->answers_due++;
 			urnic_rc_completer_rx(e, qp, pkt);
 		}
@@ -656,6 +656,16 @@ bool urnic_engine_app_awaits(struct urnic_engine *e)
 	return false;
 }
 
+/* A hold for the application's answer ending at `until`: past it, the next progress
+ * releases what is held; else the earliest such end goes into *hold. */
+static void note_hold(struct urnic_engine *e, uint64_t until, uint64_t *hold)
+{
+	if (e->now_ns >= until)
+		e->timers_fired = true;
+	else if (!*hold || until < *hold)
+		*hold = until;
+}
+
 uint64_t urnic_engine_timers(struct urnic_engine *e)
 {
 	uint64_t next = 0, hold = 0;
@@ -663,24 +673,17 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 	for (uint32_t i = 2; i < e->qp_end; i++) {
 		struct urnic_qp *qp = e->qps[i];
 
-		if (qp && qp->type == URNIC_QPT_UC && qp->state == URNIC_QPS_RTS &&
-		    qp->comp.uc_hold_ns) {
-			/* Held UC completions (uc.c): the requester's progress releases them. */
-			if (e->now_ns >= qp->comp.uc_hold_ns)
-				e->timers_fired = true;
-			else if (!hold || qp->comp.uc_hold_ns < hold)
-				hold = qp->comp.uc_hold_ns;
-		}
-		if (!qp || qp->type != URNIC_QPT_RC || qp->state != URNIC_QPS_RTS)
+		if (!qp || qp->state != URNIC_QPS_RTS)
+			continue;
+		/* Held UC completions (uc.c): the requester's progress releases them. */
+		if (qp->type == URNIC_QPT_UC && qp->comp.uc_hold_ns)
+			note_hold(e, qp->comp.uc_hold_ns, &hold);
+		if (qp->type != URNIC_QPT_RC)
 			continue;
 		serve(e, qp);
 		urnic_rc_completer_timers(e, qp, &next);
-		if (qp->resp.ack_pending && qp->resp.ack_hold_ns) {
-			if (e->now_ns >= qp->resp.ack_hold_ns)
-				e->timers_fired = true; /* progress sends it */
-			else if (!hold || qp->resp.ack_hold_ns < hold)
-				hold = qp->resp.ack_hold_ns;
-		}
+		if (qp->resp.ack_pending && qp->resp.ack_hold_ns)
+			note_hold(e, qp->resp.ack_hold_ns, &hold); /* progress sends it */
 	}
 	serve_none(e);
 	e->timer_deadline = next;

@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.batch_bytes = 0;
 	while ((ret = urnic_share_next(data, len, &off, &r)) == 1) {
 		must(off > parsed && off <= len, "the walk went backwards or past the end");
-		must(r.pkt == data + parsed + URNIC_SHARE_REC_HDR, "a record's packet is misplaced");
+		must(r.pkt == data + parsed + URNIC_SHARE_REC_HDR,
+		     "a record's packet is misplaced");
 		must(r.pkt + r.len == data + off, "a record's packet overruns its record");
 		must(urnic_share_fits(&s, 1, &r), "a parsed record does not fit a batch again");
 		urnic_share_add(&s, 1, &r);

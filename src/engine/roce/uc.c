@@ -52,10 +52,11 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * released without an answer (in the slow path above the answer takes 30-80 us, more
  * when the scheduler gives a spinning thread a whole slice: with a 250 us window some
  * runs held only a third of their rounds), and stops after ROCE_HOLD_MISSES holds in a
- * row expire, so a stream one way is held at most that often. Nothing is held while no application polls or the send CQ is
- * armed (an event-driven application answers after a wake-up), nor unless the send
- * queue is a ping-pong's: one signaled WQE out, nothing behind it (a stream's
- * completions, held until the peer's next request, would hold back its next posts).
+ * row expire, so a stream one way is held at most that often. Nothing is held while
+ * no application polls or the send CQ is armed (an event-driven application answers
+ * after a wake-up), nor unless the send queue is a ping-pong's: one signaled WQE out,
+ * nothing behind it (a stream's completions, held until the peer's next request, would
+ * hold back its next posts).
  * Released: by the peer's next request on the QP, before it is executed (the send
  * completion comes first, as it happened first); on expiry; when the application
  * stops polling or posts again; before the QP changes state or goes away (engine.c,
