@@ -70,7 +70,9 @@ struct urnic_dev {
 	pthread_t thread;
 	_Atomic bool stop;
 	_Atomic int sleeping;
-	_Atomic uint64_t sleep_deadline; /* when the sleeping engine wakes by itself, 0: never */
+	/* When the sleeping engine wakes by itself, 0: never; UINT64_MAX from its waking
+	 * until it has chosen the next sleep's (not known: as never). */
+	_Atomic uint64_t sleep_deadline;
 	_Atomic uint64_t app_poll_ns; /* when an application thread last drove the pipeline */
 	_Atomic bool pass_wanted; /* a pass was asked for while the lock was taken */
 	/* The next pass reads the packets other processes forwarded here (the engine
@@ -87,6 +89,13 @@ struct urnic_dev {
 	_Atomic bool blind;
 	_Atomic bool watch_due;
 	_Atomic uint32_t last_pass_pkts; /* packets the last pass received, or sent if more */
+	/* Posts in a row (pipeline.c, urnic_dev_doorbell): a post came since the last
+	 * ibv_poll_cq; how many, and in the streak before (between the two polls before);
+	 * when the last one returned; how many left their work to the next pass. */
+	_Atomic bool posting;
+	_Atomic uint32_t streak, last_streak;
+	_Atomic uint64_t last_post_ns;
+	_Atomic uint32_t posts_deferred;
 	int wake_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
@@ -137,12 +146,27 @@ uint64_t urnic_dev_now_ns(void);
 bool urnic_dev_progress(struct urnic_dev *d, bool polling);
 /* The doorbell of ibv_post_send: a pass as urnic_dev_progress(d, false), that sends
  * the new work without first reading the socket (the pollers and the engine thread
- * read it): an empty recvmmsg of ~1 us less on the latency path and per post. */
-bool urnic_dev_doorbell(struct urnic_dev *d);
+ * read it): an empty recvmmsg of ~1 us less on the latency path and per post. In a
+ * streak of posts, work of one packet (one_packet) may instead be left to the next
+ * pass, which sends it with the rest (pipeline.c, POST_STREAK_NS). */
+bool urnic_dev_doorbell(struct urnic_dev *d, bool one_packet);
 
 /* The application stops polling (it arms a CQ to sleep on its channel): the engine
  * thread takes the socket back at once. */
 void urnic_dev_app_idle(struct urnic_dev *d);
+
+/* ibv_poll_cq was called, whatever it found: a streak of posts ends (pipeline.c,
+ * urnic_dev_doorbell). Context: any thread, no lock. */
+static inline void urnic_dev_polled(struct urnic_dev *d)
+{
+	if (atomic_load_explicit(&d->posting, memory_order_relaxed)) {
+		atomic_store_explicit(&d->posting, false, memory_order_relaxed);
+		atomic_store_explicit(&d->last_streak,
+				      atomic_load_explicit(&d->streak, memory_order_relaxed),
+				      memory_order_relaxed);
+		atomic_store_explicit(&d->streak, 0, memory_order_relaxed);
+	}
+}
 
 /* The engine thread's longest nap while an application polls (pipeline.c): each of its
  * wake-ups preempts a polling thread on this two-vCPU machine (a ping-pong round hit by

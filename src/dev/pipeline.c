@@ -59,6 +59,31 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
 /* ... and twice as long each time it finds another one running, up to this. */
 #define BUSY_RETRY_MAX_NS 200000ull
 
+/*
+ * Posts in a row are sent together. An application that fills its send queue between
+ * two polls (ib_write_bw: ~100 posts after each completion it reaps) paid a pass, and
+ * a sendmmsg of ~5 us, per message: 0.18 Mpps of 8-byte WRITEs. A post of a request
+ * that fits one packet now leaves it in the send queue for the next pass when it is
+ * in the middle of such a streak: it follows another post by less than POST_STREAK_NS
+ * with no ibv_poll_cq between, the streak before this one was at least
+ * POST_STREAK_MIN posts long, and this one is not among the last POST_STREAK_TAIL
+ * posts the streak before predicts. The post after POST_BATCH_MAX such posts, the
+ * streak's tail, the next empty poll or a pass of the engine thread sends them
+ * together, GSO runs of equal packets (~1.1 Mpps). A larger request's pass mostly
+ * finds the window full and sends nothing: leaving it changed nothing but how often
+ * the application then polled. A ping-pong, whose streaks are one post long, always
+ * sends at once, and so does an application that posts a few requests and then waits
+ * on memory without polling. Should a streak stop short of what the last one
+ * predicted and the application then only watch memory, the rest leaves with the
+ * engine thread's next pass: it sleeps at most URNIC_APP_NAP_MAX_NS after the
+ * application polled (~60 us more here, tests/system/verbs_post_streak.c), and a post
+ * that finds it asleep for longer wakes it (nothing answers UC or UD).
+ */
+#define POST_STREAK_NS 5000ull
+#define POST_STREAK_MIN 8u
+#define POST_STREAK_TAIL 2u
+#define POST_BATCH_MAX 32u
+
 /* One pass of the NIC pipeline (without the receive if !rx: a doorbell's). Returns
  * true if it did anything. The caller holds the device lock. */
 static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
@@ -71,6 +96,9 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx)
 	uint64_t rxn, txn;
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
 
+	/* This pass sends what posts left to it (POST_STREAK_NS). */
+	if (atomic_load_explicit(&d->posts_deferred, memory_order_relaxed))
+		atomic_store_explicit(&d->posts_deferred, 0, memory_order_relaxed);
 	e->now_ns = urnic_dev_now_ns();
 	/* ACKs and UC completions may wait for an answer while the application polls
 	 * (it armed no CQ since, urnic_dev_app_idle) or did so within the engine thread's
@@ -206,9 +234,41 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 	return progress(d, polling, true);
 }
 
-bool urnic_dev_doorbell(struct urnic_dev *d)
+/* Whether the post that makes n posts since the last poll leaves its work to the next
+ * pass (POST_STREAK_NS). */
+static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 {
-	return progress(d, false, false);
+	uint32_t before = atomic_load_explicit(&d->last_streak, memory_order_relaxed);
+	uint64_t sleeps_until;
+
+	if (!d->running || n < 2 || before < POST_STREAK_MIN || n + POST_STREAK_TAIL > before ||
+	    now - atomic_load_explicit(&d->last_post_ns, memory_order_relaxed) >= POST_STREAK_NS ||
+	    atomic_fetch_add_explicit(&d->posts_deferred, 1, memory_order_relaxed) + 1 >=
+		    POST_BATCH_MAX)
+		return false;
+	/* A sleeping engine thread must wake within URNIC_APP_NAP_MAX_NS (it does after
+	 * the application polled). The work is in the queue: either its last pass before
+	 * sleeping sees it, or this sees it asleep (seq_cst, as urnic_dev_kick). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&d->sleeping, memory_order_relaxed)) {
+		sleeps_until = atomic_load(&d->sleep_deadline);
+		if (!sleeps_until || sleeps_until > now + URNIC_APP_NAP_MAX_NS)
+			urnic_dev_kick(d);
+	}
+	return true;
+}
+
+bool urnic_dev_doorbell(struct urnic_dev *d, bool one_packet)
+{
+	uint32_t n = atomic_load_explicit(&d->streak, memory_order_relaxed) + 1;
+	uint64_t now = urnic_dev_now_ns();
+	bool ret;
+
+	atomic_store_explicit(&d->streak, n, memory_order_relaxed);
+	atomic_store_explicit(&d->posting, true, memory_order_relaxed);
+	ret = (one_packet && post_defers(d, n, now)) || progress(d, false, false);
+	atomic_store_explicit(&d->last_post_ns, urnic_dev_now_ns(), memory_order_relaxed);
+	return ret;
 }
 
 void *urnic_dev_engine_thread(void *arg)
@@ -325,6 +385,7 @@ void *urnic_dev_engine_thread(void *arg)
 		ts.tv_nsec = (long)(wait_ns % 1000000000ull);
 		slept_at = urnic_dev_now_ns();
 		ppoll(fds, nfds, wait_ns ? &ts : NULL, NULL);
+		atomic_store(&d->sleep_deadline, UINT64_MAX); /* next sleep's: not chosen yet */
 		atomic_store(&d->sleeping, 0);
 		atomic_store(&d->blind, false);
 		/* A packet soon after a spin ran out: spin longer next time (spin.h). */
@@ -346,5 +407,6 @@ void *urnic_dev_engine_thread(void *arg)
 void urnic_dev_app_idle(struct urnic_dev *d)
 {
 	atomic_store(&d->app_poll_ns, 0);
-	urnic_dev_kick(d);
+	urnic_dev_polled(d);
+	urnic_dev_kick(d); /* its pass also sends what posts left (POST_STREAK_NS) */
 }

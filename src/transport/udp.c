@@ -708,6 +708,7 @@ again:
 				i++;
 				continue;
 			}
+			urnic_count(e, URNIC_CTR_tx_sends);
 			i += (uint32_t)sent;
 		}
 	}

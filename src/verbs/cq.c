@@ -216,7 +216,11 @@ static int poll_ring(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	static __thread unsigned int empty_polls;
-	int got = poll_ring(ibcq, num_entries, wc);
+	int got;
+
+	/* A poll ends a streak of posts: the next post sends at once (pipeline.c). */
+	urnic_dev_polled(urnic_ctx_dev(ibcq->context));
+	got = poll_ring(ibcq, num_entries, wc);
 
 	if (got)
 		goto found;
@@ -253,6 +257,7 @@ static int start_poll(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask)
 		return EINVAL;
+	urnic_dev_polled(urnic_ctx_dev(x->context));
 	pthread_spin_lock(&v->cq.poll_lock);
 	cons = atomic_load_explicit(&v->cq.cons, memory_order_relaxed);
 	prod = atomic_load_explicit(&v->cq.prod, memory_order_acquire);

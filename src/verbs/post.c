@@ -165,7 +165,7 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	struct urnic_vqp *v = to_vqp(ibqp);
 	struct urnic_qp *qp = &v->qp;
 	struct urnic_wq *sq = &qp->sq;
-	uint32_t prod, cons;
+	uint32_t prod, cons, last_len = 0;
 	int ret = 0;
 
 	/* IBTA 10.3.1 table 90: posting to the send queue needs RTS (or ERR, where the
@@ -190,21 +190,23 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 		ret = urnic_fill_send_wqe(qp, urnic_wq_slot(sq, prod), wr);
 		if (ret)
 			break;
+		last_len = ((struct urnic_send_wqe *)urnic_wq_slot(sq, prod))->length;
 		prod++;
 	}
 	atomic_store_explicit(&sq->prod, prod, memory_order_release);
 	pthread_spin_unlock(&sq->lock);
 	if (ret)
 		*bad_wr = wr;
-	urnic_send_doorbell(v);
+	urnic_send_doorbell(v, last_len <= qp->attr.path_mtu);
 	return ret;
 }
 
-void urnic_send_doorbell(struct urnic_vqp *v)
+void urnic_send_doorbell(struct urnic_vqp *v, bool one_packet)
 {
-	/* Send now from this thread if the pipeline is free; else make sure the engine
-	 * thread is awake to do it. */
-	if (!urnic_dev_doorbell(v->dev))
+	/* Send now from this thread if the pipeline is free (or leave it to the next
+	 * pass, in a streak of small posts); else make sure the engine thread is awake
+	 * to do it. */
+	if (!urnic_dev_doorbell(v->dev, one_packet))
 		urnic_dev_kick(v->dev);
 }
 

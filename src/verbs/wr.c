@@ -254,15 +254,20 @@ static void wr_start(struct ibv_qp_ex *qpx)
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct urnic_vqp *v = to_vqp_ex(qpx);
+	bool one_packet = true;
 	int ret;
 
 	commit_pending(v);
 	ret = v->wr_error;
-	if (!ret)
+	if (!ret) {
+		const struct urnic_send_wqe *last = urnic_wq_slot(&v->qp.sq, v->wr_prod - 1);
+
+		one_packet = last->length <= v->qp.attr.path_mtu;
 		atomic_store_explicit(&v->qp.sq.prod, v->wr_prod, memory_order_release);
+	}
 	pthread_spin_unlock(&v->qp.sq.lock);
 	if (!ret)
-		urnic_send_doorbell(v);
+		urnic_send_doorbell(v, one_packet);
 	return ret;
 }
 

@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# post_batch.sh - posts in a row leave in one send (pipeline.c, POST_STREAK_NS):
+# Debian's perftest filling its send queue with 8-byte requests between polls.
+#
+#   private namespace, lo:
+#     127.0.0.2 (server)  <--- ib_write_bw / ib_send_bw -s 8 -n 20000 ---  127.0.0.3 (client)
+#
+# Each post used to run a pass of its own, one sendmmsg per message (tx_packets /
+# tx_sends ~1.0; 0.18 Mpps here). Now the posts in the middle of a streak leave their
+# work to the next pass: the client must average at least MIN_BATCH packets per send.
+# The perftest runs must end well (no retransmission, no drop). Counters, not time:
+# the same under the sanitizers.
+#   post_batch.sh write|send   (environment: LIBDIR, SANITIZE, CC, SLOT)
+. "$(dirname "$0")/common.sh"
+sys_setup "$@"
+MODE=${1:?usage: post_batch.sh write|send}
+case $MODE in
+write | send) TOOL=ib_${MODE}_bw ;;
+*) fail "unknown mode $MODE" ;;
+esac
+command -v "$TOOL" >/dev/null || fail "$TOOL not found (perftest)"
+MIN_BATCH=4
+SLOG=$SYS_WORK/server.log
+CLOG=$SYS_WORK/client.log
+
+(ibv "$SRV_ADDR" "$TOOL" -x 1 -F -s 8 -n 20000 -p "$PP_PORT") >"$SLOG" 2>"$SLOG.err" &
+_srv=$!
+track $_srv
+wait_listen $_srv "$PP_PORT" 10 || fail "$TOOL server not listening"
+(ibv "$CLI_ADDR" "$TOOL" -x 1 -F -s 8 -n 20000 -p "$PP_PORT" "$SRV_ADDR") \
+	>"$CLOG" 2>"$CLOG.err" &
+_cli=$!
+track $_cli
+wait_exit $_cli 120 || { cat "$CLOG" "$CLOG.err"; fail "$TOOL client failed"; }
+wait_exit $_srv 20 || { cat "$SLOG" "$SLOG.err"; fail "$TOOL server failed"; }
+grep -q '^ *8 *20000 ' "$CLOG" || { cat "$CLOG"; fail "$TOOL printed no result line"; }
+for _log in "$SLOG.err" "$CLOG.err"; do
+	for _c in retransmit_pkts drop_bad_icrc drop_bad_header drop_socket_overflow \
+		rnr_nak_sent retry_exceeded; do
+		[ "$(counter "$_log" $_c)" = 0 ] || fail "$_c in $(basename "$_log")"
+	done
+done
+pkts=$(counter "$CLOG.err" tx_packets)
+sends=$(counter "$CLOG.err" tx_sends)
+[ "$sends" -gt 0 ] || fail "the client counted no send (tx_sends)"
+say "$TOOL -s 8: the client sent $pkts packets in $sends sends; $(awk '/^ *8 *20000 /' "$CLOG")"
+[ "$pkts" -ge $((MIN_BATCH * sends)) ] ||
+	fail "fewer than $MIN_BATCH packets per send: posts in a row were not sent together"
+say ok
