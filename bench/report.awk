@@ -113,6 +113,7 @@ END {
 	urow("ib_write_bw -s 65536 -q 64", "urnic_qp64_gbps", "Gb/s", ceil_bw, ucx_bw, best_bw)
 	printf "  message rate: ceiling = raw UDP 40 B datagrams in GSO sends, peer = UCX put_bw 8 B\n"
 	urow("ib_write_bw -s 8 -q 4 -l 16", "urnic_msgrate_mpps", "Mpps", ceil_mr, ucx_mr, ucx_mr)
+	urow("ib_write_bw -s 8 (1 QP, no post list)", "urnic_msgrate_1qp_mpps", "Mpps", ceil_mr, ucx_mr, ucx_mr)
 	printf "  latency: ceiling = raw UDP ping-pong, best peer = min(UCX put_lat, fi_pingpong); lower is better\n"
 	urow("ib_write_lat -s 8 (t_typical, RTT/2)", "urnic_write_lat_us", "us", ceil_pp, ucx_lat, best_lat)
 	urow("ib_write_lat -s 8 (t_avg, RTT/2)", "urnic_write_lat_avg_us", "us", m("ceil_udp_pp_mean_us"), m("ucx_put_lat_avg_us"), min2(m("ucx_put_lat_avg_us"), m("fi_pp_lat_us")))

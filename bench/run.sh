@@ -11,7 +11,7 @@
 #             fi_pingpong -p tcp -e rdm (ping-pong only: no streaming mode);
 #   urnic     Debian's perftest over build/lib: ib_write_bw/ib_send_bw/ib_read_bw
 #             64 KiB, ib_write_lat/ib_send_lat/ib_read_lat 8 B, 8-byte message rate
-#             (-q 4 -l 16), bandwidth and latency from 8 B to 1 MiB, 1/4/16/64 QPs,
+#             (-q 4 -l 16, and 1 QP without post lists), bandwidth and latency from 8 B to 1 MiB, 1/4/16/64 QPs,
 #             and the CPU an idle device with a connected QP uses (bench/idle_cpu.c).
 # Prints every urnic figure as a ratio to its ceiling and to the best peer, and the
 # targets of the "Fast" issue as MET / NOT MET. Writes to the output directory
@@ -310,6 +310,9 @@ group_msgrate() {
 	[ -n "$s" ] && sample ucx_put_msgrate_mpps "$(awk -v v="$s" 'BEGIN { printf "%.4f", v / 1e6 }')"
 	urnic_pair "$f-ib_write_bw-8-q4-l16.txt" ib_write_bw -s 8 -q 4 -l 16 -n $((N_BW * 2))
 	sample urnic_msgrate_mpps "$(pt_bw "$f-ib_write_bw-8-q4-l16.txt" 5)"
+	# perftest's default: one QP, one request per post (the posts batched by urnic).
+	urnic_pair "$f-ib_write_bw-8.txt" ib_write_bw -s 8 -n $((N_BW * 2))
+	sample urnic_msgrate_1qp_mpps "$(pt_bw "$f-ib_write_bw-8.txt" 5)"
 }
 
 group_latency() {

@@ -147,9 +147,9 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling);
 /* The doorbell of ibv_post_send: a pass as urnic_dev_progress(d, false), that sends
  * the new work without first reading the socket (the pollers and the engine thread
  * read it): an empty recvmmsg of ~1 us less on the latency path and per post. In a
- * streak of posts, work of one packet (one_packet) may instead be left to the next
- * pass, which sends it with the rest (pipeline.c, POST_STREAK_NS). */
-bool urnic_dev_doorbell(struct urnic_dev *d, bool one_packet);
+ * streak of posts, a small request's (small: a few packets) may instead be left to
+ * the next pass, which sends it with the rest (pipeline.c, POST_STREAK_NS). */
+bool urnic_dev_doorbell(struct urnic_dev *d, bool small);
 
 /* The application stops polling (it arms a CQ to sleep on its channel): the engine
  * thread takes the socket back at once. */

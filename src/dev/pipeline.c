@@ -62,22 +62,20 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
 /*
  * Posts in a row are sent together. An application that fills its send queue between
  * two polls (ib_write_bw: ~100 posts after each completion it reaps) paid a pass, and
- * a sendmmsg of ~5 us, per message: 0.18 Mpps of 8-byte WRITEs. A post of a request
- * that fits one packet now leaves it in the send queue for the next pass when it is
- * in the middle of such a streak: it follows another post by less than POST_STREAK_NS
- * with no ibv_poll_cq between, the streak before this one was at least
+ * a sendmmsg of ~5 us, per message: 0.18 Mpps of 8-byte WRITEs. A post of a small
+ * request (a few packets: post.c) now leaves it in the send queue for the next pass
+ * when it is in the middle of such a streak: it follows another post by less than
+ * POST_STREAK_NS with no ibv_poll_cq between, the streak before this one was at least
  * POST_STREAK_MIN posts long, and this one is not among the last POST_STREAK_TAIL
  * posts the streak before predicts. The post after POST_BATCH_MAX such posts, the
  * streak's tail, the next empty poll or a pass of the engine thread sends them
- * together, GSO runs of equal packets (~1.1 Mpps). A larger request's pass mostly
- * finds the window full and sends nothing: leaving it changed nothing but how often
- * the application then polled. A ping-pong, whose streaks are one post long, always
- * sends at once, and so does an application that posts a few requests and then waits
- * on memory without polling. Should a streak stop short of what the last one
- * predicted and the application then only watch memory, the rest leaves with the
- * engine thread's next pass: it sleeps at most URNIC_APP_NAP_MAX_NS after the
- * application polled (~60 us more here, tests/system/verbs_post_streak.c), and a post
- * that finds it asleep for longer wakes it (nothing answers UC or UD).
+ * together, GSO runs of equal packets (~1.1 Mpps). A ping-pong, whose streaks are one
+ * post long, always sends at once, and so does an application that posts a few
+ * requests and then waits on memory without polling. Should a streak stop short of
+ * what the last one predicted and the application then only watch memory, the rest
+ * leaves with the engine thread's next pass: it sleeps at most URNIC_APP_NAP_MAX_NS
+ * after the application polled (~60 us more here, tests/system/verbs_post_streak.c),
+ * and a post that finds it asleep for longer wakes it (nothing answers UC or UD).
  */
 #define POST_STREAK_NS 5000ull
 #define POST_STREAK_MIN 8u
@@ -258,7 +256,7 @@ static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 	return true;
 }
 
-bool urnic_dev_doorbell(struct urnic_dev *d, bool one_packet)
+bool urnic_dev_doorbell(struct urnic_dev *d, bool small)
 {
 	uint32_t n = atomic_load_explicit(&d->streak, memory_order_relaxed) + 1;
 	uint64_t now = urnic_dev_now_ns();
@@ -266,7 +264,7 @@ bool urnic_dev_doorbell(struct urnic_dev *d, bool one_packet)
 
 	atomic_store_explicit(&d->streak, n, memory_order_relaxed);
 	atomic_store_explicit(&d->posting, true, memory_order_relaxed);
-	ret = (one_packet && post_defers(d, n, now)) || progress(d, false, false);
+	ret = (small && post_defers(d, n, now)) || progress(d, false, false);
 	atomic_store_explicit(&d->last_post_ns, urnic_dev_now_ns(), memory_order_relaxed);
 	return ret;
 }

@@ -212,10 +212,10 @@ int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,
 			const struct ibv_send_wr *wr);
 
-/* After publishing send work: send now or wake the engine. one_packet: the last
- * request posted fits one packet, and may wait for the next pass in a streak of
- * posts (urnic_dev_doorbell). */
-void urnic_send_doorbell(struct urnic_vqp *v, bool one_packet);
+/* After publishing send work: send now or wake the engine. last_len: the bytes of the
+ * last request posted; a small one may wait for the next pass in a streak of posts
+ * (urnic_dev_doorbell). */
+void urnic_send_doorbell(struct urnic_vqp *v, uint32_t last_len);
 
 /* Data path ops installed in every context (post.c). */
 int urnic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);

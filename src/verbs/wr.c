@@ -254,7 +254,7 @@ static void wr_start(struct ibv_qp_ex *qpx)
 static int wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct urnic_vqp *v = to_vqp_ex(qpx);
-	bool one_packet = true;
+	uint32_t last_len = 0;
 	int ret;
 
 	commit_pending(v);
@@ -262,12 +262,12 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (!ret) {
 		const struct urnic_send_wqe *last = urnic_wq_slot(&v->qp.sq, v->wr_prod - 1);
 
-		one_packet = last->length <= v->qp.attr.path_mtu;
+		last_len = last->length;
 		atomic_store_explicit(&v->qp.sq.prod, v->wr_prod, memory_order_release);
 	}
 	pthread_spin_unlock(&v->qp.sq.lock);
 	if (!ret)
-		urnic_send_doorbell(v, one_packet);
+		urnic_send_doorbell(v, last_len);
 	return ret;
 }
 
