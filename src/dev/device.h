@@ -155,6 +155,10 @@ bool urnic_dev_doorbell(struct urnic_dev *d, bool small);
  * thread takes the socket back at once. */
 void urnic_dev_app_idle(struct urnic_dev *d);
 
+/* An application thread is about to block (ibv_get_cq_event): an engine thread may
+ * poll on where it ran (pipeline.c, APP_RECENT_NS). Context: any thread. */
+void urnic_dev_app_sleeps(void);
+
 /* ibv_poll_cq was called, whatever it found: a streak of posts ends (pipeline.c,
  * urnic_dev_doorbell). Context: any thread, no lock. */
 static inline void urnic_dev_polled(struct urnic_dev *d)

@@ -46,7 +46,8 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
  * the sleeping receiver, whose wake-up lets a large batch gather (polling, it took the
  * packets a few at a time and ib_write_bw halved), and the sleeping sender, whose
  * passes find a few ACKs each (spinning for them, it took a quarter of a vCPU from
- * the peer and the application). */
+ * the peer and the application). Nor on the CPU the application last called from
+ * (APP_RECENT_NS). */
 #define SPIN_LIGHT_PKTS 4
 /* The engine thread's passes read the share socket (packets other processes on the
  * address forwarded: share.h) when its sleep was ended by one, else at most this
@@ -75,12 +76,58 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
  * what the last one predicted and the application then only watch memory, the rest
  * leaves with the engine thread's next pass: it sleeps at most URNIC_APP_NAP_MAX_NS
  * after the application polled (~60 us more here, tests/system/verbs_post_streak.c),
- * and a post that finds it asleep for longer wakes it (nothing answers UC or UD).
+ * and a post that finds it asleep for longer sends at once instead (nothing answers
+ * UC or UD, so no ACK would wake it).
  */
 #define POST_STREAK_NS 5000ull
 #define POST_STREAK_MIN 8u
 #define POST_STREAK_TAIL 2u
 #define POST_BATCH_MAX 32u
+
+/*
+ * Where this process's application last called in (a post, an empty poll), on any
+ * device, and when: an engine thread does not poll on (SPIN_LIGHT_PKTS) on that CPU
+ * for APP_RECENT_NS after. An application waiting on memory (for a WRITE, with no
+ * verbs call) keeps its CPU busy, and the packet that wakes an engine thread is
+ * delivered on the sender's CPU, which the scheduler prefers for the woken thread.
+ * Polling on there, the engine thread used up its turn beside the spinning
+ * application and then waited out the application's: up to a scheduler tick (4 ms
+ * here) while the other vCPU idled, and the next packets waited with it
+ * (tests/system/verbs_post_streak.c, after_a_pause: 3-3.5 ms a round, 0.2 ms asleep
+ * instead). An engine thread that sleeps is woken, and preempts, per packet. Arming a
+ * CQ or blocking in ibv_get_cq_event (urnic_dev_app_sleeps) says the application
+ * sleeps instead. Refreshed at most every
+ * APP_CPU_REFRESH_NS (sched_getcpu is ~20 ns; a post ~100). Best effort, for
+ * scheduling only: several application threads share the one record.
+ */
+#define APP_RECENT_NS 10000000ull
+#define APP_CPU_REFRESH_NS 10000ull
+static _Atomic int app_cpu = -1;
+static _Atomic uint64_t app_seen_ns;
+
+static void app_here(uint64_t now)
+{
+	if (now - atomic_load_explicit(&app_seen_ns, memory_order_relaxed) < APP_CPU_REFRESH_NS &&
+	    atomic_load_explicit(&app_cpu, memory_order_relaxed) >= 0)
+		return;
+	atomic_store_explicit(&app_cpu, sched_getcpu(), memory_order_relaxed);
+	atomic_store_explicit(&app_seen_ns, now, memory_order_relaxed);
+}
+
+void urnic_dev_app_sleeps(void)
+{
+	atomic_store_explicit(&app_cpu, -1, memory_order_relaxed);
+}
+
+/* Whether the calling engine thread runs where the application may be busy. */
+static bool beside_app(uint64_t now)
+{
+	int cpu = atomic_load_explicit(&app_cpu, memory_order_relaxed);
+
+	return cpu >= 0 &&
+	       now - atomic_load_explicit(&app_seen_ns, memory_order_relaxed) < APP_RECENT_NS &&
+	       sched_getcpu() == cpu;
+}
 
 /* One pass of the NIC pipeline (without the receive if !rx: a doorbell's). Returns
  * true if it did anything. The caller holds the device lock. */
@@ -193,8 +240,12 @@ static bool progress(struct urnic_dev *d, bool polling, bool rx)
 	uint64_t deadline;
 	bool did = false, alone = false;
 
-	if (polling)
-		atomic_store_explicit(&d->app_poll_ns, urnic_dev_now_ns(), memory_order_relaxed);
+	if (polling) {
+		uint64_t now = urnic_dev_now_ns();
+
+		atomic_store_explicit(&d->app_poll_ns, now, memory_order_relaxed);
+		app_here(now);
+	}
 	if (!d->running)
 		return false;
 	if (!pass_combined(d, !polling, rx, &did, &alone))
@@ -245,13 +296,16 @@ static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 		    POST_BATCH_MAX)
 		return false;
 	/* A sleeping engine thread must wake within URNIC_APP_NAP_MAX_NS (it does after
-	 * the application polled). The work is in the queue: either its last pass before
-	 * sleeping sees it, or this sees it asleep (seq_cst, as urnic_dev_kick). */
+	 * the application polled); if it sleeps longer, this post sends: waking it would
+	 * cost more than the send (a system call, a wake-up on a CPU the application may
+	 * be spinning on: see APP_RECENT_NS). The work is in the queue: either its last
+	 * pass before sleeping sees it, or this sees it asleep (seq_cst, as
+	 * urnic_dev_kick). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&d->sleeping, memory_order_relaxed)) {
 		sleeps_until = atomic_load(&d->sleep_deadline);
 		if (!sleeps_until || sleeps_until > now + URNIC_APP_NAP_MAX_NS)
-			urnic_dev_kick(d);
+			return false;
 	}
 	return true;
 }
@@ -264,6 +318,7 @@ bool urnic_dev_doorbell(struct urnic_dev *d, bool small)
 
 	atomic_store_explicit(&d->streak, n, memory_order_relaxed);
 	atomic_store_explicit(&d->posting, true, memory_order_relaxed);
+	app_here(now);
 	ret = (small && post_defers(d, n, now)) || progress(d, false, false);
 	atomic_store_explicit(&d->last_post_ns, urnic_dev_now_ns(), memory_order_relaxed);
 	return ret;
@@ -324,7 +379,7 @@ void *urnic_dev_engine_thread(void *arg)
 		 * passes run ours (pass_wanted), and spinning for the lock took the CPU the
 		 * application's sends needed. */
 		if (ran && !app_polls && pkts_most <= SPIN_LIGHT_PKTS &&
-		    now - idle_since < spin)
+		    now - idle_since < spin && !beside_app(now))
 			continue;
 		light = pkts_most <= SPIN_LIGHT_PKTS;
 		pkts_most = 0;
@@ -405,6 +460,7 @@ void *urnic_dev_engine_thread(void *arg)
 void urnic_dev_app_idle(struct urnic_dev *d)
 {
 	atomic_store(&d->app_poll_ns, 0);
+	urnic_dev_app_sleeps();
 	urnic_dev_polled(d);
 	urnic_dev_kick(d); /* its pass also sends what posts left (POST_STREAK_NS) */
 }

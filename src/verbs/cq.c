@@ -145,6 +145,7 @@ URNIC_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_c
 {
 	struct ibv_cq *got;
 
+	urnic_dev_app_sleeps(); /* on its CPU, an engine thread may poll on */
 	if (read(channel->fd, &got, sizeof(got)) != sizeof(got))
 		return -1;
 	*cq = got;
