@@ -96,9 +96,9 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
  * (tests/system/verbs_post_streak.c, after_a_pause: 3-3.5 ms a round, 0.2 ms asleep
  * instead). An engine thread that sleeps is woken, and preempts, per packet. Arming a
  * CQ or blocking in ibv_get_cq_event (urnic_dev_app_sleeps) says the application
- * sleeps instead. Refreshed at most every
- * APP_CPU_REFRESH_NS (sched_getcpu is ~20 ns; a post ~100). Best effort, for
- * scheduling only: several application threads share the one record.
+ * sleeps instead. Refreshed at most every APP_CPU_REFRESH_NS (sched_getcpu is ~20 ns;
+ * a post ~100). Best effort, for scheduling only: several application threads share
+ * the one record.
  */
 #define APP_RECENT_NS 10000000ull
 #define APP_CPU_REFRESH_NS 10000ull
