@@ -22,7 +22,9 @@
 #              urnic_uc_comp_held). t_typical 62-88 us before, 6-8 us now.
 #
 # Passes when one of five runs has t_typical under LIMIT_US (the machine is shared);
-# under the sanitizers only the runs themselves and the counters are checked.
+# under the sanitizers only the runs themselves and the counters are checked. In
+# ack-alone, a run counts only if the server held ACKs: it learns to once it sees its
+# application answer within the hold time, which under the sanitizers a run may miss.
 #   lat_bound.sh MODE   (environment: LIBDIR, SANITIZE, CC, SLOT)
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
@@ -61,7 +63,9 @@ one_run() {
 		done
 	else
 		[ "$(counter "$CLOG.err" ack_held)" = 0 ] || fail "the client held ACKs"
-		[ "$(counter "$SLOG.err" ack_held)" -gt 0 ] || fail "the server held no ACK"
+		# The server holds once it has seen its application answer within the hold
+		# time (responder.c); under the sanitizers that may not happen in a run.
+		held=$(counter "$SLOG.err" ack_held)
 	fi
 	for _log in "$SLOG.err" "$CLOG.err"; do
 		for _c in drop_bad_icrc drop_bad_header retry_exceeded; do
@@ -72,9 +76,14 @@ one_run() {
 	typ=$(awk '$1 == 8 && $2 == 2000 && NF >= 9 { print $5 }' "$CLOG")
 }
 
+held=
 for attempt in 1 2 3 4 5; do
 	one_run
 	[ -n "$typ" ] || { cat "$CLOG"; fail "ib_write_lat printed no result line"; }
+	if [ "$held" = 0 ]; then
+		say "$MODE run $attempt: the server held no ACK (t_typical $typ us); again"
+		continue
+	fi
 	say "$MODE run $attempt: t_typical $typ us (limit $LIMIT_US us)"
 	if [ "$SANITIZE" = ON ]; then
 		say "sanitizer build: the time is not checked"
@@ -85,4 +94,6 @@ for attempt in 1 2 3 4 5; do
 		exit 0
 	fi
 done
+[ "$held" = 0 ] &&
+	fail "$MODE: no run both had the server hold ACKs and stayed under $LIMIT_US us (the last held none)"
 fail "$MODE: t_typical over $LIMIT_US us in all five runs: the answer waited for the engine thread"
