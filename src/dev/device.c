@@ -8,9 +8,10 @@
  * addresses (urnic0, urnic1, ...); else the file $URNIC_CONFIG (default
  * /etc/urnic.conf) with lines `device <ip>`; else one device per IPv4 address of each
  * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
- * is none. URNIC_SPIN_US sets how long the engine polls before sleeping. URNIC_FAULT
- * (or a `fault <spec>` line in the file) puts the faulty wire of transport/fault.h on
- * the receive path. The limits of limits.def come from `<limit> <n>` lines and
+ * is none. URNIC_SPIN_US sets how long the engine polls before sleeping;
+ * URNIC_POST_BATCH=0 makes every post send at once (pipeline.c, POST_STREAK_NS).
+ * URNIC_FAULT (or a `fault <spec>` line in the file) puts the faulty wire of
+ * transport/fault.h on the receive path. The limits of limits.def come from `<limit> <n>` lines and
  * URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them (urnic_dev_res_get).
  */
 #include "dev/device.h"
@@ -145,6 +146,8 @@ static void add_device(const char *addr_str)
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
 	spin = getenv("URNIC_SPIN_US");
 	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
+	spin = getenv("URNIC_POST_BATCH");
+	d->post_batch = !spin || strcmp(spin, "0") != 0;
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
 	devices[ndevices++] = d;

@@ -60,6 +60,7 @@ struct urnic_dev {
 	uint64_t guid;      /* network order */
 	int active_mtu;     /* IB MTU enum for the port */
 	uint32_t spin_ns;   /* how long the engine polls after the last work */
+	bool post_batch;    /* posts in a row may be sent together (URNIC_POST_BATCH) */
 	struct urnic_limits lim;
 	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */
 

@@ -290,7 +290,8 @@ static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 	uint32_t before = atomic_load_explicit(&d->last_streak, memory_order_relaxed);
 	uint64_t sleeps_until;
 
-	if (!d->running || n < 2 || before < POST_STREAK_MIN || n + POST_STREAK_TAIL > before ||
+	if (!d->running || !d->post_batch || n < 2 || before < POST_STREAK_MIN ||
+	    n + POST_STREAK_TAIL > before ||
 	    now - atomic_load_explicit(&d->last_post_ns, memory_order_relaxed) >= POST_STREAK_NS ||
 	    atomic_fetch_add_explicit(&d->posts_deferred, 1, memory_order_relaxed) + 1 >=
 		    POST_BATCH_MAX)
