@@ -11,8 +11,9 @@
  * is none. URNIC_SPIN_US sets how long the engine polls before sleeping;
  * URNIC_POST_BATCH=0 makes every post send at once (pipeline.c, POST_STREAK_NS).
  * URNIC_FAULT (or a `fault <spec>` line in the file) puts the faulty wire of
- * transport/fault.h on the receive path. The limits of limits.def come from `<limit> <n>` lines and
- * URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them (urnic_dev_res_get).
+ * transport/fault.h on the receive path. The limits of limits.def come from
+ * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
+ * (urnic_dev_res_get).
  */
 #include "dev/device.h"
 
@@ -101,7 +102,7 @@ static void add_device(const char *addr_str)
 	struct urnic_dev *d;
 	uint8_t mac[6];
 	uint8_t eui[8];
-	const char *spin;
+	const char *spin, *batch;
 
 	if (ndevices == URNIC_MAX_DEVICES)
 		return;
@@ -146,8 +147,8 @@ static void add_device(const char *addr_str)
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
 	spin = getenv("URNIC_SPIN_US");
 	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
-	spin = getenv("URNIC_POST_BATCH");
-	d->post_batch = !spin || strcmp(spin, "0") != 0;
+	batch = getenv("URNIC_POST_BATCH");
+	d->post_batch = !batch || strcmp(batch, "0") != 0;
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
 	devices[ndevices++] = d;
