@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_udp_send.c - what urnic_udp_send (src/transport/udp.c) hands the kernel: every
+ * message of a batch is one buffer, the batch's packets laid out as they go on the wire
+ * (headers, payload gathered from its fragments, pad and ICRC), whether the message is a
+ * single packet or a GSO run. The kernel's gather of many small iovecs per message cost
+ * more than the copy (docs/performance.md, session 9).
+ *
+ * The test's own sendmmsg stands in front of libc's (the executable's symbol wins) and
+ * records each message's iovec count before passing the call on; a plain socket on
+ * 127.0.9.2:4791 (loopback, without UDP_GRO, so GSO runs arrive cut into their
+ * segments) receives what urnic sent from 127.0.9.1 and compares it byte for byte with
+ * the packets, except the ICRC: the transport sets it for each GSO segment's IPv4 ID
+ * (icrc_gso.h), which tests/wire/test_icrc_gso.c checks.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "transport/udp.h"
+
+static unsigned int sends, msgs_seen, max_iovlen;
+
+int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	static int (*real)(int, struct mmsghdr *, unsigned int, int);
+
+	if (!real)
+		real = (int (*)(int, struct mmsghdr *, unsigned int, int))dlsym(RTLD_NEXT,
+										 "sendmmsg");
+	sends++;
+	for (unsigned int i = 0; i < n; i++) {
+		msgs_seen++;
+		if (v[i].msg_hdr.msg_iovlen > max_iovlen)
+			max_iovlen = (unsigned int)v[i].msg_hdr.msg_iovlen;
+	}
+	return real(fd, v, n, flags);
+}
+
+static struct urnic_udp u;
+static struct urnic_engine e;
+static uint8_t payload[3][4096];
+
+/* Queues packet k: `hdr` header bytes of pattern k, payload from up to three
+ * fragments of the payload buffers, and a 4-byte trailer standing for the ICRC. */
+static void queue(uint32_t hdr, const uint32_t *frag_len, uint32_t nfrags)
+{
+	struct urnic_txpkt *p = &e.tx[e.ntx];
+	uint8_t k = (uint8_t)e.ntx;
+
+	memset(p, 0, sizeof(*p));
+	p->dst.ip[0] = 127;
+	p->dst.ip[2] = 9;
+	p->dst.ip[3] = 2;
+	p->dst.sport = URNIC_ROCE_UDP_PORT;
+	p->hdr_bytes = hdr;
+	memset(p->hdr, 0xa0 + k, hdr);
+	for (uint32_t f = 0; f < nfrags; f++) {
+		p->frags[f] = (struct urnic_frag){ payload[f] + k, frag_len[f] };
+		p->payload_bytes += frag_len[f];
+	}
+	p->nfrags = nfrags;
+	p->trailer_bytes = 4;
+	memset(p->trailer, 0xee, sizeof(p->trailer));
+	e.ntx++;
+}
+
+/* The wire bytes of packet p, as expected: everything but the ICRC. */
+static uint32_t expect(const struct urnic_txpkt *p, uint8_t *out)
+{
+	uint32_t n = 0;
+
+	memcpy(out, p->hdr, p->hdr_bytes);
+	n += p->hdr_bytes;
+	for (uint32_t f = 0; f < p->nfrags; f++) {
+		memcpy(out + n, p->frags[f].base, p->frags[f].len);
+		n += (uint32_t)p->frags[f].len;
+	}
+	return n;
+}
+
+static void test_one_buffer_per_message(void)
+{
+	static const uint32_t mtu[1] = { 4096 }, three[3] = { 1000, 96, 3000 },
+			      tiny[1] = { 8 }, tail[2] = { 2048, 1024 };
+	static struct urnic_txpkt sent[URNIC_TX_BATCH];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(URNIC_ROCE_UDP_PORT) };
+	const uint8_t src[4] = { 127, 0, 9, 1 };
+	struct timeval tv = { 2, 0 };
+	int one = 1, bufsz = 4 << 20, rx;
+	uint32_t npkts;
+
+	for (int f = 0; f < 3; f++)
+		for (int i = 0; i < 4096; i++)
+			payload[f][i] = (uint8_t)(i * 7 + f);
+	rx = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(rx >= 0);
+	a.sin_addr.s_addr = htonl(0x7f000902);
+	CHECK(setsockopt(rx, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0);
+	CHECK(setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz)) == 0);
+	CHECK(setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
+	CHECK(bind(rx, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK_EQ(urnic_udp_open(&u, false, src, "127.0.9.1"), 0);
+	CHECK(u.gso); /* loopback does UDP GSO: the runs below are runs */
+
+	/* A 64 KiB WRITE's shape: a FIRST with a longer header and 15 MTU-sized packets,
+	 * then a packet gathered from three fragments, an 8-byte WRITE ONLY and two more of
+	 * decreasing size: GSO runs, each ended by a shorter packet or the size limit. */
+	queue(28, mtu, 1);
+	for (int i = 0; i < 15; i++)
+		queue(12, mtu, 1);
+	queue(12, three, 3);
+	queue(28, tiny, 1);
+	queue(12, tail, 1);
+	queue(12, tail + 1, 1);
+	npkts = e.ntx;
+	memcpy(sent, e.tx, sizeof(sent[0]) * npkts);
+	urnic_udp_send(&u, &e);
+	CHECK_EQ(e.ntx, 0);
+	CHECK(sends >= 1);
+	CHECK(msgs_seen < npkts); /* runs were formed */
+	CHECK_EQ(max_iovlen, 1);
+
+	for (uint32_t k = 0; k < npkts; k++) {
+		static uint8_t got[8192], want[8192];
+		ssize_t n = recv(rx, got, sizeof(got), 0);
+		uint32_t w = expect(&sent[k], want);
+
+		CHECK_EQ(n, w + 4);
+		CHECK(memcmp(got, want, w) == 0);
+	}
+	urnic_udp_close(&u);
+	close(rx);
+}
+
+int main(void)
+{
+	RUN(test_one_buffer_per_message);
+	return 0;
+}
