@@ -85,6 +85,7 @@ END {
 	if (quick) printf "QUICK MODE: few iterations, one run: not for figures.\n"
 	printf "\nCeilings: this machine, loopback\n"
 	line("raw UDP, GSO 60 KiB in 4 KiB segments + GRO, received", "ceil_udp_gso_gbps", "Gb/s")
+	line("  the same as 64 KiB WRITEs, no protocol (roce_shape)", "ref_roce_shape_gbps", "Gb/s")
 	line("raw UDP ping-pong 8 B, RTT/2 median: the better of the two below", "ceil_udp_pp_us", "us")
 	line("raw UDP ping-pong 8 B, RTT/2 mean: the better of the two below", "ceil_udp_pp_mean_us", "us")
 	line("  blocking recv, both processes on one CPU: median", "ceil_udp_pp_block_us", "us")
@@ -156,6 +157,9 @@ END {
 	idle = max2(m("idle_sleep_cpu_pct"), m("idle_armed_cpu_pct"))
 	target("idle device, QP in RTS: % of a core (worse case)", idle, "<", 1, "idle_cpu", idle)
 	printf "  %d of %d targets met\n", nmet, ntg
+	printf "  Reference, not a target: the ceiling's stream in RoCE's shape (bench/roce_shape.c: what the\n"
+	printf "  wire's shape and ICRC cost before any protocol) / the ceiling %s; ib_write_bw / it %s\n",
+		rx(pratio("ref_roce_shape_gbps", "ceil_udp_gso_gbps")), rx(pratio("urnic_write_bw_gbps", "ref_roce_shape_gbps"))
 	printf "\nFiles: %s/{report.txt,results.tsv,sweep.tsv,targets.tsv,summary.json,raw/}\n", out
 
 	# summary.json

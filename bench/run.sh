@@ -115,6 +115,8 @@ CFLAGS_BENCH="-O2 -g -std=gnu11 -Wall -Wextra"
 for h in udp_ceiling udp_pingpong memcpy_bw; do
 	cc $CFLAGS_BENCH -o "$OUT/bin/$h" "$BENCH/$h.c" -lpthread || die "cannot build $h"
 done
+cc $CFLAGS_BENCH -o "$OUT/bin/roce_shape" "$BENCH/roce_shape.c" -lpthread -lisal ||
+	die "cannot build roce_shape"
 cc $CFLAGS_BENCH -o "$OUT/bin/idle_cpu" "$BENCH/idle_cpu.c" -libverbs || die "cannot build idle_cpu"
 
 # ---- process handling: only the processes started here are ever stopped ----
@@ -277,6 +279,8 @@ group_bandwidth() {
 	sample loadavg_1min "$(cut -d ' ' -f 1 /proc/loadavg)"
 	"$OUT/bin/udp_ceiling" -a $UDP_A -t $UDP_S >"$f-udp-gso.txt" 2>&1
 	sample ceil_udp_gso_gbps "$(kv "$f-udp-gso.txt" rx_gbps)"
+	"$OUT/bin/roce_shape" -a $UDP_A -t $UDP_S >"$f-roce-shape.txt" 2>&1
+	sample ref_roce_shape_gbps "$(kv "$f-roce-shape.txt" rx_gbps)"
 	ucx_pair "$f-ucx-put-bw-65536.txt" -t ucp_put_bw -s 65536 -n $N_UCX_BW
 	sample ucx_put_bw_gbps "$(mib_to_gb "$(ucx_col "$f-ucx-put-bw-65536.txt" 6)")"
 	fi_pair "$f-fi-pp-65536.txt" -S 65536 -I $((N_FI / 5))
