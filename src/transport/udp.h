@@ -59,6 +59,11 @@ struct urnic_udp {
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct urnic_udp_group groups[URNIC_MAX_MCAST_GRP];
+	/* rx_msgs are set up for the address's and groups' sockets (recv_batch), and the
+	 * last recvmmsg filled the first rx_used of them: only those need their lengths
+	 * reset. The share socket's batch (recv_forwarded) sets them up its own way. */
+	bool rx_set;
+	uint32_t rx_used;
 	struct mmsghdr rx_msgs[URNIC_UDP_RX_BATCH];
 	struct iovec rx_iov[URNIC_UDP_RX_BATCH];
 	struct sockaddr_storage rx_from[URNIC_UDP_RX_BATCH];
