@@ -403,6 +403,55 @@ static void test_drop_by_index(void)
 	env_close(&v);
 }
 
+static bool retransmitted(struct fabric *f, void *arg)
+{
+	(void)arg;
+	return fab_ctr(f, 0, URNIC_CTR_retransmit_pkts) > 0;
+}
+
+/* The requester's window (qp.h URNIC_MAX_UNACKED_PSNS): with every ACK lost it sends
+ * 256 PSNs, no more, until the local ACK timeout; then go-back-N from the oldest
+ * (9.7.4.1.5) delivers the rest. 512 packets are posted: 8 WRITEs of 64 KiB at MTU 1024. */
+static void test_window_then_timeout(void)
+{
+	struct env v;
+	struct urnic_cqe sc[8];
+	struct fab_rule *acks;
+	uint64_t t0;
+	uint32_t sent = 0;
+
+	env_open(&v, 1024, 15);
+	acks = fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_SRC,
+						       .src = 1,
+						       .action = FAB_DROP });
+	for (uint32_t i = 0; i < 8; i++)
+		CHECK_EQ(fab_post_send(v.p.a,
+				       &(struct fab_send_wr){
+					       .wr_id = i,
+					       .opcode = URNIC_WR_RDMA_WRITE,
+					       .remote_addr = v.ra.mr->iova + i * 65536ull,
+					       .rkey = v.ra.mr->key,
+					       .num_sge = 1,
+					       .sge = { fab_sge(v.la.mr, i * 65536ull, 65536) } }),
+			 0);
+	t0 = v.p.f->now_ns;
+	CHECK(fabric_run(v.p.f, retransmitted, NULL, 1000000));
+	/* Before the local ACK timeout: the window's worth of new PSNs, then nothing. */
+	for (uint32_t t = 0; t < v.p.f->ntrace; t++)
+		if (v.p.f->trace[t].src == 0 && v.p.f->trace[t].t_ns < t0 + v.rto_ns)
+			sent++;
+	CHECK_EQ(sent, 256);
+	CHECK(v.p.f->now_ns >= t0 + v.rto_ns);
+	CHECK(acks->hits > 0);
+	fab_clear_rules(v.p.f);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, sc, 8);
+	fabric_settle(v.p.f);
+	for (uint32_t i = 0; i < 8; i++)
+		CHECK_CQE(sc[i], i, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 65536);
+	CHECK(memcmp(v.ra.p, v.la.p, 8 * 65536) == 0);
+	env_close(&v);
+}
+
 /* A SEND held up in the network longer than the local ACK timeout: the retry gets
  * there first and is executed; the late original is then a duplicate (C9-105). */
 static void test_delayed_past_timeout(void)
@@ -822,6 +871,7 @@ int main(int argc, char **argv)
 	RUN(test_corrupt_packet_dropped_and_recovered);
 	RUN(test_reordered_packet);
 	RUN(test_drop_by_index);
+	RUN(test_window_then_timeout);
 	RUN(test_delayed_past_timeout);
 	RUN(test_small_queues_wrap_under_loss);
 	RUN(test_big_read_with_losses);
