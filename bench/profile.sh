@@ -85,9 +85,10 @@ for side in cli srv; do
 		p = $1; sub(/%/, "", p); dso = $2; line = $0
 		if (line ~ /crc32|icrc/) c = "ICRC (ISA-L crc32 + urnic_icrc)"
 		else if (line ~ /_copy_to_iter|_copy_from_iter|copy_user|__skb_datagram_iter|skb_copy/) c = "kernel copies user<->skb"
-		else if (line ~ /memmove|memcpy/) c = "user memcpy (rx buffer -> MR)"
+		else if (line ~ /memmove|memcpy/) c = "user memcpy (into the send buffer; rx buffer -> MR)"
 		else if (line ~ /finish_task_switch|try_to_wake_up|_raw_spin_unlock_irqrestore|schedule|futex|__lll_lock|ttwu|irqentry_exit|sched_yield/) c = "scheduler: wakeups, switches, futex"
-		else if (line ~ /vdso.*gettimeofday|ib_[a-z]+_(bw|lat)/) c = "perftest itself"
+		else if (dso ~ /vdso/) c = "vDSO clock reads (perftest calibrates its clock for ~0.2 s)"
+		else if (line ~ /ib_[a-z]+_(bw|lat)/) c = "perftest itself"
 		else if (dso ~ /libibverbs/) c = "urnic engine and verbs"
 		else if (dso ~ /kernel/) c = "kernel: syscalls, UDP/IP, other"
 		else c = "other user code (libc, ...)"
