@@ -20,6 +20,8 @@
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -140,8 +142,39 @@ static void test_one_buffer_per_message(void)
 	close(rx);
 }
 
+/* The buffers the data path writes are resident from the start: no page faults in the
+ * first packets of a stream (urnic_udp_open). */
+static void test_buffers_resident(void)
+{
+	const uint8_t src[4] = { 127, 0, 9, 1 };
+	long page = sysconf(_SC_PAGESIZE);
+	struct urnic_udp *v = calloc(1, sizeof(*v)); /* fresh, untouched pages */
+	const struct {
+		const uint8_t *p;
+		size_t len;
+	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) }, { v->tx_flat, sizeof(v->tx_flat) } };
+
+	CHECK(v);
+	CHECK_EQ(urnic_udp_open(v, false, src, "127.0.9.1"), 0);
+	for (int b = 0; b < 2; b++) {
+		uintptr_t start = ((uintptr_t)bufs[b].p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+		uintptr_t end = ((uintptr_t)bufs[b].p + bufs[b].len) & ~(uintptr_t)(page - 1);
+		size_t n = (end - start) / (size_t)page;
+		unsigned char *vec = malloc(n);
+
+		CHECK(vec);
+		CHECK(mincore((void *)start, end - start, vec) == 0);
+		for (size_t i = 0; i < n; i++)
+			CHECK(vec[i] & 1);
+		free(vec);
+	}
+	urnic_udp_close(v);
+	free(v);
+}
+
 int main(void)
 {
 	RUN(test_one_buffer_per_message);
+	RUN(test_buffers_resident);
 	return 0;
 }
