@@ -181,6 +181,20 @@ struct urnic_qp *urnic_engine_qp_find(struct urnic_engine *e, uint32_t qpn)
 
 /* ---- transmit ---- */
 
+uint32_t urnic_txpkt_flatten(const struct urnic_txpkt *p, uint8_t *dst)
+{
+	uint8_t *d = dst;
+
+	memcpy(d, p->hdr, p->hdr_bytes);
+	d += p->hdr_bytes;
+	for (uint32_t f = 0; f < p->nfrags; f++) {
+		memcpy(d, p->frags[f].base, p->frags[f].len);
+		d += p->frags[f].len;
+	}
+	memcpy(d, p->trailer, p->trailer_bytes);
+	return (uint32_t)(d - dst) + p->trailer_bytes;
+}
+
 struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp *qp)
 {
 	struct urnic_txpkt *p;

@@ -54,6 +54,16 @@ struct urnic_txpkt {
 	struct urnic_frag frags[URNIC_MAX_SGE];
 };
 
+/* The bytes packet p takes on the wire (its UDP payload). */
+static inline uint32_t urnic_txpkt_bytes(const struct urnic_txpkt *p)
+{
+	return p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
+}
+
+/* Copies packet p to dst as it goes on the wire: headers, payload fragments, pad and
+ * ICRC. Returns the bytes written, the fragments' sum in place of payload_bytes. */
+uint32_t urnic_txpkt_flatten(const struct urnic_txpkt *p, uint8_t *dst);
+
 struct urnic_engine;
 typedef void (*urnic_tx_flush_fn)(struct urnic_engine *e);
 

@@ -544,11 +544,6 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded)
 	return forwarded ? n + recv_forwarded(u, e) : n;
 }
 
-static uint32_t pkt_bytes(const struct urnic_txpkt *p)
-{
-	return p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
-}
-
 static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 {
 	return a->dst.sport == b->dst.sport && a->dst.traffic_class == b->dst.traffic_class &&
@@ -565,7 +560,7 @@ static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, uint16_t ip_id)
 {
 	uint8_t *icrc = p->trailer + p->trailer_bytes - URNIC_ICRC_BYTES;
-	uint32_t len = pkt_bytes(p) - URNIC_ICRC_BYTES, f;
+	uint32_t len = urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES, f;
 	unsigned slot = len == u->id_factor_len[0] ? 0 : 1;
 
 	if (ip_id == u->tx_ip_id[k])
@@ -626,19 +621,6 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
 	}
 }
 
-/* Copies packet p to dst as it goes on the wire: headers, payload, pad and ICRC. */
-static uint8_t *flatten(uint8_t *dst, const struct urnic_txpkt *p)
-{
-	memcpy(dst, p->hdr, p->hdr_bytes);
-	dst += p->hdr_bytes;
-	for (uint32_t f = 0; f < p->nfrags; f++) {
-		memcpy(dst, p->frags[f].base, p->frags[f].len);
-		dst += p->frags[f].len;
-	}
-	memcpy(dst, p->trailer, p->trailer_bytes);
-	return dst + p->trailer_bytes;
-}
-
 /*
  * Builds the messages of a batch: one per packet, or with GSO one per run of packets to
  * the same peer from the same port, all of the run's first packet's size except
@@ -659,7 +641,7 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 
 	while (k < e->ntx) {
 		struct urnic_txpkt *first = &e->tx[k];
-		uint32_t seg = pkt_bytes(first), total = 0, nseg = 0;
+		uint32_t seg = urnic_txpkt_bytes(first), total = 0, nseg = 0;
 		struct msghdr *m = &u->tx_msgs[nmsg].msg_hdr;
 		uint8_t *start = flat;
 
@@ -670,15 +652,15 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 
 			if (!u->ipv6)
 				set_ip_id(u, p, k, (uint16_t)nseg);
-			flat = flatten(flat, p);
-			total += pkt_bytes(p);
+			flat += urnic_txpkt_flatten(p, flat);
+			total += urnic_txpkt_bytes(p);
 			nseg++;
 			k++;
-			if (!u->gso || pkt_bytes(p) < seg)
+			if (!u->gso || urnic_txpkt_bytes(p) < seg)
 				break; /* a short segment ends a GSO run */
 		} while (k < e->ntx && nseg < URNIC_UDP_GSO_MAX_SEGS &&
-			 same_flow(first, &e->tx[k]) && pkt_bytes(&e->tx[k]) <= seg &&
-			 total + pkt_bytes(&e->tx[k]) <= URNIC_UDP_GSO_MAX_BYTES);
+			 same_flow(first, &e->tx[k]) && urnic_txpkt_bytes(&e->tx[k]) <= seg &&
+			 total + urnic_txpkt_bytes(&e->tx[k]) <= URNIC_UDP_GSO_MAX_BYTES);
 		m->msg_name = &u->tx_to[nmsg];
 		m->msg_namelen = fill_addr(&u->tx_to[nmsg], u->ipv6, first->dst.ip,
 					   URNIC_ROCE_UDP_PORT);

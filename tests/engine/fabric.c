@@ -122,24 +122,17 @@ static void corrupt(uint8_t *buf, uint32_t hdr_bytes, uint32_t payload_bytes)
 /* One packet leaves an engine: trace it, apply rules and faults, queue it. */
 static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_txpkt *p)
 {
-	uint32_t len = p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
+	uint32_t len = urnic_txpkt_bytes(p);
 	struct fab_inflight in = { 0 };
 	struct fab_pktinfo pi = { 0 };
 	enum fab_action act = FAB_PASS;
 	struct fab_rule *rule = NULL;
 	struct urnic_pkt pkt;
 	uint8_t *buf = malloc(len);
-	uint32_t off = 0;
 
 	CHECK(buf != NULL);
-	memcpy(buf, p->hdr, p->hdr_bytes);
-	off = p->hdr_bytes;
-	for (uint32_t i = 0; i < p->nfrags; i++) {
-		memcpy(buf + off, p->frags[i].base, p->frags[i].len);
-		off += (uint32_t)p->frags[i].len;
-	}
-	CHECK_EQ(off, p->hdr_bytes + p->payload_bytes);
-	memcpy(buf + off, p->trailer, p->trailer_bytes);
+	/* The fragments add up to the payload the headers announce. */
+	CHECK_EQ(urnic_txpkt_flatten(p, buf), len);
 
 	pi.index = f->npkts++;
 	pi.t_ns = f->now_ns;

@@ -287,15 +287,9 @@ static void check_tx(struct harness *h, const struct urnic_txpkt *p)
 	}
 	FUZZ_CHECK(total == p->payload_bytes);
 	/* The packet as it would leave: it must decode to what it claims. */
-	len = p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
+	len = urnic_txpkt_bytes(p);
 	buf = xcalloc(1, len);
-	memcpy(buf, p->hdr, p->hdr_bytes);
-	total = p->hdr_bytes;
-	for (uint32_t i = 0; i < p->nfrags; i++) {
-		memcpy(buf + total, p->frags[i].base, p->frags[i].len);
-		total += (uint32_t)p->frags[i].len;
-	}
-	memcpy(buf + total, p->trailer, p->trailer_bytes);
+	urnic_txpkt_flatten(p, buf);
 	n = urnic_pkt_decode(&pkt, buf, len);
 	FUZZ_CHECK(n == (ssize_t)p->hdr_bytes);
 	FUZZ_CHECK(pkt.payload_bytes == p->payload_bytes);
