@@ -40,12 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
+#include "udp_stream.h"
 
 enum {
 	MTU = 4096,
@@ -62,14 +57,6 @@ enum {
 static atomic_bool stop;
 static atomic_ullong rx_bytes, rx_bad;
 static bool no_crc, one_run;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Checks and places one packet of len bytes; returns its payload bytes. */
 static unsigned place(const unsigned char *p, unsigned len, unsigned char *dst)
@@ -206,10 +193,9 @@ static void *sender(void *arg)
 int main(int argc, char **argv)
 {
 	const char *addr = "127.0.3.12";
-	int port = 47920, opt, one = 1, bufsz = 8 << 20;
+	int port = 47920, opt;
 	double secs = 1.0, warm = 0.2, t0, t1;
 	unsigned long long r0, r1;
-	struct timeval tv = { 0, 100000 };
 	pthread_t rt, st;
 	int rfd, sfd;
 
@@ -238,19 +224,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "roce_shape: bad address %s\n", addr);
 		return 2;
 	}
-	rfd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (setsockopt(rfd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
-		setsockopt(rfd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-	setsockopt(rfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (setsockopt(rfd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0)
-		perror("roce_shape: UDP_GRO");
-	if (bind(rfd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
-		perror("roce_shape: bind");
+	rfd = stream_rx_socket(&dst, "roce_shape");
+	if (rfd < 0)
 		return 1;
-	}
-	sfd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (setsockopt(sfd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
-		setsockopt(sfd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	sfd = stream_tx_socket();
 
 	pthread_create(&rt, NULL, receiver, &rfd);
 	pthread_create(&st, NULL, sender, &sfd);

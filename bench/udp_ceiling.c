@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "udp_stream.h"
+
 #define RX_BATCH 64
 #define TX_BATCH 64
 #define RX_BUF 65536
@@ -46,14 +48,6 @@ static atomic_ullong rx_bytes, tx_bytes;
 static bool msg_mode;
 static struct sockaddr_in dst;
 static int seg = 4096, gso = 61440;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *receiver(void *arg)
 {
@@ -126,11 +120,10 @@ static void *sender(void *arg)
 int main(int argc, char **argv)
 {
 	const char *addr = "127.0.3.10";
-	int port = 47910, opt, one = 1, bufsz = 8 << 20;
+	int port = 47910, opt;
 	bool seg_set = false, gso_set = false;
 	double secs = 1.0, warm = 0.2, t0, t1;
 	unsigned long long r0, r1, s0, s1;
-	struct timeval tv = { 0, 100000 };
 	pthread_t rt, st;
 	int rfd, sfd;
 
@@ -164,20 +157,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	rfd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (setsockopt(rfd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
-		setsockopt(rfd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-	setsockopt(rfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (setsockopt(rfd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0)
-		perror("udp_ceiling: UDP_GRO");
-	if (bind(rfd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
-		perror("udp_ceiling: bind");
+	rfd = stream_rx_socket(&dst, "udp_ceiling");
+	if (rfd < 0)
 		return 1;
-	}
-
-	sfd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (setsockopt(sfd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
-		setsockopt(sfd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+	sfd = stream_tx_socket();
 	if (gso != seg && setsockopt(sfd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg)) < 0)
 		perror("udp_ceiling: UDP_SEGMENT");
 	if (connect(sfd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
