@@ -32,7 +32,7 @@ enum {
 	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
 	/* The largest packet: headers, a path MTU of payload (4096 at most: verbs/qp.c),
 	 * pad and ICRC. */
-	URNIC_UDP_TX_PKT_MAX = URNIC_TX_HDR_MAX + 4096 + 8,
+	URNIC_UDP_TX_PKT_MAX = URNIC_TX_HDR_MAX + 4096 + sizeof(((struct urnic_txpkt *)0)->trailer),
 };
 
 struct urnic_udp_sport {
