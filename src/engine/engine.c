@@ -137,8 +137,10 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 /* An ACK held for the application's answer (responder.c, rc_ack_held) leaves now, and
  * the tx batch with it, and UC send completions held for it are reported (uc.c): the
  * QP changes state or goes away (an ibv_rc_pingpong exits right after its last
- * receive, and its peer must still see the last SEND acknowledged). */
-static void release_held(struct urnic_engine *e, struct urnic_qp *qp)
+ * receive, and its peer must still see the last SEND acknowledged). parting: the QP
+ * goes away, and its last ACK is sent again if the peer may still wait for it
+ * (responder.c, rc_parting_ack). */
+static void release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
 	if (qp->type == URNIC_QPT_UC && qp->comp.uc_hold_ns) {
 		/* Send completions held for the answer (uc.c) are reported first. */
@@ -147,11 +149,12 @@ static void release_held(struct urnic_engine *e, struct urnic_qp *qp)
 		serve_none(e);
 		return;
 	}
-	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
-	    !qp->resp.ack_pending)
+	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR)
 		return;
 	serve(e, qp);
 	rc_flush_pending_ack(e, qp);
+	if (parting)
+		rc_parting_ack(e, qp);
 	serve_none(e);
 	if (e->ntx)
 		e->flush(e);
@@ -161,7 +164,7 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
 
-	release_held(e, qp);
+	release_held(e, qp, true);
 
 	if (e->qps[i] == qp) {
 		e->qps[i] = NULL;
@@ -388,7 +391,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 
 	if (!(mask & URNIC_QP_STATE) || next == qp->state)
 		return;
-	release_held(e, qp);
+	release_held(e, qp, false);
 	switch (next) {
 	case URNIC_QPS_RESET:
 		reset_protocol_state(qp);

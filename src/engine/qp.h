@@ -196,6 +196,10 @@ struct urnic_resp {
 	uint64_t ack_hold_ns;  /* the held ACK leaves by then at the latest; 0: not held */
 	bool ack_hold_extended; /* once per hold: the application still waited for its ACK */
 	uint64_t ack_alone_ns; /* when the last ACK left with no request behind it */
+	/* The last positive ACK sent, and when (0: none yet): repeated once when the QP goes
+	 * away soon after it (responder.c, rc_parting_ack). */
+	uint32_t acked_psn;
+	uint64_t acked_ns;
 	struct urnic_res res[URNIC_MAX_RD_ATOMIC];
 	uint32_t res_head;  /* next resource slot to use, FIFO */
 	uint32_t res_count; /* max_dest_rd_atomic rounded up to a power of two */

@@ -205,6 +205,8 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (v->mcast_attached)
 		return EBUSY;
 	pthread_mutex_lock(&v->dev->lock);
+	/* The engine's clock dates the parting ACK (rc_parting_ack) from now. */
+	v->dev->eng->now_ns = urnic_dev_now_ns();
 	urnic_engine_qp_remove(v->dev->eng, &v->qp);
 	pthread_mutex_unlock(&v->dev->lock);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);

@@ -149,6 +149,40 @@ void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint
 	h.aeth.msn = qp->resp.msn & URNIC_PSN_MASK;
 	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
 	urnic_count(e, URNIC_CTR_ack_sent);
+	if ((syndrome & URNIC_AETH_TYPE_MASK) == URNIC_AETH_ACK) {
+		qp->resp.acked_psn = psn;
+		qp->resp.acked_ns = e->now_ns;
+	}
+}
+
+/*
+ * The parting ACK. RC has no closing handshake: an application that exits after its
+ * last message (ibv_rc_pingpong, any request-response program) destroys its QP as soon
+ * as its own work completes, and if the ACK it sent for the peer's last request was
+ * lost, the peer's retries find nobody and its last send fails with "transport retry
+ * counter exceeded" although the message was delivered and completed here. On a lossy
+ * path that ends a run with probability p, the loss rate. So a QP that goes away while
+ * the peer may still be waiting for its last ACK sends that ACK once more: the same PSN
+ * and MSN, which a requester that already has it takes as a duplicate (IBTA 9.7.5.1.1:
+ * an ACK covers all earlier PSNs; rxe and urnic's completer accept the PSN just before
+ * the oldest outstanding one and ignore it), and the failure needs both copies lost.
+ * Only when that ACK covers everything executed (no READ or atomic answered by a
+ * response after it, nothing owed), and only within the QP's timeout (IBTA 9.7.6.1.3)
+ * of sending it: after that the peer has either had it or retried, and a retry
+ * would have been answered. timeout 0 (no retries) waits forever: always sent.
+ */
+void rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_resp *r = &qp->resp;
+	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
+
+	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
+	    !r->acked_ns || r->ack_pending || r->replying ||
+	    r->acked_psn != urnic_psn_add(r->epsn, URNIC_PSN_MASK) ||
+	    (rto && e->now_ns - r->acked_ns >= rto))
+		return;
+	rc_send_ack(e, qp, r->acked_psn, URNIC_AETH_ACK_UNLIMITED);
+	urnic_count(e, URNIC_CTR_ack_parting);
 }
 
 static void queue_ack(struct urnic_qp *qp, uint32_t psn)
