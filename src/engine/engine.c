@@ -19,6 +19,7 @@
 
 #include "engine/roce/rc.h"
 #include "wire/byteorder.h"
+#include "wire/crc_copy.h"
 #include "wire/psn.h"
 
 const char *const urnic_counter_names[URNIC_CTR_COUNT] = {
@@ -184,20 +185,6 @@ struct urnic_qp *urnic_engine_qp_find(struct urnic_engine *e, uint32_t qpn)
 
 /* ---- transmit ---- */
 
-uint32_t urnic_txpkt_flatten(const struct urnic_txpkt *p, uint8_t *dst)
-{
-	uint8_t *d = dst;
-
-	memcpy(d, p->hdr, p->hdr_bytes);
-	d += p->hdr_bytes;
-	for (uint32_t f = 0; f < p->nfrags; f++) {
-		memcpy(d, p->frags[f].base, p->frags[f].len);
-		d += p->frags[f].len;
-	}
-	memcpy(d, p->trailer, p->trailer_bytes);
-	return (uint32_t)(d - dst) + p->trailer_bytes;
-}
-
 struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp *qp)
 {
 	struct urnic_txpkt *p;
@@ -205,6 +192,8 @@ struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp
 	if (e->ntx == URNIC_TX_BATCH)
 		e->flush(e);
 	p = &e->tx[e->ntx];
+	p->wire = e->ntx ? e->tx[e->ntx - 1].wire + urnic_txpkt_bytes(&e->tx[e->ntx - 1])
+			 : e->tx_wire;
 	p->dst = qp->attr.peer;
 	p->hdr_bytes = 0;
 	p->payload_bytes = 0;
@@ -213,30 +202,44 @@ struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp
 	return p;
 }
 
+/*
+ * Lays packet p out in tx_wire and computes its ICRC (IBTA A17.3.3) on the way: the
+ * payload is copied from its fragments by urnic_crc32_copy, which folds each block into
+ * the CRC as it stores it, so the payload is read once (the ICRC over the fragments and
+ * a copy at send time read it twice: docs/performance.md, session 10). The bytes are
+ * those a socket sends; IPv4 ID 0, what Linux sends from an unconnected DF socket (the
+ * transport adjusts the ICRC of GSO segments, which get IDs 0, 1, 2, ...).
+ */
 void urnic_tx_commit(struct urnic_engine *e, struct urnic_txpkt *p)
 {
-	struct urnic_frag frags[2 + URNIC_MAX_SGE];
+	static const uint8_t zeros[3];
 	struct urnic_icrc_flow flow = { 0 };
 	uint32_t pad = (4 - (p->payload_bytes & 3)) & 3;
-	size_t n = 0, total;
-	uint32_t icrc;
+	uint32_t total = p->hdr_bytes + p->payload_bytes + pad;
+	uint8_t *d = p->wire;
+	uint32_t c;
 
-	frags[n++] = (struct urnic_frag){ p->hdr, p->hdr_bytes };
-	for (uint32_t i = 0; i < p->nfrags; i++)
-		frags[n++] = p->frags[i];
-	memset(p->trailer, 0, sizeof(p->trailer));
-	if (pad)
-		frags[n++] = (struct urnic_frag){ p->trailer, pad };
-	total = p->hdr_bytes + p->payload_bytes + pad;
-
+	/* tx_wire holds a batch of the largest packets: nothing larger is built (the path
+	 * MTU is at most URNIC_TX_PAYLOAD_MAX), and a bug that did is refused here. */
+	if (p->payload_bytes > URNIC_TX_PAYLOAD_MAX || p->hdr_bytes > URNIC_TX_HDR_MAX) {
+		urnic_count(e, URNIC_CTR_drop_tx_failed);
+		return;
+	}
 	flow.ipv6 = e->ipv6;
 	memcpy(flow.src, e->local_ip, 16);
 	memcpy(flow.dst, p->dst.ip, 16);
-	flow.ip_id = 0; /* what Linux sends from an unconnected DF socket */
 	flow.sport = p->dst.sport;
 	flow.dport = URNIC_ROCE_UDP_PORT;
-	icrc = urnic_icrc_flow(&flow, frags, n, total);
-	urnic_put_le32(p->trailer + pad, icrc);
+	memcpy(d, p->hdr, p->hdr_bytes);
+	c = urnic_icrc_flow(&flow, &(struct urnic_frag){ d, p->hdr_bytes }, 1, total);
+	d += p->hdr_bytes;
+	for (uint32_t i = 0; i < p->nfrags; i++) {
+		c = urnic_crc32_copy(c, d, p->frags[i].base, p->frags[i].len);
+		d += p->frags[i].len;
+	}
+	c = urnic_crc32_copy(c, d, zeros, pad);
+	d += pad;
+	urnic_put_le32(d, c);
 	p->trailer_bytes = pad + URNIC_ICRC_BYTES;
 	e->ntx++;
 	urnic_count(e, URNIC_CTR_tx_packets);

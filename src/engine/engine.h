@@ -34,6 +34,7 @@ extern const char *const urnic_counter_descs[URNIC_CTR_COUNT];
 enum {
 	URNIC_ACK_HOLD_DEFAULT_NS = 20000,
 	URNIC_TX_HDR_MAX = 64,
+	URNIC_TX_PAYLOAD_MAX = 4096, /* the largest path MTU (IBV_MTU_4096, verbs/qp.c) */
 	URNIC_TX_BATCH = 64,
 	URNIC_MAX_QP = 4096,   /* QP table slots per device */
 	URNIC_QPN_INDEX_BITS = 12,
@@ -41,16 +42,19 @@ enum {
 	URNIC_QPN_OWNERS = 16,
 };
 
-/* One packet to send: headers, payload fragments that point into registered memory
- * or WQE inline data (valid until the batch is flushed), pad and ICRC. */
+/* One packet to send. The protocol fills in the destination, the headers and the
+ * payload fragments (pointing into registered memory or WQE inline data);
+ * urnic_tx_commit lays it out at `wire` as it goes on the wire (headers, payload, pad,
+ * ICRC), in the engine's tx_wire right behind the batch's previous packet, and the
+ * transport sends those bytes. */
 struct urnic_txpkt {
 	struct urnic_peer dst;
 	uint32_t hdr_bytes;
 	uint32_t payload_bytes;
 	uint32_t nfrags;
 	uint32_t trailer_bytes; /* pad + ICRC */
+	uint8_t *wire;
 	uint8_t hdr[URNIC_TX_HDR_MAX];
-	uint8_t trailer[8];
 	struct urnic_frag frags[URNIC_MAX_SGE];
 };
 
@@ -60,9 +64,8 @@ static inline uint32_t urnic_txpkt_bytes(const struct urnic_txpkt *p)
 	return p->hdr_bytes + p->payload_bytes + p->trailer_bytes;
 }
 
-/* Copies packet p to dst as it goes on the wire: headers, payload fragments, pad and
- * ICRC. Returns the bytes written, the fragments' sum in place of payload_bytes. */
-uint32_t urnic_txpkt_flatten(const struct urnic_txpkt *p, uint8_t *dst);
+/* The most a packet takes: headers, payload, pad, ICRC. */
+#define URNIC_TX_PKT_MAX (URNIC_TX_HDR_MAX + URNIC_TX_PAYLOAD_MAX + 8)
 
 struct urnic_engine;
 typedef void (*urnic_tx_flush_fn)(struct urnic_engine *e);
@@ -144,6 +147,9 @@ struct urnic_engine {
 	uint32_t qpn_owner; /* this engine's slot among the processes sharing its address */
 	struct urnic_txpkt tx[URNIC_TX_BATCH];
 	uint32_t ntx;
+	/* The batch's packets as they go on the wire, back to back in the order of tx[]
+	 * (urnic_tx_commit): a run of packets to one peer is one buffer. */
+	_Alignas(64) uint8_t tx_wire[URNIC_TX_BATCH * URNIC_TX_PKT_MAX];
 	urnic_tx_flush_fn flush;
 	/* Called when a QP falls into error by itself (not by ibv_modify_qp): the verbs
 	 * layer raises IBV_EVENT_QP_FATAL, as rxe does (IBTA 11.6.3.1). May be NULL. */

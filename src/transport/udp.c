@@ -155,9 +155,9 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	u->fd = fd;
 	/* The buffers the data path writes are faulted in here, not by the first packets:
 	 * ~580 first-touch page faults in the first milliseconds of a stream cost a short
-	 * ib_write_bw (-n 5000) 8 % (docs/performance.md, session 9). */
+	 * ib_write_bw (-n 5000) 8 % (docs/performance.md, session 9). The send side's,
+	 * the engine's tx_wire, is zeroed by urnic_engine_init. */
 	memset(u->rx_buf, 0, sizeof(u->rx_buf));
-	memset(u->tx_flat, 0, sizeof(u->tx_flat));
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
 	}
@@ -559,7 +559,7 @@ static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
  */
 static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, uint16_t ip_id)
 {
-	uint8_t *icrc = p->trailer + p->trailer_bytes - URNIC_ICRC_BYTES;
+	uint8_t *icrc = p->wire + urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES;
 	uint32_t len = urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES, f;
 	unsigned slot = len == u->id_factor_len[0] ? 0 : 1;
 
@@ -626,24 +626,21 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
  * the same peer from the same port, all of the run's first packet's size except
  * possibly a shorter last one (the rule of UDP_SEGMENT). Returns the message count.
  *
- * Each message is one buffer: its packets are copied into tx_flat, headers, payload and
- * ICRC back to back, rather than handed to the kernel as three or more iovecs per
- * packet (zero-copy from the memory region). The kernel's gather of a 64 KiB WRITE's
- * 48 small and large pieces cost more than copying them here: a RoCE-shaped raw
- * stream, 35.7 against 33.2 Gb/s (docs/performance.md, session 9). The copy happens
- * when the batch is sent, as the kernel's did: the payload is read at the same moment.
+ * Each message is one buffer: the engine laid the batch's packets out back to back in
+ * tx_wire (urnic_tx_commit, which copies the payload as it computes the ICRC), so a
+ * run is one iovec. The kernel's gather of three or more iovecs per packet (zero-copy
+ * from the memory region) cost more than the copy: for a 64 KiB WRITE's 48 pieces, a
+ * RoCE-shaped raw stream ran 33.2 against 35.7 Gb/s (docs/performance.md, session 9).
  */
 static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t from)
 {
 	uint32_t nmsg = 0;
 	uint32_t k = from;
-	uint8_t *flat = u->tx_flat;
 
 	while (k < e->ntx) {
 		struct urnic_txpkt *first = &e->tx[k];
 		uint32_t seg = urnic_txpkt_bytes(first), total = 0, nseg = 0;
 		struct msghdr *m = &u->tx_msgs[nmsg].msg_hdr;
-		uint8_t *start = flat;
 
 		memset(m, 0, sizeof(*m));
 		u->tx_first_pkt[nmsg] = k;
@@ -652,7 +649,6 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 
 			if (!u->ipv6)
 				set_ip_id(u, p, k, (uint16_t)nseg);
-			flat += urnic_txpkt_flatten(p, flat);
 			total += urnic_txpkt_bytes(p);
 			nseg++;
 			k++;
@@ -664,7 +660,7 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 		m->msg_name = &u->tx_to[nmsg];
 		m->msg_namelen = fill_addr(&u->tx_to[nmsg], u->ipv6, first->dst.ip,
 					   URNIC_ROCE_UDP_PORT);
-		u->tx_iov[nmsg] = (struct iovec){ start, (size_t)(flat - start) };
+		u->tx_iov[nmsg] = (struct iovec){ first->wire, total };
 		m->msg_iov = &u->tx_iov[nmsg];
 		m->msg_iovlen = 1;
 		u->tx_gso[nmsg] = nseg > 1;

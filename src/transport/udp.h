@@ -30,9 +30,6 @@ enum {
 	URNIC_UDP_MAX_SPORTS = 256,
 	URNIC_UDP_GSO_MAX_SEGS = 64,  /* UDP_MAX_SEGMENTS in Linux 6.1 */
 	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
-	/* The largest packet: headers, a path MTU of payload (4096 at most: verbs/qp.c),
-	 * pad and ICRC. */
-	URNIC_UDP_TX_PKT_MAX = URNIC_TX_HDR_MAX + 4096 + sizeof(((struct urnic_txpkt *)0)->trailer),
 };
 
 struct urnic_udp_sport {
@@ -74,12 +71,10 @@ struct urnic_udp {
 	struct mmsghdr tx_msgs[URNIC_TX_BATCH];
 	int tx_fd[URNIC_TX_BATCH];
 	uint32_t tx_first_pkt[URNIC_TX_BATCH]; /* the batch packet each message starts at */
-	struct iovec tx_iov[URNIC_TX_BATCH]; /* message i's buffer in tx_flat */
+	struct iovec tx_iov[URNIC_TX_BATCH]; /* message i's bytes in the engine's tx_wire */
 	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
 	_Alignas(struct cmsghdr) char tx_ctrl[URNIC_TX_BATCH][64]; /* UDP_SEGMENT, TOS */
 	bool tx_gso[URNIC_TX_BATCH]; /* message i is a GSO run */
-	/* Every message of a batch, laid out as it goes on the wire (build_msgs). */
-	_Alignas(64) uint8_t tx_flat[URNIC_TX_BATCH * URNIC_UDP_TX_PKT_MAX];
 	/* IPv4 GSO: the ID each batch packet's ICRC is set for (its segment index, see
 	 * icrc_gso.h), and the length factors last used (the MTU-sized segment, a tail). */
 	uint16_t tx_ip_id[URNIC_TX_BATCH];

@@ -10,8 +10,8 @@
  * UC and UD QPs (fab_qp_new_type, fab_connect for UC, fab_ud_ready) and shared receive
  * queues (fab_srq_new) are made the same way.
  *
- * Each engine's flush callback copies its tx batch (headers, fragments, trailer) into
- * byte buffers addressed to the host that owns the destination IP. fabric_run() does
+ * Each engine's flush callback copies its tx batch (the packets as urnic_tx_commit laid
+ * them out) into byte buffers addressed to the host that owns the destination IP. fabric_run() does
  * what src/dev/device.c does in one pass (progress, timers, progress, flush) for every
  * host, then delivers what is in flight with urnic_engine_rx(), and when nothing at all
  * is pending jumps the clock to the next timer deadline, so retransmission tests take

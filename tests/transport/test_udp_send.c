@@ -6,8 +6,10 @@
  * single packet or a GSO run. The kernel's gather of many small iovecs per message cost
  * more than the copy (docs/performance.md, session 9).
  *
- * The test's own sendmmsg stands in front of libc's (the executable's symbol wins) and
- * records each message's iovec count before passing the call on; a plain socket on
+ * The packets are built as the protocol builds them (urnic_tx_begin, urnic_tx_commit,
+ * which lays them out in the engine's tx_wire). The test's own sendmmsg stands in front
+ * of libc's (the executable's symbol wins) and records each message's iovec count
+ * before passing the call on; a plain socket on
  * 127.0.9.2:4791 (loopback, without UDP_GRO, so GSO runs arrive cut into their
  * segments) receives what urnic sent from 127.0.9.1 and compares it byte for byte with
  * the packets, except the ICRC: the transport sets it for each GSO segment's IPv4 ID
@@ -48,20 +50,16 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 
 static struct urnic_udp u;
 static struct urnic_engine e;
+static struct urnic_qp qp; /* only its peer: 127.0.9.2, source port 4791 */
 static uint8_t payload[3][4096];
 
-/* Queues packet k: `hdr` header bytes of pattern k, payload from up to three
- * fragments of the payload buffers, and a 4-byte trailer standing for the ICRC. */
+/* Queues packet k as the protocol does (urnic_tx_begin, urnic_tx_commit): `hdr` header
+ * bytes of pattern k, payload from up to three fragments of the payload buffers. */
 static void queue(uint32_t hdr, const uint32_t *frag_len, uint32_t nfrags)
 {
-	struct urnic_txpkt *p = &e.tx[e.ntx];
 	uint8_t k = (uint8_t)e.ntx;
+	struct urnic_txpkt *p = urnic_tx_begin(&e, &qp);
 
-	memset(p, 0, sizeof(*p));
-	p->dst.ip[0] = 127;
-	p->dst.ip[2] = 9;
-	p->dst.ip[3] = 2;
-	p->dst.sport = URNIC_ROCE_UDP_PORT;
 	p->hdr_bytes = hdr;
 	memset(p->hdr, 0xa0 + k, hdr);
 	for (uint32_t f = 0; f < nfrags; f++) {
@@ -69,9 +67,7 @@ static void queue(uint32_t hdr, const uint32_t *frag_len, uint32_t nfrags)
 		p->payload_bytes += frag_len[f];
 	}
 	p->nfrags = nfrags;
-	p->trailer_bytes = 4;
-	memset(p->trailer, 0xee, sizeof(p->trailer));
-	e.ntx++;
+	urnic_tx_commit(&e, p);
 }
 
 /* The wire bytes of packet p, as expected: everything but the ICRC. */
@@ -111,6 +107,10 @@ static void test_one_buffer_per_message(void)
 	CHECK(bind(rx, (struct sockaddr *)&a, sizeof(a)) == 0);
 	CHECK_EQ(urnic_udp_open(&u, false, src, "127.0.9.1"), 0);
 	CHECK(u.gso); /* loopback does UDP GSO: the runs below are runs */
+	qp.attr.peer.ip[0] = 127;
+	qp.attr.peer.ip[2] = 9;
+	qp.attr.peer.ip[3] = 2;
+	qp.attr.peer.sport = URNIC_ROCE_UDP_PORT;
 
 	/* A 64 KiB WRITE's shape: a FIRST with a longer header and 15 MTU-sized packets,
 	 * then a packet gathered from three fragments, an 8-byte WRITE ONLY and two more of
@@ -135,7 +135,7 @@ static void test_one_buffer_per_message(void)
 		ssize_t n = recv(rx, got, sizeof(got), 0);
 		uint32_t w = expect(&sent[k], want);
 
-		CHECK_EQ(n, w + 4);
+		CHECK_EQ(n, w + sent[k].trailer_bytes);
 		CHECK(memcmp(got, want, w) == 0);
 	}
 	urnic_udp_close(&u);
@@ -143,19 +143,22 @@ static void test_one_buffer_per_message(void)
 }
 
 /* The buffers the data path writes are resident from the start: no page faults in the
- * first packets of a stream (urnic_udp_open). */
+ * first packets of a stream (urnic_udp_open for the receive buffers, urnic_engine_init
+ * for the send side's tx_wire). */
 static void test_buffers_resident(void)
 {
 	const uint8_t src[4] = { 127, 0, 9, 1 };
 	long page = sysconf(_SC_PAGESIZE);
 	struct urnic_udp *v = calloc(1, sizeof(*v)); /* fresh, untouched pages */
+	struct urnic_engine *en = calloc(1, sizeof(*en));
 	const struct {
 		const uint8_t *p;
 		size_t len;
-	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) }, { v->tx_flat, sizeof(v->tx_flat) } };
+	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) }, { en->tx_wire, sizeof(en->tx_wire) } };
 
-	CHECK(v);
+	CHECK(v && en);
 	CHECK_EQ(urnic_udp_open(v, false, src, "127.0.9.1"), 0);
+	CHECK_EQ(urnic_engine_init(en, false, src, NULL, NULL, 1), 0);
 	for (int b = 0; b < 2; b++) {
 		uintptr_t start = ((uintptr_t)bufs[b].p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
 		uintptr_t end = ((uintptr_t)bufs[b].p + bufs[b].len) & ~(uintptr_t)(page - 1);
@@ -168,7 +171,9 @@ static void test_buffers_resident(void)
 			CHECK(vec[i] & 1);
 		free(vec);
 	}
+	urnic_engine_fini(en);
 	urnic_udp_close(v);
+	free(en);
 	free(v);
 }
 
