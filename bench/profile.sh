@@ -83,9 +83,9 @@ for side in cli srv; do
 		--percent-limit 0 2>/dev/null | grep -v '^#' | awk '
 	/%/ {
 		p = $1; sub(/%/, "", p); dso = $2; line = $0
-		if (line ~ /crc32|icrc/) c = "ICRC (ISA-L crc32 + urnic_icrc)"
+		if (line ~ /crc32|icrc|copy_vpclmul|copy_pclmul|copy_then_crc/) c = "ICRC (ISA-L crc32, urnic_icrc; the send side: copy and CRC in one pass)"
 		else if (line ~ /_copy_to_iter|_copy_from_iter|copy_user|__skb_datagram_iter|skb_copy/) c = "kernel copies user<->skb"
-		else if (line ~ /memmove|memcpy/) c = "user memcpy (into the send buffer; rx buffer -> MR)"
+		else if (line ~ /memmove|memcpy/) c = "user memcpy (receive buffer -> memory region)"
 		else if (line ~ /finish_task_switch|try_to_wake_up|_raw_spin_unlock_irqrestore|schedule|futex|__lll_lock|ttwu|irqentry_exit|sched_yield/) c = "scheduler: wakeups, switches, futex"
 		else if (dso ~ /vdso/) c = "vDSO clock reads (perftest calibrates its clock for ~0.2 s)"
 		else if (line ~ /ib_[a-z]+_(bw|lat)/) c = "perftest itself"
