@@ -177,9 +177,29 @@ static void test_buffers_resident(void)
 	free(v);
 }
 
+/* tx_wire has room for a batch of the largest packets the protocol builds (a path MTU
+ * of payload): a packet larger than that is refused at commit and counted, not laid
+ * out past its slot; the next packet takes the slot. */
+static void test_oversize_packet_refused(void)
+{
+	static const uint32_t too_big[2] = { 4096, 4 }, fits[1] = { 4096 };
+	uint64_t refused = e.counters[URNIC_CTR_drop_tx_failed];
+
+	e.ntx = 0;
+	queue(12, too_big, 2);
+	CHECK_EQ(e.ntx, 0);
+	CHECK_EQ(e.counters[URNIC_CTR_drop_tx_failed], refused + 1);
+	queue(12, fits, 1);
+	CHECK_EQ(e.ntx, 1);
+	CHECK(e.tx[0].wire == e.tx_wire);
+	CHECK_EQ(urnic_txpkt_bytes(&e.tx[0]), 12 + 4096 + 4);
+	e.ntx = 0;
+}
+
 int main(void)
 {
 	RUN(test_one_buffer_per_message);
 	RUN(test_buffers_resident);
+	RUN(test_oversize_packet_refused);
 	return 0;
 }
