@@ -150,7 +150,8 @@ static void release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parti
 		serve_none(e);
 		return;
 	}
-	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR)
+	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
+	    (!parting && !qp->resp.ack_pending))
 		return;
 	serve(e, qp);
 	rc_flush_pending_ack(e, qp);

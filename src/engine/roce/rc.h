@@ -46,7 +46,8 @@ static inline uint32_t rc_wqe_npsn(const struct urnic_send_wqe *w, uint32_t mtu)
  * coalesced ACK first so the peer sees responses in PSN order. */
 void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome);
 void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp);
-/* The last ACK once more, as the QP goes away within a timeout of sending it. */
+/* The last ACK once more, as the QP (RC, RTR or later, not in error) goes away within a
+ * timeout of sending it. */
 void rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* Puts the QP in error after completing the WQE at comp.idx with status. */

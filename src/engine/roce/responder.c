@@ -170,14 +170,14 @@ void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint
  * response after it, nothing owed), and only within the QP's timeout (IBTA 9.7.6.1.3)
  * of sending it: after that the peer has either had it or retried, and a retry
  * would have been answered. timeout 0 (no retries) waits forever: always sent.
+ * Called by engine.c's release_held for an RC QP in RTR or later, not in error.
  */
 void rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_resp *r = &qp->resp;
 	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
 
-	if (qp->type != URNIC_QPT_RC || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
-	    !r->acked_ns || r->ack_pending || r->replying ||
+	if (!r->acked_ns || r->ack_pending || r->replying ||
 	    r->acked_psn != urnic_psn_add(r->epsn, URNIC_PSN_MASK) ||
 	    (rto && e->now_ns - r->acked_ns >= rto))
 		return;
