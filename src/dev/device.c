@@ -457,6 +457,13 @@ static int start_io(struct urnic_dev *d)
 		urnic_fault_format(&d->udp->fault->conf, spec, sizeof(spec));
 		fprintf(stderr, "urnic: %s (%s): fault injection %s\n", d->name, d->addr_str, spec);
 	}
+	/* URNIC_RING=1: receive from packet rings (transport/ring.h), else the socket. */
+	if (getenv("URNIC_RING") && strcmp(getenv("URNIC_RING"), "0") != 0) {
+		ret = urnic_udp_use_ring(d->udp);
+		if (ret)
+			fprintf(stderr, "urnic: %s (%s): URNIC_RING: no packet ring (%s): receiving "
+				"from the UDP socket\n", d->name, d->addr_str, strerror(-ret));
+	}
 	pthread_mutex_lock(&d->lock);
 	d->eng->qpn_owner = d->udp->share.slot;
 	pthread_mutex_unlock(&d->lock);

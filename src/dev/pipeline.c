@@ -345,18 +345,22 @@ void *urnic_dev_engine_thread(void *arg)
 		 * thread's passes read forwarded packets: forwarded_due, SHARE_READ_NS),
 		 * the address's and the groups' sockets when the receive is this
 		 * thread's job. */
-		struct pollfd fds[3 + URNIC_MAX_MCAST_GRP] = {
+		struct pollfd fds[5 + URNIC_MAX_MCAST_GRP] = {
 			{ .fd = d->wake_fd, .events = POLLIN },
 			{ .fd = d->udp->share.fd, .events = POLLIN },
-			{ .fd = d->udp->fd, .events = POLLIN },
 		};
+		int rx_fds[3], nrx = urnic_udp_rx_fds(d->udp, rx_fds);
+		bool woke_pkt = false;
 		uint64_t deadline, now, app, wait_ns = 0;
 		struct timespec ts;
-		nfds_t nfds = 3;
+		nfds_t nfds = 2;
 		uint64_t drain;
 		bool did = false, ran, app_polls, blind;
 
-		/* The joined multicast groups' sockets, after the three. */
+		/* The address's socket (or its packet rings first), then the joined
+		 * multicast groups' sockets. */
+		for (int i = 0; i < nrx; i++)
+			fds[nfds++] = (struct pollfd){ .fd = rx_fds[i], .events = POLLIN };
 		for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
 			int gfd = atomic_load_explicit(&d->udp->groups[g].fd, memory_order_relaxed);
 
@@ -447,9 +451,11 @@ void *urnic_dev_engine_thread(void *arg)
 		atomic_store(&d->sleep_deadline, UINT64_MAX); /* next sleep's: not chosen yet */
 		atomic_store(&d->sleeping, 0);
 		atomic_store(&d->blind, false);
+		for (nfds_t i = 2; i < 2 + (nfds_t)nrx && i < nfds; i++)
+			woke_pkt |= fds[i].revents & POLLIN;
 		/* A packet soon after a spin ran out: spin longer next time (spin.h). */
 		spin = urnic_spin_next(spin, d->spin_ns, urnic_dev_now_ns() - slept_at,
-				       light && nfds > 2 && (fds[2].revents & POLLIN)
+				       light && woke_pkt
 					       ? URNIC_WOKE_PACKET
 				       : fds[0].revents & POLLIN ? URNIC_WOKE_DOORBELL
 								 : URNIC_WOKE_OTHER);

@@ -5,6 +5,7 @@
 #include "transport/udp.h"
 
 #include "wire/byteorder.h"
+#include "wire/frame.h"
 #include "wire/icrc_gso.h"
 #include "wire/pkt.h"
 
@@ -14,7 +15,9 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -171,8 +174,56 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	return 0;
 }
 
+/* The kernel's release as numbers, e.g. 6.18 -> 618. */
+static int kernel_release(void)
+{
+	struct utsname un;
+	int major = 0, minor = 0;
+
+	if (uname(&un) < 0 || sscanf(un.release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major * 100 + minor;
+}
+
+int urnic_udp_use_ring(struct urnic_udp *u)
+{
+	unsigned int ifindex;
+	int ret;
+
+	if (u->ring_on)
+		return 0;
+	if (u->ipv6)
+		return -EAFNOSUPPORT;
+	/* Before 6.2 the kernel cannot describe a UDP GSO datagram in a virtio-net
+	 * header and drops it from the ring instead (virtio_net_hdr_from_skb). */
+	if (kernel_release() < 602)
+		return -EOPNOTSUPP;
+	/* 127.0.0.0/8 is lo's whether or not the address is configured on it. */
+	ifindex = u->ifindex ? u->ifindex : u->addr[0] == 127 ? if_nametoindex("lo") : 0;
+	ret = urnic_ring_open(&u->ring, ifindex, u->addr, u->share.slot, u->fd);
+	if (ret == 0)
+		u->ring_on = true;
+	return ret;
+}
+
+int urnic_udp_rx_fds(const struct urnic_udp *u, int fds[3])
+{
+	if (!u->ring_on) {
+		fds[0] = u->fd;
+		return 1;
+	}
+	fds[0] = urnic_ring_fd(&u->ring, 0);
+	fds[1] = urnic_ring_fd(&u->ring, 1);
+	fds[2] = u->fd; /* what the rings leave to it (ring.h) */
+	return 3;
+}
+
 void urnic_udp_close(struct urnic_udp *u)
 {
+	if (u->ring_on) {
+		urnic_ring_close(&u->ring, u->fd);
+		u->ring_on = false;
+	}
 	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
 		if (atomic_load(&u->groups[g].fd) >= 0)
 			close(atomic_exchange(&u->groups[g].fd, -1));
@@ -407,6 +458,13 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 			urnic_count(e, URNIC_CTR_drop_forward_foreign);
 			continue;
 		}
+		/* Our rings saw every packet of our slot that reached the interface, this
+		 * one too: what another process forwards is a second copy. */
+		if (u->ring_on) {
+			while (urnic_share_next(u->rx_buf[i], len, &off, &r) > 0)
+				urnic_count(e, URNIC_CTR_rx_forwarded_dup);
+			continue;
+		}
 		while ((ret = urnic_share_next(u->rx_buf[i], len, &off, &r)) > 0) {
 			e->rx_ip_id_hint = r.ip_id_hint;
 			e->rx_tos = r.tos;
@@ -525,6 +583,53 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 	return n;
 }
 
+/* Up to a batch of datagrams from the packet rings (ring.h), each checked as the
+ * kernel's IP and UDP layers would have (frame.h) and cut at its GSO segment size; the
+ * headers give the source, TOS, TTL and the exact IPv4 ID of every segment (a GSO
+ * send's segments count up from the first one's, inet_gso_segment). */
+static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
+{
+	struct urnic_ring_frame f;
+	int n = 0;
+
+	while (n < URNIC_UDP_RX_BATCH && urnic_ring_next(&u->ring, &f)) {
+		struct urnic_frame fr;
+		uint8_t src[16] = { 0 };
+		uint32_t seg, len;
+
+		n++;
+		if (f.lost_before)
+			e->counters[URNIC_CTR_drop_ring_full] += urnic_ring_drops(&u->ring);
+		if (f.len < f.wire_len || f.gso_size == UINT32_MAX ||
+		    urnic_frame_decode(f.frame, f.len, &fr) < 0) {
+			urnic_count(e, URNIC_CTR_drop_bad_header);
+			urnic_ring_release(&u->ring);
+			continue;
+		}
+		memcpy(src, fr.src, 4);
+		e->rx_tos = fr.tos;
+		e->rx_ttl = fr.ttl;
+		len = fr.payload_len;
+		seg = f.gso_size;
+		if (!seg || seg >= len)
+			seg = len ? len : 1;
+		for (uint32_t off = 0; off < len || off == 0; off += seg) {
+			uint32_t plen = len - off < seg ? len - off : seg;
+
+			e->rx_ip_id_hint = (uint16_t)(fr.ip_id + off / seg);
+			urnic_count(e, URNIC_CTR_rx_ring);
+			deliver(u, e, src, fr.sport, f.frame + fr.payload_off + off, plen);
+		}
+		urnic_ring_release(&u->ring);
+	}
+	if (n)
+		forward_flush(u, e);
+	e->rx_ip_id_hint = 0;
+	e->rx_tos = 0;
+	e->rx_ttl = URNIC_DEFAULT_TTL;
+	return n;
+}
+
 int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded)
 {
 	int n = 0;
@@ -534,7 +639,15 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded)
 
 		n = (int)urnic_fault_release(u->fault, e->now_ns, fault_deliver, &c);
 	}
-	n += recv_batch(u, e, u->fd, NULL);
+	/* With the rings, the socket only has what they leave to it (ring.h): read it
+	 * now and then, not in every pass (a polling application's turn would be a
+	 * system call again). */
+	if (u->ring_on)
+		n += recv_ring(u, e);
+	if (!u->ring_on || e->now_ns - u->sock_read_ns >= URNIC_UDP_RING_SOCKET_NS) {
+		u->sock_read_ns = e->now_ns;
+		n += recv_batch(u, e, u->fd, NULL);
+	}
 	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
 		int fd = atomic_load_explicit(&u->groups[g].fd, memory_order_relaxed);
 

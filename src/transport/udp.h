@@ -22,6 +22,7 @@
 
 #include "engine/engine.h"
 #include "transport/fault.h"
+#include "transport/ring.h"
 #include "transport/share.h"
 
 enum {
@@ -31,6 +32,9 @@ enum {
 	URNIC_UDP_GSO_MAX_SEGS = 64,  /* UDP_MAX_SEGMENTS in Linux 6.1 */
 	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
 };
+
+/* With packet rings, how often the socket is read for what they leave to it. */
+#define URNIC_UDP_RING_SOCKET_NS 50000ull
 
 struct urnic_udp_sport {
 	uint16_t port;
@@ -53,6 +57,9 @@ struct urnic_udp {
 	uint32_t last_ovfl;
 	struct urnic_share share; /* the other processes on this address */
 	struct urnic_fault *fault; /* the faulty wire (fault.h), or NULL */
+	bool ring_on; /* our unicast IPv4 packets come from the packet rings (ring.h) */
+	uint64_t sock_read_ns; /* then: when the socket was last read */
+	struct urnic_ring ring;
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct urnic_udp_group groups[URNIC_MAX_MCAST_GRP];
@@ -88,6 +95,15 @@ struct urnic_udp {
  * slot the engine's QPNs must carry. */
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str);
 void urnic_udp_close(struct urnic_udp *u);
+
+/* Receives from packet rings from now on (ring.h), if it can: IPv4 only, CAP_NET_RAW,
+ * Linux 6.2 or later (virtio-net headers for UDP GSO). Returns 0 or -errno; on error
+ * the socket receives as before. Call after urnic_udp_open. */
+int urnic_udp_use_ring(struct urnic_udp *u);
+
+/* The fds that signal a received packet, the main one first, for sleeping on: the
+ * address's socket, and the rings when they are on. Returns how many (at most 3). */
+int urnic_udp_rx_fds(const struct urnic_udp *u, int fds[3]);
 
 /* Puts the faulty wire of fault.h on the receive path (after open). seed is used when
  * c names none; counters are the engine's. Returns 0 or -ENOMEM. */
