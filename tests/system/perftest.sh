@@ -6,9 +6,17 @@
 #   private namespace, lo:
 #     127.0.0.2 (server)  <--- TOOL -x 1 -F [OPTS] ---  127.0.0.3 (client)
 #     with --same-addr both on 127.0.0.2, sharing UDP 4791 (transport/share.h)
-#   perftest.sh [--same-addr] TOOL [OPTS...]   (environment: LIBDIR, SANITIZE, CC, SLOT)
+#     with --ring both receive from packet rings (URNIC_RING=1, transport/ring.h): every
+#     packet must come from a ring (rx_ring), none be lost to a full ring or arrive twice
+#   perftest.sh [--ring] [--same-addr] TOOL [OPTS...]   (environment: LIBDIR, SANITIZE, CC, SLOT)
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+RING=0
+if [ "${1:-}" = --ring ]; then
+	shift
+	RING=1
+	export URNIC_RING=1
+fi
 if [ "${1:-}" = --same-addr ]; then
 	shift
 	CLI_ADDR=$SRV_ADDR
@@ -49,5 +57,19 @@ for log in "$SLOG.err" "$CLOG.err"; do
 		[ "$v" = 0 ] || fail "$TOOL: $c = $v in $(basename "$log")"
 	done
 done
+if [ $RING = 1 ]; then
+	for log in "$SLOG.err" "$CLOG.err"; do
+		! grep -q "no packet ring" "$log" || { cat "$log"; fail "no packet ring"; }
+		rx=$(counter "$log" rx_packets)
+		ring=$(counter "$log" rx_ring)
+		[ "$ring" -gt 0 ] && [ "$ring" = "$rx" ] ||
+			fail "$TOOL: $ring of $rx packets from the ring in $(basename "$log")"
+		# The IPv4 ID comes from the frame: never recovered from the ICRC.
+		for c in drop_ring_full rx_icrc_ipv4_id; do
+			v=$(counter "$log" $c)
+			[ "$v" = 0 ] || fail "$TOOL: $c = $v in $(basename "$log")"
+		done
+	done
+fi
 say "$TOOL $* ($SRV_ADDR <- $CLI_ADDR): ok"
 echo "$results" | sed 's/^/    /'
