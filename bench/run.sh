@@ -338,6 +338,9 @@ group_latency() {
 		# The shape of an RC one-way trip (request + held ACK: a GSO pair, GRO in).
 		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P -G >"$f-udp-pp-gso.txt" 2>&1
 		sample ceil_udp_pp_gso_us "$(kv "$f-udp-pp-gso.txt" rtt2_median_us)"
+		# Polling a packet ring instead of recv (root): what URNIC_RING=1 rests on.
+		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -R >"$f-udp-pp-ring.txt" 2>&1 &&
+			sample ceil_udp_pp_ring_us "$(kv "$f-udp-pp-ring.txt" rtt2_median_us)"
 	fi
 	sample ceil_udp_pp_us "$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
 		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")"
@@ -351,6 +354,10 @@ group_latency() {
 	urnic_pair "$f-ib_write_lat-8.txt" ib_write_lat -s 8 -n $N_LAT
 	sample urnic_write_lat_us "$(pt_lat "$f-ib_write_lat-8.txt" 5)"
 	sample urnic_write_lat_avg_us "$(pt_lat "$f-ib_write_lat-8.txt" 6)"
+	# The same, receiving from packet rings (src/transport/ring.h; needs CAP_NET_RAW).
+	URNIC_RING=1 urnic_pair "$f-ib_write_lat-8-ring.txt" ib_write_lat -s 8 -n $N_LAT &&
+		! grep -q "no packet ring" "$f-ib_write_lat-8-ring.txt" &&
+		sample urnic_write_lat_ring_us "$(pt_lat "$f-ib_write_lat-8-ring.txt" 5)"
 	urnic_pair "$f-ib_send_lat-8.txt" ib_send_lat -s 8 -n $N_LAT
 	sample urnic_send_lat_us "$(pt_lat "$f-ib_send_lat-8.txt" 5)"
 	urnic_pair "$f-ib_read_lat-8.txt" ib_read_lat -s 8 -n $N_LAT

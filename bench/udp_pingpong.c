@@ -14,15 +14,24 @@
  * on two CPUs nothing then sleeps or is woken. -G gives each message the shape of an
  * RC one-way trip over urnic (a request and the held ACK of the previous one): a GSO
  * send of two size-byte segments (UDP_SEGMENT), received with recvmmsg on a UDP_GRO
- * socket, to tell the transport's own cost from the RoCE processing.
+ * socket, to tell the transport's own cost from the RoCE processing. -R (root) receives
+ * from a packet ring instead (AF_PACKET TPACKET_V2 on lo, filtered to the side's own
+ * address and port; the socket drops everything), spinning on the next frame's status
+ * word: the receive without a system call that urnic's URNIC_RING=1 uses
+ * (src/transport/ring.h), for reference.
  *
- * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G]
+ * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G] [-R]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
@@ -57,6 +66,79 @@ static void pin(int cpu)
 
 static int poll_flag; /* MSG_DONTWAIT with -P */
 static int gso_pair;  /* -G: two segments per message, GSO out, GRO + recvmmsg in */
+
+static int ring_flag; /* -R: receive from a packet ring */
+
+enum { RING_FRAME = 4096, RING_FRAMES = 64 };
+
+static int ring_fd = -1;
+static uint8_t *ring_map;
+static unsigned int ring_head;
+
+#ifndef PACKET_IGNORE_OUTGOING
+#define PACKET_IGNORE_OUTGOING 23
+#endif
+
+/* The ring for datagrams to sa (IPv4 UDP, its address and port), and a socket filter
+ * that makes fd drop them all. */
+static int ring_open(int fd, const struct sockaddr_in *sa)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0800, 0, 7),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 23),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 30),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(sa->sin_addr.s_addr), 0, 3),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 36),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohs(sa->sin_port), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, RING_FRAME),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_filter none[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f }, drop = { 1, none };
+	struct tpacket_req req = { RING_FRAME, RING_FRAMES, RING_FRAME, RING_FRAMES };
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+				  .sll_ifindex = (int)if_nametoindex("lo") };
+	int v2 = TPACKET_V2, one = 1;
+
+	ring_fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (ring_fd < 0 ||
+	    setsockopt(ring_fd, SOL_PACKET, PACKET_VERSION, &v2, sizeof(v2)) < 0 ||
+	    setsockopt(ring_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0 ||
+	    setsockopt(ring_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
+	    setsockopt(ring_fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		return -1;
+	ring_map = mmap(NULL, (size_t)RING_FRAME * RING_FRAMES, PROT_READ | PROT_WRITE,
+			MAP_SHARED, ring_fd, 0);
+	if (ring_map == MAP_FAILED || bind(ring_fd, (struct sockaddr *)&ll, sizeof(ll)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &drop, sizeof(drop)) < 0)
+		return -1;
+	return 0;
+}
+
+/* The next frame's UDP payload length, spinning on its status for at most 2 s. */
+static ssize_t ring_recv(void)
+{
+	struct tpacket2_hdr *h = (struct tpacket2_hdr *)(void *)(ring_map +
+								 (size_t)ring_head * RING_FRAME);
+	struct timespec t0, t;
+	ssize_t len;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned int spins = 0;
+	     !(__atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER); spins++) {
+		if ((spins & 0xfffff) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 2)
+				return -1;
+		}
+	}
+	len = (ssize_t)h->tp_len - 14 - 20 - 8;
+	__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	ring_head = (ring_head + 1) % RING_FRAMES;
+	return len;
+}
 
 /* recv, or with -G one recvmmsg of up to 8 (what arrives is one GRO datagram). */
 static ssize_t recv_call(int fd, char *buf, size_t len, int flags)
@@ -107,6 +189,8 @@ static ssize_t recv_one(int fd, char *buf, size_t len)
 	struct timespec t0, t;
 	ssize_t n;
 
+	if (ring_flag)
+		return ring_recv();
 	if (!poll_flag)
 		return recv_call(fd, buf, len, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -150,7 +234,7 @@ int main(int argc, char **argv)
 	int fa, fb, status;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:PG")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:PGR")) != -1) {
 		switch (opt) {
 		case 'a': a = optarg; break;
 		case 'b': b = optarg; break;
@@ -159,18 +243,23 @@ int main(int argc, char **argv)
 		case 'n': iters = atoi(optarg); break;
 		case 'P': poll_flag = 1; break;
 		case 'G': gso_pair = 1; break;
+		case 'R': ring_flag = 1; break;
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &cpu_a, &cpu_b) != 2)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P] [-G]\n",
+			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P] [-G] [-R]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (size < 1 || size > (int)sizeof(buf) || iters < 1)
 		return 2;
+	if (ring_flag && gso_pair) {
+		fprintf(stderr, "udp_pingpong: -R takes single datagrams: not with -G\n");
+		return 2;
+	}
 	fa = sock_at(a, port, &sa);
 	fb = sock_at(b, port, &sb);
 	if (fa < 0 || fb < 0)
@@ -195,6 +284,8 @@ int main(int argc, char **argv)
 	if (child == 0) { /* the echo side */
 		pin(cpu_b);
 		close(fa);
+		if (ring_flag && ring_open(fb, &sb) < 0)
+			_exit(3);
 		for (int i = 0; i < warm + iters; i++) {
 			if (recv_one(fb, buf, sizeof(buf)) < 0 || send_one(fb, buf, (size_t)size) < 0)
 				_exit(1);
@@ -203,6 +294,13 @@ int main(int argc, char **argv)
 	}
 	pin(cpu_a);
 	close(fb);
+	if (ring_flag && ring_open(fa, &sa) < 0) {
+		perror("udp_pingpong: packet ring");
+		kill(child, SIGKILL);
+		return 1;
+	}
+	if (ring_flag)
+		usleep(100000); /* the echo side's ring is bound */
 	rtt = calloc((size_t)iters, sizeof(*rtt));
 	for (int i = 0; i < warm + iters; i++) {
 		struct timespec t0, t1;
