@@ -7,9 +7,9 @@
  * more than the copy (docs/performance.md, session 9).
  *
  * The packets are built as the protocol builds them (urnic_tx_begin, urnic_tx_commit,
- * which lays them out in the engine's tx_wire). The test's own sendmmsg stands in front
- * of libc's (the executable's symbol wins) and records each message's iovec count
- * before passing the call on; a plain socket on
+ * which lays them out in the engine's tx_wire). The test's own sendmmsg and sendmsg
+ * (a run of one message) stand in front of libc's (the executable's symbols win) and
+ * record each message's iovec count before passing the call on; a plain socket on
  * 127.0.9.2:4791 (loopback, without UDP_GRO, so GSO runs arrive cut into their
  * segments) receives what urnic sent from 127.0.9.1 and compares it byte for byte with
  * the packets, except the ICRC: the transport sets it for each GSO segment's IPv4 ID
@@ -46,6 +46,20 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 			max_iovlen = (unsigned int)v[i].msg_hdr.msg_iovlen;
 	}
 	return real(fd, v, n, flags);
+}
+
+/* A run of one message leaves by sendmsg (udp.c): recorded the same way. */
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	static ssize_t (*real)(int, const struct msghdr *, int);
+
+	if (!real)
+		real = (ssize_t(*)(int, const struct msghdr *, int))dlsym(RTLD_NEXT, "sendmsg");
+	sends++;
+	msgs_seen++;
+	if (m->msg_iovlen > max_iovlen)
+		max_iovlen = (unsigned int)m->msg_iovlen;
+	return real(fd, m, flags);
 }
 
 static struct urnic_udp u;
