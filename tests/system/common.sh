@@ -187,6 +187,29 @@ counter() {
 	awk -v n="$2" '$1 == n && $2 ~ /^[0-9]+$/ { v = $2; f = 1 } END { print f ? v : 0 }' "$1"
 }
 
+# ring_on: the devices of this test receive from packet rings (URNIC_RING=1,
+# src/transport/ring.h); ring_check LOG... then requires, in each log written with
+# URNIC_PRINT_COUNTERS=1, that every received packet came from a ring, that none was
+# lost to a full ring and that no IPv4 ID had to be recovered from the ICRC (the
+# frame gives it).
+ring_on() {
+	export URNIC_RING=1
+	say "receiving from packet rings (URNIC_RING=1)"
+}
+ring_check() {
+	for _log in "$@"; do
+		! grep -q "no packet ring" "$_log" || { cat "$_log"; fail "no packet ring"; }
+		_rx=$(counter "$_log" rx_packets)
+		_ring=$(counter "$_log" rx_ring)
+		[ "$_ring" -gt 0 ] && [ "$_ring" = "$_rx" ] ||
+			fail "$_ring of $_rx packets from the ring in $(basename "$_log")"
+		for _c in drop_ring_full rx_icrc_ipv4_id; do
+			_v=$(counter "$_log" $_c)
+			[ "$_v" = 0 ] || fail "$_c = $_v in $(basename "$_log")"
+		done
+	done
+}
+
 # PP_CHK: -c when this ibv_rc_pingpong validates received buffers (Debian 12's does:
 # the client sets the first byte of every page of its buffer and the server checks
 # those bytes at the end, printing "invalid data in page N" but still exiting 0).

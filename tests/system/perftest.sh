@@ -15,7 +15,7 @@ RING=0
 if [ "${1:-}" = --ring ]; then
 	shift
 	RING=1
-	export URNIC_RING=1
+	ring_on
 fi
 if [ "${1:-}" = --same-addr ]; then
 	shift
@@ -57,19 +57,6 @@ for log in "$SLOG.err" "$CLOG.err"; do
 		[ "$v" = 0 ] || fail "$TOOL: $c = $v in $(basename "$log")"
 	done
 done
-if [ $RING = 1 ]; then
-	for log in "$SLOG.err" "$CLOG.err"; do
-		! grep -q "no packet ring" "$log" || { cat "$log"; fail "no packet ring"; }
-		rx=$(counter "$log" rx_packets)
-		ring=$(counter "$log" rx_ring)
-		[ "$ring" -gt 0 ] && [ "$ring" = "$rx" ] ||
-			fail "$TOOL: $ring of $rx packets from the ring in $(basename "$log")"
-		# The IPv4 ID comes from the frame: never recovered from the ICRC.
-		for c in drop_ring_full rx_icrc_ipv4_id; do
-			v=$(counter "$log" $c)
-			[ "$v" = 0 ] || fail "$TOOL: $c = $v in $(basename "$log")"
-		done
-	done
-fi
+[ $RING = 0 ] || ring_check "$SLOG.err" "$CLOG.err"
 say "$TOOL $* ($SRV_ADDR <- $CLI_ADDR): ok"
 echo "$results" | sed 's/^/    /'

@@ -8,12 +8,19 @@
 #   --asan: the sanitizer hook; skipped (77) unless the build has URNIC_SANITIZE=ON.
 #   --same-addr: server and client on one address (127.0.0.2), sharing its UDP 4791
 #   (SO_REUSEPORT group, packets steered by destination QPN: transport/share.h).
+#   --ring (first): both receive from packet rings (URNIC_RING=1, ring_check).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 if [ "${1:-}" = --asan ] && [ "${SANITIZE:-OFF}" != ON ]; then
 	skip "the build was not configured with URNIC_SANITIZE=ON"
 fi
 sys_setup "$@"
+RING=0
+if [ "${1:-}" = --ring ]; then
+	shift
+	RING=1
+	ring_on
+fi
 if [ "${1:-}" = --same-addr ]; then
 	shift
 	CLI_ADDR=$SRV_ADDR
@@ -27,5 +34,7 @@ fi
 tag=rc_pingpong
 [ "$CLI_ADDR" != "$SRV_ADDR" ] || tag=rc_pingpong_same_addr
 [ $# -eq 0 ] || tag=$(echo "rc_pingpong $*" | tr -s ' ' '_')
+[ $RING = 0 ] || tag=${tag}_ring
 pp_run "$tag" 120 "$@"
+[ $RING = 0 ] || ring_check "$SYS_WORK/$tag".*.log
 say ok
