@@ -20,7 +20,7 @@
 
 #include "write_pingpong.h"
 
-enum { ROUNDS = 12, UC_HOLD_NS = 5 * URNIC_ACK_HOLD_DEFAULT_NS };
+enum { ROUNDS = 12, UC_HOLD_NS = URNIC_ACK_HOLD_DEFAULT_NS }; /* UC_HOLD_FACTOR 1 */
 
 /* a WRITEs tag and waits for its completion: how long that took on the fabric clock. */
 static uint64_t a_write_ns(struct wpp *v, uint8_t tag)

@@ -44,9 +44,9 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * that takes the answer in reports both. When a completion is reported is the
  * device's to choose, within the order of the queue (a slow NIC reports late too),
  * and the hold is short: UC_HOLD_FACTOR times engine.ack_hold_max_ns
- * (URNIC_ACK_HOLD_US, 20 us; 0 turns both holds off). It is longer than the ACK's,
- * which waits only for the application's reaction: this one spans a round trip, 10-20
- * us here (at 20 us, half the holds expired).
+ * (URNIC_ACK_HOLD_US, 100 us; 0 turns both holds off). It spans a round trip, 10-20
+ * us here (at 20 us, half the holds expired; 100 us was 5 x the ACK hold of 20 us
+ * until session 11 made that 100 us too).
  *
  * A QP holds once the peer's request came within UC_ANSWER_WINDOW_NS of completions
  * released without an answer (in the slow path above the answer takes 30-80 us, more
@@ -62,7 +62,7 @@ bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
  * stops polling or posts again; before the QP changes state or goes away (engine.c,
  * release_held).
  */
-enum { UC_ANSWER_WINDOW_NS = 2000000, UC_HOLD_FACTOR = 5 };
+enum { UC_ANSWER_WINDOW_NS = 2000000, UC_HOLD_FACTOR = 1 };
 
 /* A ping-pong's send queue: one WQE sent and not completed, nothing behind it, and
  * the application asked for its completion. A stream has more in the queue (held, its
