@@ -28,8 +28,8 @@
 
 /* A datagram up to this many bytes (Ethernet header onwards) goes to the small ring:
  * its frame minus the frame header and the virtio-net header the kernel puts in front
- * (tpacket_rcv's macoff: 44 bytes for TPACKET_V2), with room to spare. The largest
- * RoCEv2 packet, a 4096-byte payload with RETH and ImmDt, is 4174. */
+ * (tpacket_rcv's macoff: 44 bytes for TPACKET_V2), with room to spare; larger ones,
+ * up to a 64 KiB GSO datagram, to the big ring. */
 #define SMALL_MAX_BYTES (URNIC_RING_SMALL_FRAME - 64)
 
 /* The destination QPN's top byte: BTH byte 5 (IBTA 9.2), behind Ethernet, IPv4, UDP.
