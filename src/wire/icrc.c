@@ -127,13 +127,16 @@ static size_t flow_ip(uint8_t *h, const struct urnic_icrc_flow *flow, size_t udp
  * gathered into a masked copy before the rest is fed in place. That copy sits behind
  * the masked IP and UDP headers, and the three go to the CRC in one call: ISA-L has a
  * fixed cost per call, most of a small packet's ICRC (callgrind, bench/callgrind.sh).
+ * A packet of up to ICRC_GATHER_BYTES is copied whole, for a single call (an ACK, a
+ * small WRITE: 42 -> 25-33 ns here).
  */
+#define ICRC_GATHER_BYTES 128
 uint32_t urnic_icrc_flow(const struct urnic_icrc_flow *flow, const struct urnic_frag *frags,
 			 size_t nfrags, size_t total_bytes)
 {
 	size_t udp_bytes = UDP_HDR_BYTES + total_bytes + URNIC_ICRC_BYTES;
-	uint8_t h[IPV6_HDR_BYTES + UDP_HDR_BYTES + URNIC_BTH_BYTES];
-	size_t len = flow_ip(h, flow, udp_bytes), bth_at, i, skip;
+	uint8_t h[IPV6_HDR_BYTES + UDP_HDR_BYTES + ICRC_GATHER_BYTES];
+	size_t len = flow_ip(h, flow, udp_bytes), bth_at, i, skip, want;
 	uint32_t c;
 
 	urnic_put_be16(h + len, flow->sport);
@@ -142,8 +145,10 @@ uint32_t urnic_icrc_flow(const struct urnic_icrc_flow *flow, const struct urnic_
 	urnic_put_be16(h + len + 6, 0xffff); /* checksum, masked */
 	len += UDP_HDR_BYTES;
 	bth_at = len;
-	for (i = 0; i < nfrags && len - bth_at < URNIC_BTH_BYTES; i++) {
-		size_t n = URNIC_BTH_BYTES - (len - bth_at);
+	/* A small packet is gathered whole: one call instead of two. */
+	want = total_bytes <= ICRC_GATHER_BYTES ? total_bytes : URNIC_BTH_BYTES;
+	for (i = 0; i < nfrags && len - bth_at < want; i++) {
+		size_t n = want - (len - bth_at);
 
 		if (n > frags[i].len)
 			n = frags[i].len;
