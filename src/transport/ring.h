@@ -56,7 +56,8 @@ struct urnic_ring {
 };
 
 /* One datagram from the ring: its frame (Ethernet onwards, len bytes captured of
- * wire_len), and the segment size of a GSO super-packet (0: one packet). */
+ * wire_len), and the segment size of a GSO super-packet (0: one packet; UINT32_MAX: a
+ * GSO type other than UDP's, which cannot be cut). */
 struct urnic_ring_frame {
 	uint8_t *frame; /* writable: the faulty wire (fault.h) corrupts in place */
 	uint32_t len, wire_len;

@@ -429,6 +429,30 @@ static void deliver(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *
 	urnic_share_add(&u->share, (uint32_t)owner, &r);
 }
 
+/* A received datagram, or a GRO/GSO super-packet: the original datagrams back to back,
+ * each seg bytes but the last (seg 0: one packet). Segment k is handed on with IPv4 ID
+ * hint id0 + k: to the engine with the group as the destination for a multicast
+ * group's socket, else through deliver(). Returns the number of segments. */
+static uint32_t deliver_segments(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
+			     uint16_t sport, const uint8_t *group, uint8_t *buf, uint32_t len,
+			     uint32_t seg, uint16_t id0)
+{
+	uint32_t n = 0;
+
+	if (!seg || seg >= len)
+		seg = len ? len : 1; /* an empty datagram is still a packet, counted */
+	for (uint32_t off = 0; off < len || off == 0; off += seg, n++) {
+		uint32_t plen = len - off < seg ? len - off : seg;
+
+		e->rx_ip_id_hint = (uint16_t)(id0 + off / seg);
+		if (group)
+			urnic_engine_rx(e, src, sport, group, buf + off, plen);
+		else
+			deliver(u, e, src, sport, buf + off, plen);
+	}
+	return n;
+}
+
 /* Packets other processes on this address received for our QPs, in batches of records
  * (share.h), each with the source, IPv4 ID hint, TOS and TTL it arrived with; only from
  * processes of our own user (urnic_share_trusted). */
@@ -560,20 +584,8 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 			src = (const uint8_t *)&s4->sin_addr;
 			sport = ntohs(s4->sin_port);
 		}
-		/* A GRO super-packet is the original datagrams back to back, each seg
-		 * bytes but the last. */
-		if (!seg || seg >= len)
-			seg = len ? len : 1; /* an empty datagram is still a packet, counted */
-		for (uint32_t off = 0; off < len || off == 0; off += seg) {
-			uint32_t plen = len - off < seg ? len - off : seg;
-
-			/* Segment k of a GSO send left as IPv4 ID k (icrc_gso.h). */
-			e->rx_ip_id_hint = (uint16_t)(off / seg);
-			if (group)
-				urnic_engine_rx(e, src, sport, group, u->rx_buf[i] + off, plen);
-			else
-				deliver(u, e, src, sport, u->rx_buf[i] + off, plen);
-		}
+		/* Segment k of a GSO send left as IPv4 ID k (icrc_gso.h). */
+		deliver_segments(u, e, src, sport, group, u->rx_buf[i], len, seg, 0);
 		e->rx_ip_id_hint = 0;
 	}
 	if (!group)
@@ -595,7 +607,6 @@ static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
 	while (n < URNIC_UDP_RX_BATCH && urnic_ring_next(&u->ring, &f)) {
 		struct urnic_frame fr;
 		uint8_t src[16] = { 0 };
-		uint32_t seg, len;
 
 		n++;
 		if (f.lost_before)
@@ -609,17 +620,9 @@ static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
 		memcpy(src, fr.src, 4);
 		e->rx_tos = fr.tos;
 		e->rx_ttl = fr.ttl;
-		len = fr.payload_len;
-		seg = f.gso_size;
-		if (!seg || seg >= len)
-			seg = len ? len : 1;
-		for (uint32_t off = 0; off < len || off == 0; off += seg) {
-			uint32_t plen = len - off < seg ? len - off : seg;
-
-			e->rx_ip_id_hint = (uint16_t)(fr.ip_id + off / seg);
-			urnic_count(e, URNIC_CTR_rx_ring);
-			deliver(u, e, src, fr.sport, f.frame + fr.payload_off + off, plen);
-		}
+		e->counters[URNIC_CTR_rx_ring] +=
+			deliver_segments(u, e, src, fr.sport, NULL, f.frame + fr.payload_off,
+					 fr.payload_len, f.gso_size, fr.ip_id);
 		urnic_ring_release(&u->ring);
 	}
 	if (n)
