@@ -4,12 +4,15 @@
  * gets in place of the kernel's IP and UDP layers: a RoCEv2 frame as Linux sends it
  * decodes to its addresses, ports, ID, TOS and TTL; every prefix of it fails cleanly;
  * each header rule (version and IHL, protocol, fragments, the header checksum, the IP
- * and UDP lengths) rejects a frame that breaks it; Ethernet padding is allowed.
+ * and UDP lengths) rejects a frame that breaks it; Ethernet padding is allowed. Every
+ * IPv4 RoCEv2 frame of the golden rxe captures (argv[1]) decodes to what the capture
+ * reader (tests/wire/pcap.c) finds in it.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "check.h"
+#include "pcap.h"
 #include "wire/byteorder.h"
 #include "wire/frame.h"
 
@@ -122,8 +125,46 @@ static void test_header_rules(void)
 	expect_rejected(udp + 5, 7, 1);      /* UDP length shorter than its header */
 }
 
-int main(void)
+static const char *golden_dir;
+
+static void test_golden_rxe_frames(void)
 {
+	static const char *const files[] = { "rxe_rc_write.pcap", "rxe_rc_send.pcap",
+					     "rxe_rc_read.pcap", "rxe_rc_atomic.pcap" };
+	unsigned int decoded = 0;
+
+	for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+		struct wire_pcap pc;
+		struct wire_frame fr;
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s", golden_dir, files[k]);
+		CHECK_EQ(wire_pcap_open(&pc, path), 0);
+		while (wire_pcap_next(&pc, &fr) == 1) {
+			struct wire_udp w;
+			struct urnic_frame f;
+
+			if (!wire_frame_udp(&fr, &w) || w.ipv6 || w.dport != 4791)
+				continue;
+			CHECK_EQ(urnic_frame_decode(fr.data, fr.len, &f), 0);
+			CHECK_EQ(f.sport, w.sport);
+			CHECK_EQ(f.dport, 4791);
+			CHECK_EQ(f.payload_len, w.payload_bytes);
+			CHECK(fr.data + f.payload_off == w.payload);
+			CHECK(memcmp(f.src, w.ip + 12, 4) == 0 && memcmp(f.dst, w.ip + 16, 4) == 0);
+			CHECK_EQ(f.ip_id, urnic_get_be16(w.ip + 4));
+			decoded++;
+		}
+		wire_pcap_close(&pc);
+	}
+	CHECK(decoded >= 90); /* 92 in these four captures */
+}
+
+int main(int argc, char **argv)
+{
+	CHECK(argc == 2);
+	golden_dir = argv[1];
+	RUN(test_golden_rxe_frames);
 	RUN(test_decodes_linux_frame);
 	RUN(test_padding_allowed);
 	RUN(test_every_prefix_fails);
