@@ -8,7 +8,11 @@
 #     with --same-addr both on 127.0.0.2, sharing UDP 4791 (transport/share.h)
 #     with --ring both receive from packet rings (URNIC_RING=1, transport/ring.h): every
 #     packet must come from a ring (rx_ring), none be lost to a full ring or arrive twice
-#   perftest.sh [--ring] [--same-addr] TOOL [OPTS...]   (environment: LIBDIR, SANITIZE, CC, SLOT)
+#     with --pin-client the client runs on one CPU (taskset): perftest times with
+#     rdtsc, and a post stamped on one vCPU and its completion on another can differ
+#     by more than the run took
+#   perftest.sh [--ring] [--pin-client] [--same-addr] TOOL [OPTS...]
+#     (environment: LIBDIR, SANITIZE, CC, SLOT)
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
 RING=0
@@ -17,11 +21,18 @@ if [ "${1:-}" = --ring ]; then
 	RING=1
 	ring_on
 fi
+PIN=
+if [ "${1:-}" = --pin-client ]; then
+	shift
+	command -v taskset >/dev/null || fail "taskset not found (util-linux)"
+	# the first CPU this test may use
+	PIN="taskset -c $(awk '/^Cpus_allowed_list/ { split($2, c, /[-,]/); print c[1] }' /proc/self/status)"
+fi
 if [ "${1:-}" = --same-addr ]; then
 	shift
 	CLI_ADDR=$SRV_ADDR
 fi
-TOOL=${1:?usage: perftest.sh [--same-addr] TOOL [OPTS...]}
+TOOL=${1:?usage: perftest.sh [--ring] [--pin-client] [--same-addr] TOOL [OPTS...]}
 shift
 command -v "$TOOL" >/dev/null || fail "$TOOL not found (perftest)"
 SLOG=$SYS_WORK/server.log
@@ -35,7 +46,9 @@ case $? in
 1) cat "$SLOG" "$SLOG.err"; fail "$TOOL server exited before listening" ;;
 2) fail "$TOOL server not listening on TCP $PP_PORT after 10 s" ;;
 esac
-(ibv "$CLI_ADDR" "$TOOL" -x 1 -F -p "$PP_PORT" "$@" "$SRV_ADDR") >"$CLOG" 2>"$CLOG.err" &
+# PIN is empty or two words: split on purpose.
+# shellcheck disable=SC2086
+(ibv "$CLI_ADDR" $PIN "$TOOL" -x 1 -F -p "$PP_PORT" "$@" "$SRV_ADDR") >"$CLOG" 2>"$CLOG.err" &
 CPID=$!
 track $CPID
 wait_exit $CPID 120
