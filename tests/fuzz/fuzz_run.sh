@@ -4,7 +4,8 @@
 #
 # New inputs go to a scratch copy of the corpus (the checked-in one is only read); a
 # crash, leak or timeout input is copied to ARTIFACTS/<target>-<kind>-<sha1> and named
-# here, with the command that reproduces it. Exit: libFuzzer's (0: nothing found).
+# here, with the command that reproduces it. Exit: libFuzzer's (0: nothing found, 1: a
+# crash, leak or timeout; libFuzzer's own default for those, 77, is CTest's skip code).
 set -u
 fuzzer=$1
 corpus=$2
@@ -18,7 +19,7 @@ trap 'exit 130' INT TERM HUP
 mkdir -p "$scratch/new" "$scratch/found" "$artifacts" || exit 1
 
 "$fuzzer" -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
-	-print_final_stats=1 -artifact_prefix="$scratch/found/" "$scratch/new" "$corpus"
+	-error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$scratch/found/" "$scratch/new" "$corpus"
 rc=$?
 for f in "$scratch"/found/*; do
 	[ -f "$f" ] || continue
