@@ -857,6 +857,7 @@ static const struct scenario {
 	{ "read_flood", sc_read_flood },
 	{ "completer", sc_completer },
 	{ "unsupported_opcodes", sc_unsupported_opcodes },
+	{ "ring_frames", sc_ring_frames },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

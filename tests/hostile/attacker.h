@@ -216,4 +216,7 @@ void sc_completer(void);
 void sc_rnr_flood(void);
 void sc_read_flood(void);
 
+/* frames.c: whole Ethernet frames into a target's packet rings */
+void sc_ring_frames(void);
+
 #endif
