@@ -673,10 +673,23 @@ static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
  * (inet_gso_segment counts; NICs with UDP segmentation offload do the same), so every
  * segment after the first needs the ICRC of its own ID, or rxe and RNICs drop it.
  */
+/* The ICRC term of ID ip_id (< URNIC_TX_BATCH) for the length of slot: a carry-less
+ * multiplication computed once per length and ID, not once per packet. */
+_Static_assert(URNIC_TX_BATCH <= 64, "id_delta_known has a bit per ID");
+
+static uint32_t id_delta(struct urnic_udp *u, unsigned slot, uint16_t ip_id)
+{
+	if (!(u->id_delta_known[slot] >> ip_id & 1)) {
+		u->id_delta[slot][ip_id] = urnic_icrc_ipv4_id_delta(u->id_factor[slot], ip_id);
+		u->id_delta_known[slot] |= 1ull << ip_id;
+	}
+	return u->id_delta[slot][ip_id];
+}
+
 static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, uint16_t ip_id)
 {
 	uint8_t *icrc = p->wire + urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES;
-	uint32_t len = urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES, f;
+	uint32_t len = urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES;
 	unsigned slot = len == u->id_factor_len[0] ? 0 : 1;
 
 	if (ip_id == u->tx_ip_id[k])
@@ -686,10 +699,10 @@ static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, ui
 		slot = u->id_factor_len[0] ? 1 : 0;
 		u->id_factor_len[slot] = len;
 		u->id_factor[slot] = urnic_icrc_ipv4_id_factor(len);
+		u->id_delta_known[slot] = 0;
 	}
-	f = u->id_factor[slot];
-	urnic_put_le32(icrc, urnic_get_le32(icrc) ^ urnic_icrc_ipv4_id_delta(f, u->tx_ip_id[k]) ^
-				     urnic_icrc_ipv4_id_delta(f, ip_id));
+	urnic_put_le32(icrc, urnic_get_le32(icrc) ^ id_delta(u, slot, u->tx_ip_id[k]) ^
+				     id_delta(u, slot, ip_id));
 	u->tx_ip_id[k] = ip_id;
 }
 

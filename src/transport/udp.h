@@ -83,10 +83,14 @@ struct urnic_udp {
 	_Alignas(struct cmsghdr) char tx_ctrl[URNIC_TX_BATCH][64]; /* UDP_SEGMENT, TOS */
 	bool tx_gso[URNIC_TX_BATCH]; /* message i is a GSO run */
 	/* IPv4 GSO: the ID each batch packet's ICRC is set for (its segment index, see
-	 * icrc_gso.h), and the length factors last used (the MTU-sized segment, a tail). */
+	 * icrc_gso.h), and the length factors last used (the MTU-sized segment, a tail),
+	 * each with the ICRC terms of the IDs 0 .. URNIC_TX_BATCH - 1 computed so far (bit
+	 * i of id_delta_known: id_delta[slot][i] is set). */
 	uint16_t tx_ip_id[URNIC_TX_BATCH];
 	uint32_t id_factor_len[2];
 	uint32_t id_factor[2];
+	uint64_t id_delta_known[2];
+	uint32_t id_delta[2][URNIC_TX_BATCH];
 };
 
 /* Joins the address's processes (share.h) and binds the receiving socket. Returns 0
