@@ -1,8 +1,10 @@
 #!/bin/bash
 # bench/run.sh - urnic against this machine's ceilings and against its peers, in one run.
 #
-# Measures, each -r times (default 3, interleaved: every repetition runs the whole set,
-# so slow phases of a shared machine spread over all figures) and keeps the median:
+# Measures, each -r times (default 5, interleaved: every repetition runs the whole set,
+# so slow phases of a shared machine spread over all figures) and keeps the median;
+# the ceilings that two targets compare with are measured right before and right after
+# the urnic figure, and the ratio is taken to their mean:
 #   ceilings  raw UDP on loopback with GSO/GRO (4 KiB segments in 60 KiB sends), raw
 #             UDP 8-byte ping-pong RTT/2 (blocking recv, two processes pinned to one
 #             CPU; on two CPUs for reference), memcpy of 64 MiB buffers, and
@@ -20,10 +22,10 @@
 # docs/bench-bandwidth.png and docs/bench-latency.png.
 #
 # Installs its Debian packages when missing (as root, or through sudo), builds urnic
-# into build/ and the helpers into the output directory. About 4 minutes on 2 vCPUs.
+# into build/ and the helpers into the output directory. About 6 minutes on 2 vCPUs.
 #
 # usage: bench/run.sh [-r reps] [-o outdir] [-b urnic_build_dir] [-B] [-p plotdir] [-q]
-#   -r N    repetitions of every measurement (default 3; the median is kept)
+#   -r N    repetitions of every measurement (default 5; the median is kept)
 #   -o DIR  output directory (default build/bench)
 #   -b DIR  the urnic build whose lib/libibverbs.so.1 is measured (default build)
 #   -B      do not (re)build urnic: use -b as it is
@@ -40,7 +42,7 @@ BENCH=$URNIC_TOP/bench
 # shellcheck source=../scripts/deps.sh
 . "$URNIC_TOP/scripts/deps.sh"
 
-REPS=3
+REPS=5
 OUT=$URNIC_TOP/build/bench
 BUILD=$URNIC_TOP/build
 DO_BUILD=1
@@ -236,6 +238,8 @@ sweep() {
 # MB/s (2^20, UCX) and MB/s (10^6, fabtests) to Gb/s.
 mib_to_gb() { [ -n "${1:-}" ] && awk -v v="$1" 'BEGIN { printf "%.3f", v * 1048576 * 8 / 1e9 }'; }
 # least A B: the smaller of two figures, either of which may be empty.
+# mean2 A B: their mean; the one given when the other is empty.
+mean2() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "") print b; else if (b == "") print a; else printf "%.4f", (a + b) / 2 }'; }
 least() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "") print b; else if (b == "" || a + 0 <= b + 0) print a; else print b }'; }
 mb_to_gb() { [ -n "${1:-}" ] && awk -v v="$1" 'BEGIN { printf "%.3f", v * 8 / 1000 }'; }
 
@@ -277,17 +281,24 @@ group_bandwidth() {
 	local f=$RAW/r$REP q
 	say "bench: [$REP/$REPS] bandwidth: raw UDP GSO/GRO, UCX put_bw, fi_pingpong, perftest 64 KiB"
 	sample loadavg_1min "$(cut -d ' ' -f 1 /proc/loadavg)"
-	"$OUT/bin/udp_ceiling" -a $UDP_A -t $UDP_S >"$f-udp-gso.txt" 2>&1
-	sample ceil_udp_gso_gbps "$(kv "$f-udp-gso.txt" rx_gbps)"
 	"$OUT/bin/roce_shape" -a $UDP_A -t $UDP_S >"$f-roce-shape.txt" 2>&1
 	sample ref_roce_shape_gbps "$(kv "$f-roce-shape.txt" rx_gbps)"
 	ucx_pair "$f-ucx-put-bw-65536.txt" -t ucp_put_bw -s 65536 -n $N_UCX_BW
 	sample ucx_put_bw_gbps "$(mib_to_gb "$(ucx_col "$f-ucx-put-bw-65536.txt" 6)")"
 	fi_pair "$f-fi-pp-65536.txt" -S 65536 -I $((N_FI / 5))
 	sample fi_pp_bw_gbps "$(mb_to_gb "$(fi_rows "$f-fi-pp-65536.txt" | awk '{ print $2 }')")"
+	# The ceiling right before and right after ib_write_bw: the pair's denominator is
+	# their mean, so that a phase of the shared host that starts or ends between them
+	# weighs on both sides of the ratio.
+	"$OUT/bin/udp_ceiling" -a $UDP_A -t $UDP_S >"$f-udp-gso.txt" 2>&1
+	sample ceil_udp_gso_gbps "$(kv "$f-udp-gso.txt" rx_gbps)"
 	urnic_pair "$f-ib_write_bw-65536.txt" ib_write_bw -s 65536 -n $N_BW --report_gbits
 	sample urnic_write_bw_gbps "$(pt_bw "$f-ib_write_bw-65536.txt" 4)"
 	sample urnic_qp1_gbps "$(pt_bw "$f-ib_write_bw-65536.txt" 4)"
+	"$OUT/bin/udp_ceiling" -a $UDP_A -t $UDP_S >"$f-udp-gso-after.txt" 2>&1
+	sample ceil_udp_gso_after_gbps "$(kv "$f-udp-gso-after.txt" rx_gbps)"
+	sample ceil_udp_gso_pair_gbps "$(mean2 "$(kv "$f-udp-gso.txt" rx_gbps)" \
+		"$(kv "$f-udp-gso-after.txt" rx_gbps)")"
 	urnic_pair "$f-ib_send_bw-65536.txt" ib_send_bw -s 65536 -n $N_BW --report_gbits
 	sample urnic_send_bw_gbps "$(pt_bw "$f-ib_send_bw-65536.txt" 4)"
 	urnic_pair "$f-ib_read_bw-65536.txt" ib_read_bw -s 65536 -n $N_BW --report_gbits
@@ -322,6 +333,11 @@ group_msgrate() {
 group_latency() {
 	local f=$RAW/r$REP
 	say "bench: [$REP/$REPS] latency: raw UDP ping-pong, UCX put_lat, fi_pingpong, perftest 8 B"
+	ucx_pair "$f-ucx-put-lat-8.txt" -t ucp_put_lat -s 8 -n $N_UCX_LAT
+	sample ucx_put_lat_us "$(ucx_col "$f-ucx-put-lat-8.txt" 2)"
+	sample ucx_put_lat_avg_us "$(ucx_col "$f-ucx-put-lat-8.txt" 3)"
+	fi_pair "$f-fi-pp-8.txt" -S 8 -I $N_FI
+	sample fi_pp_lat_us "$(fi_rows "$f-fi-pp-8.txt" | awk '{ print $3 }')"
 	# Blocking, both processes on one CPU (a wakeup is a context switch) and on two (a
 	# wakeup also wakes a halted vCPU: ~30 us on this VM); polling (non-blocking recv in
 	# a loop, as UCX and a polling RDMA stack wait) on two CPUs, where nothing sleeps.
@@ -332,32 +348,37 @@ group_latency() {
 	if [ "$(nproc)" -gt 1 ]; then
 		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 >"$f-udp-pp-xcpu.txt" 2>&1
 		sample ceil_udp_pp_xcpu_us "$(kv "$f-udp-pp-xcpu.txt" rtt2_median_us)"
-		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P >"$f-udp-pp-poll.txt" 2>&1
-		sample ceil_udp_pp_poll_us "$(kv "$f-udp-pp-poll.txt" rtt2_median_us)"
-		sample ceil_udp_pp_poll_mean_us "$(kv "$f-udp-pp-poll.txt" rtt2_mean_us)"
 		# The shape of an RC one-way trip (request + held ACK: a GSO pair, GRO in).
 		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P -G >"$f-udp-pp-gso.txt" 2>&1
 		sample ceil_udp_pp_gso_us "$(kv "$f-udp-pp-gso.txt" rtt2_median_us)"
 		# Polling a packet ring instead of recv (root): what URNIC_RING=1 rests on.
 		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -R >"$f-udp-pp-ring.txt" 2>&1 &&
 			sample ceil_udp_pp_ring_us "$(kv "$f-udp-pp-ring.txt" rtt2_median_us)"
+		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P >"$f-udp-pp-poll.txt" 2>&1
+		sample ceil_udp_pp_poll_us "$(kv "$f-udp-pp-poll.txt" rtt2_median_us)"
+		sample ceil_udp_pp_poll_mean_us "$(kv "$f-udp-pp-poll.txt" rtt2_mean_us)"
 	fi
 	sample ceil_udp_pp_us "$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
 		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")"
 	sample ceil_udp_pp_mean_us "$(least "$(kv "$f-udp-pp.txt" rtt2_mean_us)" \
 		"$(kv "$f-udp-pp-poll.txt" rtt2_mean_us 2>/dev/null)")"
-	ucx_pair "$f-ucx-put-lat-8.txt" -t ucp_put_lat -s 8 -n $N_UCX_LAT
-	sample ucx_put_lat_us "$(ucx_col "$f-ucx-put-lat-8.txt" 2)"
-	sample ucx_put_lat_avg_us "$(ucx_col "$f-ucx-put-lat-8.txt" 3)"
-	fi_pair "$f-fi-pp-8.txt" -S 8 -I $N_FI
-	sample fi_pp_lat_us "$(fi_rows "$f-fi-pp-8.txt" | awk '{ print $3 }')"
-	urnic_pair "$f-ib_write_lat-8.txt" ib_write_lat -s 8 -n $N_LAT
-	sample urnic_write_lat_us "$(pt_lat "$f-ib_write_lat-8.txt" 5)"
-	sample urnic_write_lat_avg_us "$(pt_lat "$f-ib_write_lat-8.txt" 6)"
-	# The same, receiving from packet rings (src/transport/ring.h; needs CAP_NET_RAW).
+	# urnic right after the ceiling and the ceiling again right after urnic: the latency
+	# target's denominator is the mean of the two (as for bandwidth above).
 	URNIC_RING=1 urnic_pair "$f-ib_write_lat-8-ring.txt" ib_write_lat -s 8 -n $N_LAT &&
 		! grep -q "no packet ring" "$f-ib_write_lat-8-ring.txt" &&
 		sample urnic_write_lat_ring_us "$(pt_lat "$f-ib_write_lat-8-ring.txt" 5)"
+	urnic_pair "$f-ib_write_lat-8.txt" ib_write_lat -s 8 -n $N_LAT
+	sample urnic_write_lat_us "$(pt_lat "$f-ib_write_lat-8.txt" 5)"
+	sample urnic_write_lat_avg_us "$(pt_lat "$f-ib_write_lat-8.txt" 6)"
+	"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,0 >"$f-udp-pp-after.txt" 2>&1
+	[ "$(nproc)" -gt 1 ] &&
+		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P >"$f-udp-pp-poll-after.txt" 2>&1
+	sample ceil_udp_pp_after_us "$(least "$(kv "$f-udp-pp-after.txt" rtt2_median_us)" \
+		"$(kv "$f-udp-pp-poll-after.txt" rtt2_median_us 2>/dev/null)")"
+	sample ceil_udp_pp_pair_us "$(mean2 "$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
+		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")" \
+		"$(least "$(kv "$f-udp-pp-after.txt" rtt2_median_us)" \
+		"$(kv "$f-udp-pp-poll-after.txt" rtt2_median_us 2>/dev/null)")")"
 	urnic_pair "$f-ib_send_lat-8.txt" ib_send_lat -s 8 -n $N_LAT
 	sample urnic_send_lat_us "$(pt_lat "$f-ib_send_lat-8.txt" 5)"
 	urnic_pair "$f-ib_read_lat-8.txt" ib_read_lat -s 8 -n $N_LAT
