@@ -21,6 +21,18 @@ static int ipv4_csum_ok(const uint8_t *ip)
 	return sum == 0xffff;
 }
 
+uint16_t urnic_ipv4_hdr_csum(const uint8_t *ip)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i < URNIC_IPV4_HDR; i += 2)
+		if (i != 10)
+			sum += urnic_get_be16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
 int urnic_frame_decode(const uint8_t *frame, size_t len, struct urnic_frame *f)
 {
 	const uint8_t *ip = frame + URNIC_ETH_HDR, *udp = ip + URNIC_IPV4_HDR;

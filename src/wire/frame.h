@@ -36,4 +36,8 @@ struct urnic_frame {
  * padding, are allowed). */
 int urnic_frame_decode(const uint8_t *frame, size_t len, struct urnic_frame *f);
 
+/* The checksum a sender writes at ip + 10 for the 20-byte IPv4 header at ip, its own
+ * checksum field taken as zero (RFC 791 §3.1, RFC 1071), in host order. */
+uint16_t urnic_ipv4_hdr_csum(const uint8_t *ip);
+
 #endif

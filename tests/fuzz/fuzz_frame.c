@@ -66,18 +66,13 @@ static int obeys(const uint8_t *d, size_t n)
 	return be16(udp + 4) == be16(ip + 2) - 20;
 }
 
-/* Writes the checksum that makes the header at ip sum right (RFC 791 §3.1). */
+/* Writes the checksum that makes the header at ip sum right (frame.h's encoder side). */
 static void csum_set(uint8_t *ip)
 {
-	uint32_t sum = 0;
+	uint16_t c = urnic_ipv4_hdr_csum(ip);
 
-	ip[10] = ip[11] = 0;
-	for (int i = 0; i < 20; i += 2)
-		sum += be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = (uint8_t)(~sum >> 8);
-	ip[11] = (uint8_t)~sum;
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *input, size_t input_size)

@@ -35,17 +35,9 @@ static void raw_open(void)
 		strerror(errno));
 }
 
-/* RFC 791 §3.1: the header checksum of the 20 bytes at ip. */
 static void ip_csum(uint8_t *ip)
 {
-	uint32_t sum = 0;
-
-	urnic_put_be16(ip + 10, 0);
-	for (int i = 0; i < URNIC_IPV4_HDR; i += 2)
-		sum += urnic_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	urnic_put_be16(ip + 10, (uint16_t)~sum);
+	urnic_put_be16(ip + 10, urnic_ipv4_hdr_csum(ip));
 }
 
 /* The frame a RoCEv2 sender on our address would put on lo for the UDP payload roce:

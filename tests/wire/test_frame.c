@@ -6,7 +6,8 @@
  * each header rule (version and IHL, protocol, fragments, the header checksum, the IP
  * and UDP lengths) rejects a frame that breaks it; Ethernet padding is allowed. Every
  * IPv4 RoCEv2 frame of the golden rxe captures (argv[1]) decodes to what the capture
- * reader (tests/wire/pcap.c) finds in it.
+ * reader (tests/wire/pcap.c) finds in it, and carries the header checksum
+ * urnic_ipv4_hdr_csum computes for it.
  */
 #include <errno.h>
 #include <string.h>
@@ -22,14 +23,7 @@ static uint8_t frame[URNIC_FRAME_UDP_PAYLOAD + PAYLOAD + 16];
 
 static void set_csum(uint8_t *ip)
 {
-	uint32_t sum = 0;
-
-	urnic_put_be16(ip + 10, 0);
-	for (int i = 0; i < URNIC_IPV4_HDR; i += 2)
-		sum += urnic_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	urnic_put_be16(ip + 10, (uint16_t)~sum);
+	urnic_put_be16(ip + 10, urnic_ipv4_hdr_csum(ip));
 }
 
 /* 127.0.9.1:49152 -> 127.0.9.2:4791, ID 7, TOS 0x68, TTL 64, DF, 40 payload bytes. */
@@ -153,6 +147,8 @@ static void test_golden_rxe_frames(void)
 			CHECK(fr.data + f.payload_off == w.payload);
 			CHECK(memcmp(f.src, w.ip + 12, 4) == 0 && memcmp(f.dst, w.ip + 16, 4) == 0);
 			CHECK_EQ(f.ip_id, urnic_get_be16(w.ip + 4));
+			/* The encoder side: the checksum Linux wrote. */
+			CHECK_EQ(urnic_ipv4_hdr_csum(w.ip), urnic_get_be16(w.ip + 10));
 			decoded++;
 		}
 		wire_pcap_close(&pc);
