@@ -237,9 +237,9 @@ sweep() {
 }
 # MB/s (2^20, UCX) and MB/s (10^6, fabtests) to Gb/s.
 mib_to_gb() { [ -n "${1:-}" ] && awk -v v="$1" 'BEGIN { printf "%.3f", v * 1048576 * 8 / 1e9 }'; }
-# least A B: the smaller of two figures, either of which may be empty.
 # mean2 A B: their mean; the one given when the other is empty.
 mean2() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "") print b; else if (b == "") print a; else printf "%.4f", (a + b) / 2 }'; }
+# least A B: the smaller of two figures, either of which may be empty.
 least() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "") print b; else if (b == "" || a + 0 <= b + 0) print a; else print b }'; }
 mb_to_gb() { [ -n "${1:-}" ] && awk -v v="$1" 'BEGIN { printf "%.3f", v * 8 / 1000 }'; }
 
@@ -278,7 +278,7 @@ idle_collect() {
 # Each group measures its references right before the urnic figures they are compared
 # with, so that a busy phase of the shared machine hits both sides of a ratio alike.
 group_bandwidth() {
-	local f=$RAW/r$REP q
+	local f=$RAW/r$REP q before after
 	say "bench: [$REP/$REPS] bandwidth: raw UDP GSO/GRO, UCX put_bw, fi_pingpong, perftest 64 KiB"
 	sample loadavg_1min "$(cut -d ' ' -f 1 /proc/loadavg)"
 	"$OUT/bin/roce_shape" -a $UDP_A -t $UDP_S >"$f-roce-shape.txt" 2>&1
@@ -291,14 +291,15 @@ group_bandwidth() {
 	# their mean, so that a phase of the shared host that starts or ends between them
 	# weighs on both sides of the ratio.
 	"$OUT/bin/udp_ceiling" -a $UDP_A -t $UDP_S >"$f-udp-gso.txt" 2>&1
-	sample ceil_udp_gso_gbps "$(kv "$f-udp-gso.txt" rx_gbps)"
+	before=$(kv "$f-udp-gso.txt" rx_gbps)
+	sample ceil_udp_gso_gbps "$before"
 	urnic_pair "$f-ib_write_bw-65536.txt" ib_write_bw -s 65536 -n $N_BW --report_gbits
 	sample urnic_write_bw_gbps "$(pt_bw "$f-ib_write_bw-65536.txt" 4)"
 	sample urnic_qp1_gbps "$(pt_bw "$f-ib_write_bw-65536.txt" 4)"
 	"$OUT/bin/udp_ceiling" -a $UDP_A -t $UDP_S >"$f-udp-gso-after.txt" 2>&1
-	sample ceil_udp_gso_after_gbps "$(kv "$f-udp-gso-after.txt" rx_gbps)"
-	sample ceil_udp_gso_pair_gbps "$(mean2 "$(kv "$f-udp-gso.txt" rx_gbps)" \
-		"$(kv "$f-udp-gso-after.txt" rx_gbps)")"
+	after=$(kv "$f-udp-gso-after.txt" rx_gbps)
+	sample ceil_udp_gso_after_gbps "$after"
+	sample ceil_udp_gso_pair_gbps "$(mean2 "$before" "$after")"
 	urnic_pair "$f-ib_send_bw-65536.txt" ib_send_bw -s 65536 -n $N_BW --report_gbits
 	sample urnic_send_bw_gbps "$(pt_bw "$f-ib_send_bw-65536.txt" 4)"
 	urnic_pair "$f-ib_read_bw-65536.txt" ib_read_bw -s 65536 -n $N_BW --report_gbits
@@ -331,7 +332,7 @@ group_msgrate() {
 }
 
 group_latency() {
-	local f=$RAW/r$REP
+	local f=$RAW/r$REP before after
 	say "bench: [$REP/$REPS] latency: raw UDP ping-pong, UCX put_lat, fi_pingpong, perftest 8 B"
 	ucx_pair "$f-ucx-put-lat-8.txt" -t ucp_put_lat -s 8 -n $N_UCX_LAT
 	sample ucx_put_lat_us "$(ucx_col "$f-ucx-put-lat-8.txt" 2)"
@@ -358,8 +359,9 @@ group_latency() {
 		sample ceil_udp_pp_poll_us "$(kv "$f-udp-pp-poll.txt" rtt2_median_us)"
 		sample ceil_udp_pp_poll_mean_us "$(kv "$f-udp-pp-poll.txt" rtt2_mean_us)"
 	fi
-	sample ceil_udp_pp_us "$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
-		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")"
+	before=$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
+		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")
+	sample ceil_udp_pp_us "$before"
 	sample ceil_udp_pp_mean_us "$(least "$(kv "$f-udp-pp.txt" rtt2_mean_us)" \
 		"$(kv "$f-udp-pp-poll.txt" rtt2_mean_us 2>/dev/null)")"
 	# urnic right after the ceiling and the ceiling again right after urnic: the latency
@@ -373,12 +375,10 @@ group_latency() {
 	"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,0 >"$f-udp-pp-after.txt" 2>&1
 	[ "$(nproc)" -gt 1 ] &&
 		"$OUT/bin/udp_pingpong" -a $UDP_A -b $UDP_B -s 8 -c 0,1 -P >"$f-udp-pp-poll-after.txt" 2>&1
-	sample ceil_udp_pp_after_us "$(least "$(kv "$f-udp-pp-after.txt" rtt2_median_us)" \
-		"$(kv "$f-udp-pp-poll-after.txt" rtt2_median_us 2>/dev/null)")"
-	sample ceil_udp_pp_pair_us "$(mean2 "$(least "$(kv "$f-udp-pp.txt" rtt2_median_us)" \
-		"$(kv "$f-udp-pp-poll.txt" rtt2_median_us 2>/dev/null)")" \
-		"$(least "$(kv "$f-udp-pp-after.txt" rtt2_median_us)" \
-		"$(kv "$f-udp-pp-poll-after.txt" rtt2_median_us 2>/dev/null)")")"
+	after=$(least "$(kv "$f-udp-pp-after.txt" rtt2_median_us)" \
+		"$(kv "$f-udp-pp-poll-after.txt" rtt2_median_us 2>/dev/null)")
+	sample ceil_udp_pp_after_us "$after"
+	sample ceil_udp_pp_pair_us "$(mean2 "$before" "$after")"
 	urnic_pair "$f-ib_send_lat-8.txt" ib_send_lat -s 8 -n $N_LAT
 	sample urnic_send_lat_us "$(pt_lat "$f-ib_send_lat-8.txt" 5)"
 	urnic_pair "$f-ib_read_lat-8.txt" ib_read_lat -s 8 -n $N_LAT

@@ -666,13 +666,6 @@ static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 	       a->dst.hop_limit == b->dst.hop_limit && memcmp(a->dst.ip, b->dst.ip, 16) == 0;
 }
 
-/*
- * Sets batch packet k's ICRC for IPv4 ID ip_id. IBTA Annex A17.3.3: the ICRC covers the
- * IPv4 ID. The engine computed it for ID 0, what Linux gives a datagram from an
- * unconnected DF socket; but a GSO send of n segments leaves as IDs 0 .. n-1
- * (inet_gso_segment counts; NICs with UDP segmentation offload do the same), so every
- * segment after the first needs the ICRC of its own ID, or rxe and RNICs drop it.
- */
 /* The ICRC term of ID ip_id (< URNIC_TX_BATCH) for the length of slot: a carry-less
  * multiplication computed once per length and ID, not once per packet. */
 _Static_assert(URNIC_TX_BATCH <= 64, "id_delta_known has a bit per ID");
@@ -686,6 +679,13 @@ static uint32_t id_delta(struct urnic_udp *u, unsigned slot, uint16_t ip_id)
 	return u->id_delta[slot][ip_id];
 }
 
+/*
+ * Sets batch packet k's ICRC for IPv4 ID ip_id. IBTA Annex A17.3.3: the ICRC covers the
+ * IPv4 ID. The engine computed it for ID 0, what Linux gives a datagram from an
+ * unconnected DF socket; but a GSO send of n segments leaves as IDs 0 .. n-1
+ * (inet_gso_segment counts; NICs with UDP segmentation offload do the same), so every
+ * segment after the first needs the ICRC of its own ID, or rxe and RNICs drop it.
+ */
 static void set_ip_id(struct urnic_udp *u, struct urnic_txpkt *p, uint32_t k, uint16_t ip_id)
 {
 	uint8_t *icrc = p->wire + urnic_txpkt_bytes(p) - URNIC_ICRC_BYTES;

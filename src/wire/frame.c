@@ -3,34 +3,36 @@
  * frame.c - the Ethernet, IPv4 and UDP headers of a captured frame (frame.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "wire/byteorder.h"
 #include "wire/frame.h"
 
-/* RFC 791 §3.1 / RFC 1071: the one's complement sum of the header's 16-bit words,
- * checksum included, is 0xffff when the header is intact. */
-static int ipv4_csum_ok(const uint8_t *ip)
+/* RFC 1071: the one's complement sum of the IPv4 header's 16-bit words, its checksum
+ * field (offset 10) among them or not. */
+static uint16_t ipv4_hdr_sum(const uint8_t *ip, bool with_csum)
 {
 	uint32_t sum = 0;
 
 	for (size_t i = 0; i < URNIC_IPV4_HDR; i += 2)
-		sum += urnic_get_be16(ip + i);
+		if (with_csum || i != 10)
+			sum += urnic_get_be16(ip + i);
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
+	return (uint16_t)sum;
+}
+
+/* RFC 791 §3.1: the sum with the checksum included is 0xffff when the header is
+ * intact. */
+static int ipv4_csum_ok(const uint8_t *ip)
+{
+	return ipv4_hdr_sum(ip, true) == 0xffff;
 }
 
 uint16_t urnic_ipv4_hdr_csum(const uint8_t *ip)
 {
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i < URNIC_IPV4_HDR; i += 2)
-		if (i != 10)
-			sum += urnic_get_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	return (uint16_t)~ipv4_hdr_sum(ip, false);
 }
 
 int urnic_frame_decode(const uint8_t *frame, size_t len, struct urnic_frame *f)
