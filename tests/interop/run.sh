@@ -23,7 +23,8 @@
 # required), OUTDIR [a new temporary directory, removed on success], URNIC_INTEROP_CACHE
 # [/var/cache/urnic-interop: the image of build-image.sh], URNIC_INTEROP_NETNS
 # [urnic-interop], URNIC_INTEROP_GOLDEN [unset], URNIC_INTEROP_KEEP_CAPTURE [0: the full
-# capture.pcap is removed when the test passes], VM_TIMEOUT [180] seconds. Root only.
+# capture.pcap is removed when the test passes], VM_TIMEOUT [180] seconds, TOOL_TIMEOUT
+# [120] seconds for each tool (then both sides print their state: URNIC-STUCK). Root only.
 set -u
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -35,7 +36,7 @@ VM_IP=10.77.0.11
 VM_MAC=52:54:00:77:00:11
 PP_PORT=18515
 VM_TIMEOUT="${VM_TIMEOUT:-180}"
-TOOL_TIMEOUT=120
+TOOL_TIMEOUT="${TOOL_TIMEOUT:-120}"
 
 # ---------------------------------------------------------------- scenarios
 # scenario NAME: sets TOOL, OPTS (the same on both sides), MTU (br0, tap0, eth0), LOSS
@@ -238,6 +239,12 @@ wait_tool() {
 		i=$((i + 1))
 	done
 	if [ $i -ge $((TOOL_TIMEOUT * 10)) ]; then
+		# What urnic's QPs had done when it stalled (the VM prints rxe's side under
+		# URNIC-STUCK): the counters file of the live process (tools/urnic).
+		{
+			echo "urnic: still running after ${TOOL_TIMEOUT}s; urnic counters --qp $HOST_PID:"
+			"$LIBDIR/../bin/urnic" counters --qp "$HOST_PID" 2>&1
+		} >>"$HOST_LOG"
 		kill -TERM "$HOST_PID" 2>/dev/null
 		wait "$HOST_PID" 2>/dev/null
 		return 124
