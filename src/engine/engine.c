@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,97 @@ static void note_state(struct urnic_engine *e, const struct urnic_qp *qp)
 		e->qp_ctrs[qp->qpn & (URNIC_MAX_QP - 1)].state = (uint8_t)qp->state;
 }
 
+/* ---- the QPs a pass visits (engine.h: active, awaiting, doorbells) ---- */
+
+static void slot_set(uint64_t *bits, uint32_t i)
+{
+	bits[i / 64] |= 1ull << (i % 64);
+}
+
+static void slot_clear(uint64_t *bits, uint32_t i)
+{
+	bits[i / 64] &= ~(1ull << (i % 64));
+}
+
+static bool slot_test(const uint64_t *bits, uint32_t i)
+{
+	return bits[i / 64] >> (i % 64) & 1;
+}
+
+/* The first slot from i on whose bit is set in bits or also (may be NULL), else
+ * e->qp_end: the scans visit slots in table order, as before there were sets. */
+static uint32_t next_slot(const struct urnic_engine *e, const uint64_t *bits,
+			  const uint64_t *also, uint32_t i)
+{
+	while (i < e->qp_end) {
+		uint64_t w = (bits[i / 64] | (also ? also[i / 64] : 0)) >> (i % 64);
+
+		if (w) {
+			i += (uint32_t)__builtin_ctzll(w);
+			return i < e->qp_end ? i : e->qp_end;
+		}
+		i = (i | 63) + 1;
+	}
+	return e->qp_end;
+}
+
+/* QP slots 0 and 1 are QP0/QP1, never in the table (urnic_engine_qp_add). */
+#define FOR_EACH_SLOT(e, bits, also, i)                                               \
+	for (uint32_t i = next_slot(e, bits, also, 2); i < (e)->qp_end;               \
+	     i = next_slot(e, bits, also, i + 1))
+
+/* The QP may have work from now on: the next pass visits it. */
+static void qp_wake(struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
+
+	slot_set(e->active, i);
+	slot_set(e->awaiting, i);
+}
+
+/* Takes the doorbells of posts since the last pass into active and awaiting. The
+ * fence after the exchange pairs with the one in urnic_engine_doorbell: the QPs taken
+ * in are read after it, so a post that found its bit still set is seen. */
+static void take_doorbells(struct urnic_engine *e)
+{
+	uint32_t words = (e->qp_end + 63) / 64;
+	bool took = false;
+
+	for (uint32_t w = 0; w < words; w++) {
+		uint64_t b;
+
+		if (!atomic_load_explicit(&e->doorbells[w], memory_order_relaxed))
+			continue;
+		b = atomic_exchange_explicit(&e->doorbells[w], 0, memory_order_seq_cst);
+		e->active[w] |= b;
+		e->awaiting[w] |= b;
+		took = true;
+	}
+	if (took)
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
+/* Nothing for a pass to do on this QP until a packet, a modify or a post: every WQE
+ * posted has completed (flushed, in error), no ACK, NAK or READ response is owed, no
+ * retry is due and no timer or hold is armed, and in error no receive is left to
+ * flush. What each progress function looks at, and no more; the audit (audit_idle)
+ * checks that they agree. */
+static bool qp_quiet(const struct urnic_qp *qp)
+{
+	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+
+	if (prod != qp->comp.idx || prod != qp->req.idx)
+		return false;
+	if (qp->req.need_retry || qp->req.rto_deadline_ns || qp->req.rnr_deadline_ns ||
+	    qp->comp.uc_hold_ns)
+		return false;
+	if (qp->resp.ack_pending || qp->resp.replying || qp->resp.ack_hold_ns)
+		return false;
+	return qp->state != URNIC_QPS_ERR || qp->srq ||
+	       atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
+		       atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+}
+
 uint32_t urnic_engine_random(struct urnic_engine *e)
 {
 	/* xorshift64*: unpredictable enough for key bits once seeded from getrandom(). */
@@ -124,6 +216,7 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 		e->qps[i] = qp;
 		if (i + 1 > e->qp_end)
 			e->qp_end = i + 1;
+		qp_wake(e, qp);
 		if (e->qp_ctrs) {
 			memset(&e->qp_ctrs[i], 0, sizeof(e->qp_ctrs[i]));
 			e->qp_ctrs[i].type = (uint8_t)qp->type;
@@ -170,6 +263,8 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (e->qps[i] == qp) {
 		e->qps[i] = NULL;
+		slot_clear(e->active, i);
+		slot_clear(e->awaiting, i);
 		if (e->qp_ctrs)
 			e->qp_ctrs[i].qpn = 0;
 	}
@@ -301,6 +396,7 @@ static void enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 {
 	bool was_error = qp->state == URNIC_QPS_ERR;
 
+	qp_wake(e, qp);
 	/* UC sends held for the answer left: they complete successfully, before the
 	 * flush (a CQ overrun while they do ends here again with nothing held). */
 	if (qp->type == URNIC_QPT_UC)
@@ -360,6 +456,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 {
 	struct urnic_qp_attr *a = &qp->attr;
 
+	qp_wake(e, qp);
 	if (mask & URNIC_QP_QKEY)
 		a->qkey = attr->qkey;
 	if (mask & URNIC_QP_ACCESS_FLAGS)
@@ -509,6 +606,7 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
 		return;
 	}
+	qp_wake(e, qp); /* what the packet leaves to do (an ACK, a response, a send) */
 	switch (qp->type) {
 	case URNIC_QPT_RC:
 		if (info->flags & URNIC_OPF_REQ) {
@@ -597,82 +695,111 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 
 /* ---- progress and timers ---- */
 
+/* One QP's share of a pass: its posted work, its replies, its flushes. */
+static bool progress_qp(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	bool did = false;
+
+	serve(e, qp);
+	if (qp->state == URNIC_QPS_ERR) {
+		/* Work posted to a QP in error completes with FLUSH_ERR (IBTA 10.3.1). */
+		if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx) {
+			urnic_rc_flush(e, qp);
+			did = true;
+		}
+		if (atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
+		    atomic_load_explicit(&qp->rq.cons, memory_order_relaxed)) {
+			flush_rq(e, qp);
+			did = true;
+		}
+		return did;
+	}
+	switch (qp->type) {
+	case URNIC_QPT_RC: {
+		/* An ACK that is not held leaves before new requests, as rxe sends it on
+		 * receipt: an application waiting for events counts on its send completion
+		 * coming before the peer's answer (perftest -e re-arms only the CQ it was
+		 * woken for). An ACK held for the application's answer leaves right behind
+		 * it, in the same GSO send, so that the peer's poll takes in both
+		 * (responder.c, rc_ack_held). */
+		bool held = qp->resp.ack_pending && qp->resp.ack_hold_ns;
+		uint32_t psn = qp->req.psn;
+		bool answered = false;
+
+		if (!held && qp->state >= URNIC_QPS_RTR)
+			did |= urnic_rc_responder_progress(e, qp, false);
+		if (qp->state == URNIC_QPS_RTS) {
+			did |= urnic_rc_requester_progress(e, qp);
+			answered = qp->req.psn != psn;
+			if (answered) {
+				qp->resp.heard_since_send = false;
+				urnic_rc_responder_answered(e, qp);
+			}
+		}
+		if (held && qp->state >= URNIC_QPS_RTR)
+			did |= urnic_rc_responder_progress(e, qp, answered);
+		break;
+	}
+	case URNIC_QPT_UC:
+		if (qp->state == URNIC_QPS_RTS)
+			did |= urnic_uc_requester_progress(e, qp);
+		break;
+	case URNIC_QPT_UD:
+		if (qp->state == URNIC_QPS_RTS)
+			did |= urnic_ud_requester_progress(e, qp);
+		break;
+	}
+	return did;
+}
+
 bool urnic_engine_progress(struct urnic_engine *e)
 {
 	bool did = false;
 
-	for (uint32_t i = 2; i < e->qp_end; i++) {
+	take_doorbells(e);
+	FOR_EACH_SLOT(e, e->active, NULL, i) {
 		struct urnic_qp *qp = e->qps[i];
 
-		if (!qp)
-			continue;
-		serve(e, qp);
-		if (qp->state == URNIC_QPS_ERR) {
-			/* Work posted to a QP in error completes with FLUSH_ERR (IBTA 10.3.1). */
-			if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx) {
-				urnic_rc_flush(e, qp);
-				did = true;
-			}
-			if (atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
-			    atomic_load_explicit(&qp->rq.cons, memory_order_relaxed)) {
-				flush_rq(e, qp);
-				did = true;
-			}
+		if (!qp) {
+			slot_clear(e->active, i);
 			continue;
 		}
-		switch (qp->type) {
-		case URNIC_QPT_RC: {
-			/* An ACK that is not held leaves before new requests, as rxe sends it
-			 * on receipt: an application waiting for events counts on its send
-			 * completion coming before the peer's answer (perftest -e re-arms only
-			 * the CQ it was woken for). An ACK held for the application's answer
-			 * leaves right behind it, in the same GSO send, so that the peer's poll
-			 * takes in both (responder.c, rc_ack_held). */
-			bool held = qp->resp.ack_pending && qp->resp.ack_hold_ns;
-			uint32_t psn = qp->req.psn;
-			bool answered = false;
-
-			if (!held && qp->state >= URNIC_QPS_RTR)
-				did |= urnic_rc_responder_progress(e, qp, false);
-			if (qp->state == URNIC_QPS_RTS) {
-				did |= urnic_rc_requester_progress(e, qp);
-				answered = qp->req.psn != psn;
-				if (answered) {
-					qp->resp.heard_since_send = false;
-					urnic_rc_responder_answered(e, qp);
-				}
-			}
-			if (held && qp->state >= URNIC_QPS_RTR)
-				did |= urnic_rc_responder_progress(e, qp, answered);
-			break;
-		}
-		case URNIC_QPT_UC:
-			if (qp->state == URNIC_QPS_RTS)
-				did |= urnic_uc_requester_progress(e, qp);
-			break;
-		case URNIC_QPT_UD:
-			if (qp->state == URNIC_QPS_RTS)
-				did |= urnic_ud_requester_progress(e, qp);
-			break;
-		}
+		did |= progress_qp(e, qp);
 	}
 	serve_none(e);
 	return did;
 }
 
+/* Does the application wait on this QP for a completion: sends not yet completed, or
+ * receive WQEs posted (its own or its SRQ's)? */
+static bool qp_awaited(const struct urnic_qp *qp)
+{
+	if (qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR)
+		return false;
+	if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx)
+		return true;
+	return qp->srq ? urnic_srq_count(qp->srq) != 0
+		       : atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
+				 atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+}
+
 bool urnic_engine_app_awaits(struct urnic_engine *e)
 {
-	for (uint32_t i = 2; i < e->qp_end; i++) {
+	take_doorbells(e);
+	/* A QP outside both sets has no send outstanding (it is quiet) and no receive
+	 * posted since a pass last found its queue empty (a post rings its doorbell). */
+	FOR_EACH_SLOT(e, e->active, e->awaiting, i) {
 		struct urnic_qp *qp = e->qps[i];
 
-		if (!qp || qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR)
+		if (!qp) {
+			slot_clear(e->awaiting, i);
 			continue;
-		if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx)
+		}
+		if (qp_awaited(qp))
 			return true;
-		if (qp->srq ? urnic_srq_count(qp->srq) != 0
-			    : atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
-				      atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
-			return true;
+		if (!qp->srq && atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
+					atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
+			slot_clear(e->awaiting, i);
 	}
 	return false;
 }
@@ -687,14 +814,20 @@ static void note_hold(struct urnic_engine *e, uint64_t until, uint64_t *hold)
 		*hold = until;
 }
 
+/* The timers of the active QPs; a QP found quiet leaves the active set here, after
+ * the pass's progress has had its turn. */
 uint64_t urnic_engine_timers(struct urnic_engine *e)
 {
 	uint64_t next = 0, hold = 0;
 
-	for (uint32_t i = 2; i < e->qp_end; i++) {
+	FOR_EACH_SLOT(e, e->active, NULL, i) {
 		struct urnic_qp *qp = e->qps[i];
 
-		if (!qp || qp->state != URNIC_QPS_RTS)
+		if (!qp || qp_quiet(qp)) {
+			slot_clear(e->active, i);
+			continue;
+		}
+		if (qp->state != URNIC_QPS_RTS)
 			continue;
 		/* Held UC completions (uc.c): the requester's progress releases them. */
 		if (qp->type == URNIC_QPT_UC && qp->comp.uc_hold_ns)
@@ -712,6 +845,37 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 	return !next || (hold && hold < next) ? hold : next;
 }
 
+/* The audit (engine.h, audit_idle): every QP outside the active set must be one that
+ * a pass would leave alone, and the sets must give urnic_engine_app_awaits the answer
+ * a scan of every QP gives. */
+static void audit_idle(struct urnic_engine *e)
+{
+	bool awaits = urnic_engine_app_awaits(e), any = false;
+
+	for (uint32_t i = 2; i < e->qp_end; i++) {
+		struct urnic_qp *qp = e->qps[i];
+		uint32_t ntx = e->ntx;
+
+		if (!qp)
+			continue;
+		any |= qp_awaited(qp);
+		if (slot_test(e->active, i))
+			continue;
+		if (!qp_quiet(qp) || progress_qp(e, qp) || e->ntx != ntx) {
+			fprintf(stderr, "urnic: audit: QP 0x%x (%s) has work outside the "
+					"active set\n",
+				qp->qpn, urnic_qp_state_name(qp->state));
+			abort();
+		}
+	}
+	serve_none(e);
+	if (any != awaits) {
+		fprintf(stderr, "urnic: audit: app_awaits %d, a scan of every QP says %d\n",
+			awaits, any);
+		abort();
+	}
+}
+
 bool urnic_engine_pass(struct urnic_engine *e, uint64_t *deadline)
 {
 	bool did = urnic_engine_progress(e);
@@ -720,5 +884,7 @@ bool urnic_engine_pass(struct urnic_engine *e, uint64_t *deadline)
 	*deadline = urnic_engine_timers(e);
 	if (e->timers_fired)
 		did |= urnic_engine_progress(e); /* the retries the timers asked for */
+	if (e->audit_idle)
+		audit_idle(e);
 	return did;
 }

@@ -11,6 +11,7 @@
 #ifndef URNIC_ENGINE_ENGINE_H
 #define URNIC_ENGINE_ENGINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ enum {
 	URNIC_TX_PAYLOAD_MAX = 4096, /* the largest path MTU (IBV_MTU_4096, verbs/qp.c) */
 	URNIC_TX_BATCH = 64,
 	URNIC_MAX_QP = 4096,   /* QP table slots per device */
+	URNIC_QP_WORDS = URNIC_MAX_QP / 64, /* words of a bit per QP slot */
 	URNIC_QPN_INDEX_BITS = 12,
 	URNIC_QPN_OWNER_SHIFT = 20, /* QPN bits 23..20: which process on the address owns it */
 	URNIC_QPN_OWNERS = 16,
@@ -146,6 +148,24 @@ struct urnic_engine {
 	struct urnic_mr_table mrs;
 	struct urnic_qp *qps[URNIC_MAX_QP];
 	uint32_t qp_end; /* one past the highest slot in use: the scans stop there */
+	/* The QPs a pass visits, a bit per slot of qps[]. A QP is in `active` from the
+	 * moment it may have work (a packet for it passed validation, a modify, a
+	 * doorbell) until a pass finds it quiet (engine.c, qp_quiet: nothing posted that
+	 * has not completed, nothing owed to the peer, no timer armed), so a pass costs
+	 * what the busy QPs cost, not what the idle ones do: with 1000 idle QP pairs
+	 * beside a busy one, every pass visited all of them (bench/engine_cost -i,
+	 * docs/performance.md, session 13). `awaiting`: the QPs that may have receive
+	 * WQEs posted (urnic_engine_app_awaits), left lazily once found without. */
+	uint64_t active[URNIC_QP_WORDS];
+	uint64_t awaiting[URNIC_QP_WORDS];
+	/* Posted work, a bit per slot, set by any thread (urnic_engine_doorbell) and
+	 * taken into active/awaiting by the next pass. On its own cache lines: the
+	 * posting threads write them. */
+	_Alignas(64) _Atomic uint64_t doorbells[URNIC_QP_WORDS];
+	/* Tests: after every pass, each QP outside `active` is run as a pass would and
+	 * must do nothing (abort otherwise). Single-threaded drivers only: a post racing
+	 * the check would look like a QP left out. */
+	bool audit_idle;
 	uint32_t qpn_generation;
 	uint32_t qpn_owner; /* this engine's slot among the processes sharing its address */
 	struct urnic_txpkt tx[URNIC_TX_BATCH];
@@ -190,6 +210,24 @@ static inline void urnic_count(struct urnic_engine *e, enum urnic_counter c)
 void urnic_engine_set_qp_counters(struct urnic_engine *e, struct urnic_qp_counters *table);
 
 uint32_t urnic_engine_random(struct urnic_engine *e);
+
+/* Work was posted to the QP with this QPN: a send or receive WQE published by a release
+ * store of its queue's prod. The next pass visits the QP. Context: any thread, without
+ * the device lock. The fence orders the prod store before the look at the bit, against
+ * the fence after the pass takes the bits (engine.c, take_doorbells): either this thread
+ * finds the bit still set, and the pass that takes it reads the new prod, or it sets
+ * the bit itself. A bit already set is only read: posts in a row do not write the
+ * line the engine takes. */
+static inline void urnic_engine_doorbell(struct urnic_engine *e, uint32_t qpn)
+{
+	uint32_t i = qpn & (URNIC_MAX_QP - 1);
+	_Atomic uint64_t *w = &e->doorbells[i / 64];
+	uint64_t bit = 1ull << (i % 64);
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(w, bit, memory_order_seq_cst);
+}
 
 /* QP table. */
 int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp);

@@ -209,9 +209,10 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 
 void urnic_send_doorbell(struct urnic_vqp *v, uint32_t last_len)
 {
-	/* Send now from this thread if the pipeline is free (or leave it to the next
-	 * pass, in a streak of small posts); else make sure the engine thread is awake
-	 * to do it. */
+	/* The next pass visits this QP (the engine's passes skip idle QPs); then send
+	 * now from this thread if the pipeline is free (or leave it to the next pass, in
+	 * a streak of small posts); else make sure the engine thread is awake to do it. */
+	urnic_engine_doorbell(v->dev->eng, v->qp.qpn);
 	if (!urnic_dev_doorbell(v->dev, last_len <= POST_BATCH_PKTS * v->qp.attr.path_mtu))
 		urnic_dev_kick(v->dev);
 }
@@ -267,6 +268,8 @@ int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 		return EINVAL;
 	}
 	ret = urnic_post_recv_ring(&qp->rq, wr, bad_wr);
+	/* A pass looks at the QP again: it awaits a receive now, or flushes it in error. */
+	urnic_engine_doorbell(v->dev->eng, qp->qpn);
 	if (qp->state == URNIC_QPS_ERR)
 		urnic_dev_kick(v->dev);
 	return ret;

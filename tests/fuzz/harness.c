@@ -410,6 +410,7 @@ static void post_recv(struct harness *h)
 	h->r.recv_len[h->r.recv_posted % RQ_DEPTH] = total;
 	h->r.recv_posted++;
 	atomic_store_explicit(&rq->prod, prod + 1, memory_order_release);
+	urnic_engine_doorbell(&h->e, h->r.qp.qpn);
 }
 
 /* As src/verbs/post.c ibv_post_send: Q's next planned WQE. */
@@ -449,6 +450,7 @@ static void post_send(struct harness *h)
 	h->q.send_op[h->q.send_posted % SQ_DEPTH] = pl->opcode;
 	h->q.send_posted++;
 	atomic_store_explicit(&sq->prod, prod + 1, memory_order_release);
+	urnic_engine_doorbell(&h->e, h->q.qp.qpn);
 }
 
 /* ---- completions and engine state ---- */
@@ -553,6 +555,7 @@ static struct harness *harness_new(void)
 	FUZZ_CHECK(urnic_engine_init(&h->e, false, local_ip, flush_cb, h, 0x5eed) == 0);
 	h->e.skip_icrc_check = true; /* the fuzz build bypasses the ICRC, as lwIP's switch */
 	h->e.now_ns = 1000000000ull;
+	h->e.audit_idle = true; /* a QP left out of the active set aborts the run */
 	h->pd.handle = 1;
 	for (int r = 0; r < FR_COUNT; r++)
 		region_new(h, (enum fuzz_region)r);
