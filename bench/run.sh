@@ -114,9 +114,11 @@ LIB=$(cd "$BUILD/lib" 2>/dev/null && pwd) || die "no $BUILD/lib"
 # The helpers: bench/CMakeLists.txt builds the same files inside the project; here they
 # are compiled directly so the benchmark runs without it.
 CFLAGS_BENCH="-O2 -g -std=gnu11 -Wall -Wextra"
-for h in udp_ceiling udp_pingpong memcpy_bw; do
+for h in udp_ceiling memcpy_bw; do
 	cc $CFLAGS_BENCH -o "$OUT/bin/$h" "$BENCH/$h.c" -lpthread || die "cannot build $h"
 done
+cc $CFLAGS_BENCH -o "$OUT/bin/udp_pingpong" "$BENCH/udp_pingpong.c" -luring ||
+	die "cannot build udp_pingpong"
 cc $CFLAGS_BENCH -o "$OUT/bin/roce_shape" "$BENCH/roce_shape.c" -lpthread -lisal ||
 	die "cannot build roce_shape"
 cc $CFLAGS_BENCH -o "$OUT/bin/idle_cpu" "$BENCH/idle_cpu.c" -libverbs || die "cannot build idle_cpu"

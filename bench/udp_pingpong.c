@@ -18,15 +18,24 @@
  * from a packet ring instead (AF_PACKET TPACKET_V2 on lo, filtered to the side's own
  * address and port; the socket drops everything), spinning on the next frame's status
  * word: the receive without a system call that urnic's URNIC_RING=1 uses
- * (src/transport/ring.h), for reference.
+ * (src/transport/ring.h), for reference. -U MODE receives through io_uring instead: one
+ * multishot recv armed on the socket with a ring of provided buffers, each side spinning
+ * on its completion queue (a memory read while nothing came). How the kernel runs the
+ * receive when a datagram arrives is the mode: 0, the ring's defaults (the receive is
+ * task work for the spinning process, which an interrupt makes it run); 1, cooperative
+ * (IORING_SETUP_COOP_TASKRUN | TASKRUN_FLAG: the kernel only raises a flag in the ring,
+ * and the process enters the kernel once to run the receive: a system call per
+ * datagram that arrived, none while nothing did). Whether io_uring would pay off for
+ * urnic's receive (docs/performance.md, session 13).
  *
- * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G] [-R]
+ * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G] [-R] [-U 0|1]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <liburing.h>
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -68,6 +77,87 @@ static int poll_flag; /* MSG_DONTWAIT with -P */
 static int gso_pair;  /* -G: two segments per message, GSO out, GRO + recvmmsg in */
 
 static int ring_flag; /* -R: receive from a packet ring */
+static int uring_mode = -1; /* -U: receive through io_uring (-1: not) */
+
+enum { UR_BUFS = 64, UR_BUF = 2048, UR_BGID = 1 };
+
+static struct io_uring uring;
+static struct io_uring_buf_ring *ur_bufring;
+static char *ur_bufs;
+
+/* Arms one multishot recv on fd, its buffers from group UR_BGID. */
+static int uring_arm(int fd)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&uring);
+
+	if (!sqe)
+		return -1;
+	io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+	sqe->flags |= IOSQE_BUFFER_SELECT;
+	sqe->buf_group = UR_BGID;
+	return io_uring_submit(&uring) == 1 ? 0 : -1;
+}
+
+static int uring_open(int fd)
+{
+	unsigned int flags = uring_mode == 1 ? IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG
+					     : 0;
+	struct io_uring_buf_reg reg = { .ring_entries = UR_BUFS, .bgid = UR_BGID };
+	void *m;
+
+	if (io_uring_queue_init(64, &uring, flags) < 0)
+		return -1;
+	m = mmap(NULL, UR_BUFS * sizeof(struct io_uring_buf), PROT_READ | PROT_WRITE,
+		 MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	ur_bufs = malloc((size_t)UR_BUFS * UR_BUF);
+	if (m == MAP_FAILED || !ur_bufs)
+		return -1;
+	ur_bufring = m;
+	reg.ring_addr = (unsigned long)(uintptr_t)m;
+	if (io_uring_register_buf_ring(&uring, &reg, 0) < 0)
+		return -1;
+	io_uring_buf_ring_init(ur_bufring);
+	for (int i = 0; i < UR_BUFS; i++)
+		io_uring_buf_ring_add(ur_bufring, ur_bufs + (size_t)i * UR_BUF, UR_BUF,
+				      (unsigned short)i, io_uring_buf_ring_mask(UR_BUFS), i);
+	io_uring_buf_ring_advance(ur_bufring, UR_BUFS);
+	return uring_arm(fd);
+}
+
+/* The next datagram's length, spinning on the completion queue for at most 2 s. */
+static ssize_t uring_recv(int fd)
+{
+	struct io_uring_cqe *cqe = NULL;
+	struct timespec t0, t;
+	unsigned int bid, cflags;
+	int res;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned int spins = 0;; spins++) {
+		/* Cooperative: the receive waits in the kernel until asked for. */
+		if (uring_mode == 1 && (IO_URING_READ_ONCE(*uring.sq.kflags) & IORING_SQ_TASKRUN))
+			io_uring_get_events(&uring);
+		if (__io_uring_peek_cqe(&uring, &cqe, NULL) == 0 && cqe)
+			break;
+		if ((spins & 0xfffff) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 2)
+				return -1;
+		}
+	}
+	res = cqe->res;
+	cflags = cqe->flags;
+	io_uring_cqe_seen(&uring, cqe);
+	if (res >= 0 && (cflags & IORING_CQE_F_BUFFER)) {
+		bid = cflags >> IORING_CQE_BUFFER_SHIFT;
+		io_uring_buf_ring_add(ur_bufring, ur_bufs + (size_t)bid * UR_BUF, UR_BUF,
+				      (unsigned short)bid, io_uring_buf_ring_mask(UR_BUFS), 0);
+		io_uring_buf_ring_advance(ur_bufring, 1);
+	}
+	if (!(cflags & IORING_CQE_F_MORE) && uring_arm(fd) < 0)
+		return -1;
+	return res < 0 ? uring_recv(fd) : res; /* a multishot that ended: re-armed */
+}
 
 enum { RING_FRAME = 4096, RING_FRAMES = 64 };
 
@@ -191,6 +281,8 @@ static ssize_t recv_one(int fd, char *buf, size_t len)
 
 	if (ring_flag)
 		return ring_recv();
+	if (uring_mode >= 0)
+		return uring_recv(fd);
 	if (!poll_flag)
 		return recv_call(fd, buf, len, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -234,7 +326,7 @@ int main(int argc, char **argv)
 	int fa, fb, status;
 	pid_t child;
 
-	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:PGR")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:PGRU:")) != -1) {
 		switch (opt) {
 		case 'a': a = optarg; break;
 		case 'b': b = optarg; break;
@@ -244,20 +336,26 @@ int main(int argc, char **argv)
 		case 'P': poll_flag = 1; break;
 		case 'G': gso_pair = 1; break;
 		case 'R': ring_flag = 1; break;
+		case 'U': uring_mode = atoi(optarg); break;
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &cpu_a, &cpu_b) != 2)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P] [-G] [-R]\n",
+			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P] [-G] [-R] [-U 0|1]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (size < 1 || size > (int)sizeof(buf) || iters < 1)
 		return 2;
-	if (ring_flag && gso_pair) {
-		fprintf(stderr, "udp_pingpong: -R takes single datagrams: not with -G\n");
+	if ((ring_flag || uring_mode >= 0) && gso_pair) {
+		fprintf(stderr, "udp_pingpong: -R and -U take single datagrams: not with -G\n");
+		return 2;
+	}
+	if (uring_mode > 1 || (uring_mode >= 0 && (ring_flag || size > UR_BUF))) {
+		fprintf(stderr, "udp_pingpong: -U is 0 or 1, not with -R, for sizes up to %d\n",
+			UR_BUF);
 		return 2;
 	}
 	fa = sock_at(a, port, &sa);
@@ -286,6 +384,8 @@ int main(int argc, char **argv)
 		close(fa);
 		if (ring_flag && ring_open(fb, &sb) < 0)
 			_exit(3);
+		if (uring_mode >= 0 && uring_open(fb) < 0)
+			_exit(3);
 		for (int i = 0; i < warm + iters; i++) {
 			if (recv_one(fb, buf, sizeof(buf)) < 0 || send_one(fb, buf, (size_t)size) < 0)
 				_exit(1);
@@ -299,8 +399,13 @@ int main(int argc, char **argv)
 		kill(child, SIGKILL);
 		return 1;
 	}
-	if (ring_flag)
-		usleep(100000); /* the echo side's ring is bound */
+	if (uring_mode >= 0 && uring_open(fa) < 0) {
+		perror("udp_pingpong: io_uring");
+		kill(child, SIGKILL);
+		return 1;
+	}
+	if (ring_flag || uring_mode >= 0)
+		usleep(100000); /* the echo side's ring is bound, its receive armed */
 	rtt = calloc((size_t)iters, sizeof(*rtt));
 	for (int i = 0; i < warm + iters; i++) {
 		struct timespec t0, t1;
