@@ -116,27 +116,21 @@ static bool slot_test(const uint64_t *bits, uint32_t i)
 	return bits[i / 64] >> (i % 64) & 1;
 }
 
-/* The first slot from i on whose bit is set in bits or also (may be NULL), else
- * e->qp_end: the scans visit slots in table order, as before there were sets. */
-static uint32_t next_slot(const struct urnic_engine *e, const uint64_t *bits,
-			  const uint64_t *also, uint32_t i)
+/* Words of a bit per slot that hold the table's slots in use. The scans below go
+ * through them a word at a time, lowest slot first (the table's order, as before there
+ * were sets), each word as it was when its turn came: a bit set behind the scan (a QP
+ * woken while another is served) is seen by the next pass. Slots 0 and 1 are QP0/QP1,
+ * never in the table (urnic_engine_qp_add). */
+static uint32_t slot_words(const struct urnic_engine *e)
 {
-	while (i < e->qp_end) {
-		uint64_t w = (bits[i / 64] | (also ? also[i / 64] : 0)) >> (i % 64);
-
-		if (w) {
-			i += (uint32_t)__builtin_ctzll(w);
-			return i < e->qp_end ? i : e->qp_end;
-		}
-		i = (i | 63) + 1;
-	}
-	return e->qp_end;
+	return (e->qp_end + 63) / 64;
 }
 
-/* QP slots 0 and 1 are QP0/QP1, never in the table (urnic_engine_qp_add). */
-#define FOR_EACH_SLOT(e, bits, also, i)                                               \
-	for (uint32_t i = next_slot(e, bits, also, 2); i < (e)->qp_end;               \
-	     i = next_slot(e, bits, also, i + 1))
+/* The slot of the lowest bit of a non-zero word w. */
+static uint32_t slot_of(uint32_t w, uint64_t bits)
+{
+	return w * 64 + (uint32_t)__builtin_ctzll(bits);
+}
 
 /* The QP may have work from now on: the next pass visits it. */
 static void qp_wake(struct urnic_engine *e, const struct urnic_qp *qp)
@@ -147,26 +141,20 @@ static void qp_wake(struct urnic_engine *e, const struct urnic_qp *qp)
 	slot_set(e->awaiting, i);
 }
 
-/* Takes the doorbells of posts since the last pass into active and awaiting. The
- * fence after the exchange pairs with the one in urnic_engine_doorbell: the QPs taken
- * in are read after it, so a post that found its bit still set is seen. */
-static void take_doorbells(struct urnic_engine *e)
+/* Takes the doorbells of posts since the last pass into active and awaiting
+ * (urnic_engine_doorbell: the acquire exchange makes the posts' WQEs visible). Inline:
+ * every pass runs it twice, and it mostly finds nothing. */
+static inline void take_doorbells(struct urnic_engine *e)
 {
-	uint32_t words = (e->qp_end + 63) / 64;
-	bool took = false;
-
-	for (uint32_t w = 0; w < words; w++) {
+	for (uint32_t w = 0, words = slot_words(e); w < words; w++) {
 		uint64_t b;
 
 		if (!atomic_load_explicit(&e->doorbells[w], memory_order_relaxed))
 			continue;
-		b = atomic_exchange_explicit(&e->doorbells[w], 0, memory_order_seq_cst);
+		b = atomic_exchange_explicit(&e->doorbells[w], 0, memory_order_acquire);
 		e->active[w] |= b;
 		e->awaiting[w] |= b;
-		took = true;
 	}
-	if (took)
-		atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* Nothing for a pass to do on this QP until a packet, a modify or a post: every WQE
@@ -757,14 +745,17 @@ bool urnic_engine_progress(struct urnic_engine *e)
 	bool did = false;
 
 	take_doorbells(e);
-	FOR_EACH_SLOT(e, e->active, NULL, i) {
-		struct urnic_qp *qp = e->qps[i];
+	for (uint32_t w = 0, words = slot_words(e); w < words; w++) {
+		for (uint64_t bits = e->active[w]; bits; bits &= bits - 1) {
+			uint32_t i = slot_of(w, bits);
+			struct urnic_qp *qp = e->qps[i];
 
-		if (!qp) {
-			slot_clear(e->active, i);
-			continue;
+			if (!qp) {
+				slot_clear(e->active, i);
+				continue;
+			}
+			did |= progress_qp(e, qp);
 		}
-		did |= progress_qp(e, qp);
 	}
 	serve_none(e);
 	return did;
@@ -788,18 +779,22 @@ bool urnic_engine_app_awaits(struct urnic_engine *e)
 	take_doorbells(e);
 	/* A QP outside both sets has no send outstanding (it is quiet) and no receive
 	 * posted since a pass last found its queue empty (a post rings its doorbell). */
-	FOR_EACH_SLOT(e, e->active, e->awaiting, i) {
-		struct urnic_qp *qp = e->qps[i];
+	for (uint32_t w = 0, words = slot_words(e); w < words; w++) {
+		for (uint64_t bits = e->active[w] | e->awaiting[w]; bits; bits &= bits - 1) {
+			uint32_t i = slot_of(w, bits);
+			struct urnic_qp *qp = e->qps[i];
 
-		if (!qp) {
-			slot_clear(e->awaiting, i);
-			continue;
+			if (!qp) {
+				slot_clear(e->awaiting, i);
+				continue;
+			}
+			if (qp_awaited(qp))
+				return true;
+			if (!qp->srq &&
+			    atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
+				    atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
+				slot_clear(e->awaiting, i);
 		}
-		if (qp_awaited(qp))
-			return true;
-		if (!qp->srq && atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
-					atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
-			slot_clear(e->awaiting, i);
 	}
 	return false;
 }
@@ -820,24 +815,27 @@ uint64_t urnic_engine_timers(struct urnic_engine *e)
 {
 	uint64_t next = 0, hold = 0;
 
-	FOR_EACH_SLOT(e, e->active, NULL, i) {
-		struct urnic_qp *qp = e->qps[i];
+	for (uint32_t w = 0, words = slot_words(e); w < words; w++) {
+		for (uint64_t bits = e->active[w]; bits; bits &= bits - 1) {
+			uint32_t i = slot_of(w, bits);
+			struct urnic_qp *qp = e->qps[i];
 
-		if (!qp || qp_quiet(qp)) {
-			slot_clear(e->active, i);
-			continue;
+			if (!qp || qp_quiet(qp)) {
+				slot_clear(e->active, i);
+				continue;
+			}
+			if (qp->state != URNIC_QPS_RTS)
+				continue;
+			/* Held UC completions (uc.c): the requester's progress releases them. */
+			if (qp->type == URNIC_QPT_UC && qp->comp.uc_hold_ns)
+				note_hold(e, qp->comp.uc_hold_ns, &hold);
+			if (qp->type != URNIC_QPT_RC)
+				continue;
+			serve(e, qp);
+			urnic_rc_completer_timers(e, qp, &next);
+			if (qp->resp.ack_pending && qp->resp.ack_hold_ns)
+				note_hold(e, qp->resp.ack_hold_ns, &hold); /* progress sends it */
 		}
-		if (qp->state != URNIC_QPS_RTS)
-			continue;
-		/* Held UC completions (uc.c): the requester's progress releases them. */
-		if (qp->type == URNIC_QPT_UC && qp->comp.uc_hold_ns)
-			note_hold(e, qp->comp.uc_hold_ns, &hold);
-		if (qp->type != URNIC_QPT_RC)
-			continue;
-		serve(e, qp);
-		urnic_rc_completer_timers(e, qp, &next);
-		if (qp->resp.ack_pending && qp->resp.ack_hold_ns)
-			note_hold(e, qp->resp.ack_hold_ns, &hold); /* progress sends it */
 	}
 	serve_none(e);
 	e->timer_deadline = next;

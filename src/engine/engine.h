@@ -211,22 +211,20 @@ void urnic_engine_set_qp_counters(struct urnic_engine *e, struct urnic_qp_counte
 
 uint32_t urnic_engine_random(struct urnic_engine *e);
 
-/* Work was posted to the QP with this QPN: a send or receive WQE published by a release
- * store of its queue's prod. The next pass visits the QP. Context: any thread, without
- * the device lock. The fence orders the prod store before the look at the bit, against
- * the fence after the pass takes the bits (engine.c, take_doorbells): either this thread
- * finds the bit still set, and the pass that takes it reads the new prod, or it sets
- * the bit itself. A bit already set is only read: posts in a row do not write the
- * line the engine takes. */
+/* Work was posted to the QP with this QPN: a send or receive WQE published by a store
+ * of its queue's prod before this call. The next pass visits the QP. Context: any
+ * thread, without the device lock. The bit is set by a read-modify-write with release
+ * order, and the pass takes a word by an exchange with acquire order (engine.c,
+ * take_doorbells): the two are ordered on the word, so either the pass's exchange reads
+ * this bit, and then it sees the prod stored before it, or it came first and the bit
+ * waits for the next pass. (A plain load of the bit first, to skip the write when it
+ * is set, would need a full fence before it: the prod store could still be in flight
+ * while the load sees a bit that the pass is about to take.) */
 static inline void urnic_engine_doorbell(struct urnic_engine *e, uint32_t qpn)
 {
 	uint32_t i = qpn & (URNIC_MAX_QP - 1);
-	_Atomic uint64_t *w = &e->doorbells[i / 64];
-	uint64_t bit = 1ull << (i % 64);
 
-	atomic_thread_fence(memory_order_seq_cst);
-	if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(w, bit, memory_order_seq_cst);
+	atomic_fetch_or_explicit(&e->doorbells[i / 64], 1ull << (i % 64), memory_order_release);
 }
 
 /* QP table. */
