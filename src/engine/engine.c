@@ -175,7 +175,7 @@ static bool qp_quiet(const struct urnic_qp *qp)
 		return false;
 	return qp->state != URNIC_QPS_ERR || qp->srq ||
 	       atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
-		       atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+		   atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
 }
 
 uint32_t urnic_engine_random(struct urnic_engine *e)
@@ -771,7 +771,7 @@ static bool qp_awaited(const struct urnic_qp *qp)
 		return true;
 	return qp->srq ? urnic_srq_count(qp->srq) != 0
 		       : atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
-				 atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+			     atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
 }
 
 bool urnic_engine_app_awaits(struct urnic_engine *e)
@@ -792,7 +792,7 @@ bool urnic_engine_app_awaits(struct urnic_engine *e)
 				return true;
 			if (!qp->srq &&
 			    atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
-				    atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
+				atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
 				slot_clear(e->awaiting, i);
 		}
 	}
@@ -860,8 +860,8 @@ static void audit_idle(struct urnic_engine *e)
 		if (slot_test(e->active, i))
 			continue;
 		if (!qp_quiet(qp) || progress_qp(e, qp) || e->ntx != ntx) {
-			fprintf(stderr, "urnic: audit: QP 0x%x (%s) has work outside the "
-					"active set\n",
+			fprintf(stderr,
+				"urnic: audit: QP 0x%x (%s) has work outside the active set\n",
 				qp->qpn, urnic_qp_state_name(qp->state));
 			abort();
 		}
