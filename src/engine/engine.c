@@ -157,6 +157,19 @@ static inline void take_doorbells(struct urnic_engine *e)
 	}
 }
 
+/* Receive WQEs posted to the QP's own queue and not yet taken (none with an SRQ). */
+static bool rq_posted(const struct urnic_qp *qp)
+{
+	return atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
+	       atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+}
+
+/* Send WQEs posted and not yet completed. */
+static bool sends_outstanding(const struct urnic_qp *qp)
+{
+	return atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx;
+}
+
 /* Nothing for a pass to do on this QP until a packet, a modify or a post: every WQE
  * posted has completed (flushed, in error), no ACK, NAK or READ response is owed, no
  * retry is due and no timer or hold is armed, and in error no receive is left to
@@ -173,9 +186,7 @@ static bool qp_quiet(const struct urnic_qp *qp)
 		return false;
 	if (qp->resp.ack_pending || qp->resp.replying || qp->resp.ack_hold_ns)
 		return false;
-	return qp->state != URNIC_QPS_ERR || qp->srq ||
-	       atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
-		   atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+	return qp->state != URNIC_QPS_ERR || qp->srq || !rq_posted(qp);
 }
 
 uint32_t urnic_engine_random(struct urnic_engine *e)
@@ -691,12 +702,11 @@ static bool progress_qp(struct urnic_engine *e, struct urnic_qp *qp)
 	serve(e, qp);
 	if (qp->state == URNIC_QPS_ERR) {
 		/* Work posted to a QP in error completes with FLUSH_ERR (IBTA 10.3.1). */
-		if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx) {
+		if (sends_outstanding(qp)) {
 			urnic_rc_flush(e, qp);
 			did = true;
 		}
-		if (atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
-		    atomic_load_explicit(&qp->rq.cons, memory_order_relaxed)) {
+		if (rq_posted(qp)) {
 			flush_rq(e, qp);
 			did = true;
 		}
@@ -767,11 +777,9 @@ static bool qp_awaited(const struct urnic_qp *qp)
 {
 	if (qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR)
 		return false;
-	if (atomic_load_explicit(&qp->sq.prod, memory_order_acquire) != qp->comp.idx)
+	if (sends_outstanding(qp))
 		return true;
-	return qp->srq ? urnic_srq_count(qp->srq) != 0
-		       : atomic_load_explicit(&qp->rq.prod, memory_order_acquire) !=
-			     atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+	return qp->srq ? urnic_srq_count(qp->srq) != 0 : rq_posted(qp);
 }
 
 bool urnic_engine_app_awaits(struct urnic_engine *e)
@@ -790,9 +798,7 @@ bool urnic_engine_app_awaits(struct urnic_engine *e)
 			}
 			if (qp_awaited(qp))
 				return true;
-			if (!qp->srq &&
-			    atomic_load_explicit(&qp->rq.prod, memory_order_acquire) ==
-				atomic_load_explicit(&qp->rq.cons, memory_order_relaxed))
+			if (!qp->srq && !rq_posted(qp))
 				slot_clear(e->awaiting, i);
 		}
 	}
