@@ -166,7 +166,10 @@ END {
 	if (has("urnic_write_lat_ring_us"))
 		printf "  %-56s %8s %8s  (not counted: sockets)\n", "ib_write_lat -s 8, receiving from the socket / same", rx(pratio("urnic_write_lat_us", pp_ceil_k)), rx(ratio(m("urnic_write_lat_us"), m(pp_ceil_k)))
 	target("ib_write_lat -s 8 / UCX tcp put_lat 8 B", pratio("urnic_write_lat_us", "ucx_put_lat_us"), "<=", 0.6, "lat_vs_ucx", ratio(m("urnic_write_lat_us"), ucx_lat))
-	target("64-QP / 1-QP ib_write_bw -s 65536 (within 10%)", pratio("urnic_qp64_gbps", "urnic_qp1_gbps"), ">=", 0.9, "qp64_vs_qp1", ratio(m("urnic_qp64_gbps"), m("urnic_qp1_gbps")))
+	qp1_k = has("urnic_qp1_pair_gbps") ? "urnic_qp1_pair_gbps" : "urnic_qp1_gbps"
+	target("64-QP / 1-QP ib_write_bw -s 65536 (within 10%)" (qp1_k ~ /pair/ ? " (around it)" : ""), pratio("urnic_qp64_gbps", qp1_k), ">=", 0.9, "qp64_vs_qp1", ratio(m("urnic_qp64_gbps"), m(qp1_k)))
+	if (qp1_k ~ /pair/)
+		printf "  %-56s %8s %8s  (not counted: ~20 s apart)\n", "64-QP / the 1-QP ib_write_bw above", rx(pratio("urnic_qp64_gbps", "urnic_qp1_gbps")), rx(ratio(m("urnic_qp64_gbps"), m("urnic_qp1_gbps")))
 	idle = max2(m("idle_sleep_cpu_pct"), m("idle_armed_cpu_pct"))
 	target("idle device, QP in RTS: % of a core (worse case)", idle, "<", 1, "idle_cpu", idle)
 	printf "  %d of %d targets met\n", nmet, ntg
