@@ -271,14 +271,14 @@ wait_tool() {
 # the two is recognised.
 vm_unfinished() {
 	local acked last sq sent
-	if [ "$INTEROP_ATTEMPT" = 1 ]; then
-		kill -INT "$CAP_PID" 2>/dev/null
-		wait "$CAP_PID"
-		last=$(tshark -r "$PCAP" -Y "ip.src == $VM_IP && infiniband.bth.opcode != 17" \
-			-T fields -e infiniband.bth.psn 2>/dev/null | tail -1)
-	fi
-	if [ "$INTEROP_ATTEMPT" = 1 ] && [ "$TOOL" = ibv_rc_pingpong ] &&
-		[ "${HOST_RC:-1}" = 0 ] && grep -q 'bytes in .* seconds' "$HOST_LOG"; then
+	[ $# -gt 0 ] || set -- "the VM's $TOOL did not finish"
+	[ "$INTEROP_ATTEMPT" = 1 ] || fail "$1"
+	kill -INT "$CAP_PID" 2>/dev/null
+	wait "$CAP_PID"
+	last=$(tshark -r "$PCAP" -Y "ip.src == $VM_IP && infiniband.bth.opcode != 17" \
+		-T fields -e infiniband.bth.psn 2>/dev/null | tail -1)
+	if [ "$TOOL" = ibv_rc_pingpong ] && [ "${HOST_RC:-1}" = 0 ] &&
+		grep -q 'bytes in .* seconds' "$HOST_LOG"; then
 		acked=$(tshark -r "$PCAP" -Y "ip.src == $HOST_IP && infiniband.bth.opcode == 17" \
 			-T fields -e infiniband.bth.psn 2>/dev/null | tail -1)
 		if [ -n "$acked" ] && [ -n "$last" ] && [ "$last" -le "$acked" ]; then
@@ -287,7 +287,7 @@ vm_unfinished() {
 			exit 3
 		fi
 	fi
-	if [ "$INTEROP_ATTEMPT" = 1 ] && grep -q URNIC-STUCK "$VM_LOG"; then
+	if grep -q URNIC-STUCK "$VM_LOG"; then
 		sq=$(sed -n 's/.* type RC .* sq-psn \([0-9]*\).*/\1/p' "$VM_LOG" | tail -1)
 		sent=$(tshark -r "$PCAP" -Y "ip.src == $VM_IP && infiniband.bth.psn == ${last:-0}" \
 			2>/dev/null | wc -l)
@@ -298,7 +298,6 @@ vm_unfinished() {
 			exit 3
 		fi
 	fi
-	[ $# -gt 0 ] || set -- "the VM's $TOOL did not finish"
 	fail "$1"
 }
 
@@ -322,25 +321,19 @@ if [ "$DIR" = urnic_server ]; then
 	nsx ss -Hltn "sport = :$PP_PORT" | grep -q . || fail "urnic's $TOOL does not listen"
 	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
 	T_READY=$(secs "$T0")
-	wait_tool
-	HOST_RC=$?
-	T_TOOL=$(secs "$T0")
-	# killed at TOOL_TIMEOUT: the VM's watchdog says what rxe holds, if its tool hangs too
-	[ "$HOST_RC" = 124 ] && { wait_vm URNIC-STUCK 60; vm_unfinished "urnic's $TOOL stalled"; }
-	wait_vm URNIC-RESULT 60 || vm_unfinished
 else
 	say "rxe in the VM: $TOOL (server, $VM_IP); urnic: $TOOL $GFLAG 1 $OPTS (client, $HOST_IP)"
 	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
 	T_READY=$(secs "$T0")
 	wait_vm URNIC-LISTENING 60 || fail "rxe's $TOOL does not listen"
 	urnic_tool "$VM_IP"
-	wait_tool
-	HOST_RC=$?
-	T_TOOL=$(secs "$T0")
-	# killed at TOOL_TIMEOUT: the VM's watchdog says what rxe holds, if its tool hangs too
-	[ "$HOST_RC" = 124 ] && { wait_vm URNIC-STUCK 60; vm_unfinished "urnic's $TOOL stalled"; }
-	wait_vm URNIC-RESULT 60 || vm_unfinished
 fi
+wait_tool
+HOST_RC=$?
+T_TOOL=$(secs "$T0")
+# killed at TOOL_TIMEOUT: the VM's watchdog says what rxe holds, if its tool hangs too
+[ "$HOST_RC" = 124 ] && { wait_vm URNIC-STUCK 60; vm_unfinished "urnic's $TOOL stalled"; }
+wait_vm URNIC-RESULT 60 || vm_unfinished
 wait "$VM_PID"
 sleep 0.3 # the last frames reach tcpdump
 kill -INT "$CAP_PID" 2>/dev/null
