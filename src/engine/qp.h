@@ -179,11 +179,14 @@ struct urnic_resp {
 	uint32_t rwqe_off; /* bytes placed in the current receive WQE */
 	/* With an SRQ: the WQE taken out of the shared ring for the message in progress. */
 	struct urnic_recv_wqe srq_wqe;
-	uint64_t write_va;
+	/* RDMA WRITE in progress: its R_Key is resolved again for every packet, at the
+	 * address the packet's data goes to, and must still name the grant the FIRST
+	 * packet resolved (msg.c, roce_write_check). */
+	uint64_t write_va; /* where the next packet's data goes */
 	uint32_t write_rkey;
+	uint32_t write_gen; /* urnic_mr_key_gen of write_rkey at the FIRST packet */
 	uint32_t write_resid;
 	uint32_t write_len;
-	uint8_t *write_host;
 	/* Coalesced ACK waiting to go out (IBTA 9.7.5.1.1: an ACK covers all earlier PSNs),
 	 * or a sequence / RNR NAK waiting behind READ responses still owed. */
 	bool ack_pending;

@@ -37,14 +37,17 @@ struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits)
 	for (uint32_t n = 0; n < t->nslots; n++) {
 		uint32_t idx = (t->next_free_hint + n) % t->nslots;
 		struct urnic_mr *mr;
+		uint32_t gen;
 
 		if (idx == 0 || t->slots[idx].live)
 			continue;
 		mr = &t->slots[idx];
+		gen = mr->gen + 1;
 		/* A reused slot must not hand out the key its previous owner had. */
 		if (((mr->key & 0xffff) == key_bits) && mr->key)
 			key_bits++;
 		memset(mr, 0, sizeof(*mr));
+		mr->gen = gen;
 		mr->key = idx << 16 | key_bits;
 		mr->live = true;
 		t->nlive++;
@@ -77,6 +80,7 @@ int urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr)
 		return -EBUSY;
 	mr->live = false;
 	mr->host = NULL;
+	mr->gen++;
 	t->nlive--;
 	return 0;
 }
@@ -88,6 +92,7 @@ int urnic_mr_reregister(struct urnic_mr *mr, uint32_t what, struct urnic_pd *pd,
 	 * (IBTA 10.6.7.2.6, as for deregistration). */
 	if (mr->nwindows)
 		return -EBUSY;
+	mr->gen++;
 	if (what & URNIC_MR_REREG_TRANSLATION) {
 		mr->host = host;
 		mr->iova = (uintptr_t)host;
@@ -208,6 +213,13 @@ const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
 	if (window_check(mr, pd, qpn, &iova, 0, need, false) != URNIC_MR_OK)
 		return NULL;
 	return mr->mw_mr;
+}
+
+uint32_t urnic_mr_key_gen(const struct urnic_mr_table *t, uint32_t key)
+{
+	uint32_t idx = KEY_INDEX(key);
+
+	return idx && idx < t->nslots ? t->slots[idx].gen : 0;
 }
 
 const char *urnic_mr_check_name(enum urnic_mr_check c)

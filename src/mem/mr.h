@@ -68,6 +68,10 @@ struct urnic_mr {
 	uint32_t mw_qpn;  /* type 2 window: the QP it was bound through */
 	struct urnic_mr *mw_mr; /* valid window: the region it is bound to */
 	uint32_t nwindows;      /* region: windows bound to it */
+	/* Bumped by every change of what the key grants (deregistration, reregistration,
+	 * a window's bind, invalidation or deallocation): a message that resolved the key
+	 * under one grant is not finished under another (urnic_mr_key_gen). */
+	uint32_t gen;
 };
 
 /* Outcome of a key lookup, mapped by callers to NAK codes or completion statuses. */
@@ -135,6 +139,11 @@ enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
 					      const struct urnic_pd *pd, uint32_t qpn,
 					      uint32_t key, uint32_t need);
+
+/* The generation of the slot an R_Key names (struct urnic_mr.gen), whatever its state;
+ * 0 for a key outside the table. A multi-packet message records it with its first
+ * packet and refuses the rest of the message when it has moved. */
+uint32_t urnic_mr_key_gen(const struct urnic_mr_table *t, uint32_t key);
 
 const char *urnic_mr_check_name(enum urnic_mr_check c);
 

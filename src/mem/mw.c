@@ -41,9 +41,11 @@ int urnic_mw_alloc(struct urnic_mr_table *t, struct urnic_pd *pd, enum urnic_key
 	return 0;
 }
 
-/* The window lets go of its region and validates nothing any more. */
+/* The window lets go of its region and validates nothing any more; a message that
+ * resolved its key before is not finished through it (urnic_mr_key_gen). */
 static void unbind(struct urnic_mr *mw)
 {
+	mw->gen++;
 	if (mw->mw_mr)
 		mw->mw_mr->nwindows--;
 	mw->mw_mr = NULL;

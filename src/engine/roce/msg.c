@@ -538,16 +538,26 @@ void roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struc
 }
 
 enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
-				       const struct urnic_pkt *pkt, uint32_t flags)
+				       const struct urnic_pkt *pkt, uint32_t flags, uint8_t **host)
 {
 	struct urnic_resp *r = &qp->resp;
-	uint8_t *host = NULL;
 
+	*host = NULL;
 	if (!(flags & URNIC_OPF_FIRST)) {
 		/* MIDDLE: strictly less than what is left; LAST: exactly what is left. */
 		if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != r->write_resid
 					     : pkt->payload_bytes >= r->write_resid)
 			return ROCE_WRITE_BAD_LENGTH;
+		/* IBTA 9.7.5.1.7 and 10.6.7: the key is checked for every packet that
+		 * touches memory, so deregistering a region or revoking a window takes
+		 * effect inside a message (as READ responses do, responder.c read_reply). */
+		if (urnic_mr_key_gen(&e->mrs, r->write_rkey) != r->write_gen ||
+		    urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, r->write_rkey, r->write_va,
+					    pkt->payload_bytes, URNIC_ACCESS_REMOTE_WRITE,
+					    host) != URNIC_MR_OK) {
+			urnic_count(e, URNIC_CTR_write_key_revoked);
+			return ROCE_WRITE_BAD_ACCESS;
+		}
 		return ROCE_WRITE_OK;
 	}
 	if (pkt->reth.len > (1u << 31) ||
@@ -559,23 +569,24 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 	if (pkt->reth.len &&
 	    urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
 				    pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE,
-				    &host) != URNIC_MR_OK)
+				    host) != URNIC_MR_OK)
 		return ROCE_WRITE_BAD_ACCESS;
-	r->write_host = host;
+	r->write_rkey = pkt->reth.rkey;
+	r->write_gen = urnic_mr_key_gen(&e->mrs, pkt->reth.rkey);
+	r->write_va = pkt->reth.va;
 	r->write_resid = pkt->reth.len;
 	r->write_len = pkt->reth.len;
 	return ROCE_WRITE_OK;
 }
 
 void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		     uint32_t flags)
+		     uint32_t flags, uint8_t *host)
 {
 	struct urnic_resp *r = &qp->resp;
 
-	if (pkt->payload_bytes) {
-		memcpy(r->write_host, pkt->payload, pkt->payload_bytes);
-		r->write_host += pkt->payload_bytes;
-	}
+	if (pkt->payload_bytes)
+		memcpy(host, pkt->payload, pkt->payload_bytes);
+	r->write_va += pkt->payload_bytes;
 	r->write_resid -= pkt->payload_bytes;
 	r->in_write = !(flags & URNIC_OPF_LAST);
 	if ((flags & URNIC_OPF_LAST) && (flags & URNIC_OPF_IMMDT))

@@ -166,14 +166,18 @@ enum roce_write_check {
 	ROCE_WRITE_BAD_ACCESS,	/* R_Key, bounds or rights (IBTA 9.7.5.1.7) */
 };
 
-/* Checks an RDMA WRITE packet; on a FIRST/ONLY resolves the R_Key for the whole
- * message and sets up resp's write state. Nothing is written to memory. */
+/* Checks an RDMA WRITE packet and resolves where its data goes (*host, for
+ * roce_recv_write). The FIRST/ONLY packet checks the R_Key for the whole message (IBTA
+ * 9.7.5.1.7); every packet resolves it again for its own bytes, and a MIDDLE/LAST is
+ * refused when the key no longer names the grant the FIRST resolved (deregistered,
+ * reregistered, window unbound or invalidated): once ibv_dereg_mr returns, no packet
+ * writes to the memory. Nothing is written here. */
 enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
-				       const struct urnic_pkt *pkt, uint32_t flags);
+				       const struct urnic_pkt *pkt, uint32_t flags, uint8_t **host);
 
-/* Places a checked WRITE packet; on the LAST packet of a WRITE with immediate
- * completes the held receive WQE. */
+/* Places a WRITE packet checked by roce_write_check at host; on the LAST packet of a
+ * WRITE with immediate completes the held receive WQE. */
 void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		     uint32_t flags);
+		     uint32_t flags, uint8_t *host);
 
 #endif

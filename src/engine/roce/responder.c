@@ -558,7 +558,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	}
 	if (flags & URNIC_OPF_WRITE) {
 		/* 6. R_Key, bounds, rights for the whole WRITE (IBTA 9.7.5.1.7). */
-		switch (roce_write_check(e, qp, pkt, flags)) {
+		switch (roce_write_check(e, qp, pkt, flags, &host)) {
 		case ROCE_WRITE_OK:
 			break;
 		case ROCE_WRITE_BAD_LENGTH:
@@ -568,7 +568,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		roce_recv_write(e, qp, pkt, flags);
+		roce_recv_write(e, qp, pkt, flags, host);
 		if (flags & URNIC_OPF_LAST)
 			r->msn++;
 	} else if (flags & URNIC_OPF_SEND) {

@@ -190,11 +190,13 @@ void urnic_uc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		return;
 	}
 	if (flags & URNIC_OPF_WRITE) {
-		if (roce_write_check(e, qp, pkt, flags) != ROCE_WRITE_OK) {
+		uint8_t *host;
+
+		if (roce_write_check(e, qp, pkt, flags, &host) != ROCE_WRITE_OK) {
 			drop_message(e, qp, URNIC_CTR_drop_uc_invalid);
 			return;
 		}
-		roce_recv_write(e, qp, pkt, flags);
+		roce_recv_write(e, qp, pkt, flags, host);
 	} else {
 		int ret;
 
