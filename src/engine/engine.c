@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "engine/roce/rc.h"
+#include "mem/mw.h"
 #include "wire/byteorder.h"
 #include "wire/crc_copy.h"
 #include "wire/psn.h"
@@ -202,16 +203,23 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	/* QPN = owner << 20 | generation << 12 | index. Indexes 0 and 1 are QP0/QP1
 	 * (IBTA 3.5.3). The owner is the process's slot on a shared address, so QPNs are
-	 * unique per address and packets can be steered by them; the generation makes a
-	 * recycled slot answer to a new number. */
-	for (uint32_t i = 2; i < URNIC_MAX_QP; i++) {
-		if (e->qps[i])
+	 * unique per address and packets can be steered by them. A QPN must not come back
+	 * soon: a peer's packets, a window bound through a QP (IBTA 10.6.7: a type 2B
+	 * window serves its QP only) or anything else that names the old QP would reach
+	 * the new one. So slots are taken in turn, as rxe allocates QPNs cyclically, and
+	 * each slot counts its own generation: a QPN recurs after 255 QPs have had its
+	 * slot, at least 255 * 4094 creations while the table has room. */
+	for (uint32_t n = 0; n < URNIC_MAX_QP; n++) {
+		uint32_t i = (e->qp_next + n) % URNIC_MAX_QP;
+
+		if (i < 2 || e->qps[i])
 			continue;
-		e->qpn_generation = (e->qpn_generation + 1) & 0xff;
-		if (e->qpn_generation == 0)
-			e->qpn_generation = 1;
+		e->qp_next = i + 1;
+		e->qp_gen[i] = (uint8_t)(e->qp_gen[i] + 1);
+		if (!e->qp_gen[i])
+			e->qp_gen[i] = 1; /* never 0: a QPN is never a bare index */
 		qp->qpn = e->qpn_owner << URNIC_QPN_OWNER_SHIFT |
-			  e->qpn_generation << URNIC_QPN_INDEX_BITS | i;
+			  (uint32_t)e->qp_gen[i] << URNIC_QPN_INDEX_BITS | i;
 		e->qps[i] = qp;
 		if (i + 1 > e->qp_end)
 			e->qp_end = i + 1;
@@ -259,6 +267,8 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp)
 	uint32_t i = qp->qpn & (URNIC_MAX_QP - 1);
 
 	release_held(e, qp, true);
+	/* Its type 2B windows could serve no other QP; a later QP must not inherit them. */
+	urnic_mw_release_qp(&e->mrs, qp->qpn);
 
 	if (e->qps[i] == qp) {
 		e->qps[i] = NULL;

@@ -166,7 +166,10 @@ struct urnic_engine {
 	 * must do nothing (abort otherwise). Single-threaded drivers only: a post racing
 	 * the check would look like a QP left out. */
 	bool audit_idle;
-	uint32_t qpn_generation;
+	/* QPNs (urnic_engine_qp_add): the generation each slot gave its last QP, and the
+	 * slot the next search starts at. */
+	uint8_t qp_gen[URNIC_MAX_QP];
+	uint32_t qp_next;
 	uint32_t qpn_owner; /* this engine's slot among the processes sharing its address */
 	struct urnic_txpkt tx[URNIC_TX_BATCH];
 	uint32_t ntx;

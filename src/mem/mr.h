@@ -89,6 +89,7 @@ struct urnic_mr_table {
 	uint32_t nslots;
 	uint32_t nlive;
 	uint32_t next_free_hint;
+	uint32_t mw2_bound; /* type 2B windows bound (urnic_mw_release_qp) */
 };
 
 int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots);

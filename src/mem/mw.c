@@ -43,9 +43,11 @@ int urnic_mw_alloc(struct urnic_mr_table *t, struct urnic_pd *pd, enum urnic_key
 
 /* The window lets go of its region and validates nothing any more; a message that
  * resolved its key before is not finished through it (urnic_mr_key_gen). */
-static void unbind(struct urnic_mr *mw)
+static void unbind(struct urnic_mr_table *t, struct urnic_mr *mw)
 {
 	mw->gen++;
+	if (mw->kind == URNIC_KEY_MW2 && mw->mw_state == URNIC_MW_VALID)
+		t->mw2_bound--;
 	if (mw->mw_mr)
 		mw->mw_mr->nwindows--;
 	mw->mw_mr = NULL;
@@ -58,7 +60,7 @@ static void unbind(struct urnic_mr *mw)
 
 void urnic_mw_dealloc(struct urnic_mr_table *t, struct urnic_mr *mw)
 {
-	unbind(mw);
+	unbind(t, mw);
 	mw->live = false;
 	t->nlive--;
 }
@@ -123,7 +125,7 @@ enum urnic_mw_bind_check urnic_mw_bind(struct urnic_mr_table *t, const struct ur
 	if (c != URNIC_MW_BIND_OK)
 		return c;
 
-	unbind(mw); /* a type 1 window may be bound again while bound */
+	unbind(t, mw); /* a type 1 window may be bound again while bound */
 	/* IBTA 10.6.7.3: the binder chooses the key part (low 8 bits) of the new R_Key. */
 	mw->key = (mw->key & ~CONSUMER_KEY_MASK) | (b->new_rkey & CONSUMER_KEY_MASK);
 	if (!mr)
@@ -134,8 +136,10 @@ enum urnic_mw_bind_check urnic_mw_bind(struct urnic_mr_table *t, const struct ur
 	mw->iova = b->addr;
 	mw->length = b->length;
 	mw->access = b->access;
-	if (mw->kind == URNIC_KEY_MW2)
+	if (mw->kind == URNIC_KEY_MW2) {
 		mw->mw_qpn = qpn;
+		t->mw2_bound++;
+	}
 	return URNIC_MW_BIND_OK;
 }
 
@@ -153,8 +157,22 @@ enum urnic_mr_check urnic_mw_invalidate(struct urnic_mr_table *t, const struct u
 	 * connection cannot revoke it. */
 	if (mw->mw_qpn != qpn)
 		return URNIC_MR_BAD_QP;
-	unbind(mw);
+	unbind(t, mw);
 	return URNIC_MR_OK;
+}
+
+void urnic_mw_release_qp(struct urnic_mr_table *t, uint32_t qpn)
+{
+	/* Only as far as the last bound type 2 window: most tables have none. */
+	for (uint32_t i = 1, left = t->mw2_bound; left && i < t->nslots; i++) {
+		struct urnic_mr *mw = &t->slots[i];
+
+		if (!mw->live || mw->kind != URNIC_KEY_MW2 || mw->mw_state != URNIC_MW_VALID)
+			continue;
+		left--;
+		if (mw->mw_qpn == qpn)
+			unbind(t, mw);
+	}
 }
 
 const char *urnic_mw_bind_check_name(enum urnic_mw_bind_check c)

@@ -62,6 +62,15 @@ enum urnic_mw_bind_check {
 enum urnic_mw_bind_check urnic_mw_bind(struct urnic_mr_table *t, const struct urnic_pd *qp_pd,
 				       uint32_t qpn, const struct urnic_mw_bind *b);
 
+/*
+ * The QP qpn goes away: every type 2B window bound through it is invalidated (freed,
+ * its R_Key validating nothing). Such a window serves that QP only (o10-37.2.36), and
+ * its binding names the QP by number, which a later QP may carry. The specification
+ * lets a CI refuse to destroy the QP instead; verbs programs expect ibv_destroy_qp to
+ * succeed, and rxe lets it.
+ */
+void urnic_mw_release_qp(struct urnic_mr_table *t, uint32_t qpn);
+
 const char *urnic_mw_bind_check_name(enum urnic_mw_bind_check c);
 
 /*

@@ -14,6 +14,8 @@
  * byte after them changes, in the old memory or the new: RC answers NAK remote access
  * error (a completes IBV_WC_REM_ACCESS_ERR, both QPs go to error), UC drops the rest of
  * the message; write_key_revoked counts it either way.
+ * The same for QPs: a type 2B window goes with the QP it was bound through, and QP
+ * numbers do not come back soon, so nothing that named an old QP reaches a new one.
  */
 #include <string.h>
 
@@ -286,6 +288,69 @@ static void test_write_with_grant_intact_lands(void)
 	env_close(&v);
 }
 
+/* A type 2B window bound through b is freed when b is destroyed (IBTA o10-37.2.36: it
+ * served b only), so no later QP that carries b's number can use it. */
+static void test_type2_window_freed_with_its_qp(void)
+{
+	struct env v;
+	struct urnic_engine *e;
+	uint8_t *host;
+	uint32_t qpn;
+
+	window_open(&v, URNIC_KEY_MW2, 31);
+	e = fab_engine(v.p.f, 1);
+	qpn = v.p.b->qp.qpn;
+	CHECK_EQ(urnic_mr_resolve_remote(&e->mrs, &v.p.pd[1], qpn, v.mw->key, v.rb.mr->iova, 8,
+					 URNIC_ACCESS_REMOTE_WRITE, &host),
+		 URNIC_MR_OK);
+	CHECK_EQ(e->mrs.mw2_bound, 1);
+	fab_qp_free(v.p.b);
+	CHECK_EQ(v.mw->mw_state, URNIC_MW_FREE);
+	CHECK_EQ(e->mrs.mw2_bound, 0);
+	CHECK_EQ(urnic_mr_resolve_remote(&e->mrs, &v.p.pd[1], qpn, v.mw->key, v.rb.mr->iova, 8,
+					 URNIC_ACCESS_REMOTE_WRITE, &host),
+		 URNIC_MR_BAD_KEY);
+	/* Its region can go now: no window holds it. */
+	CHECK_EQ(v.rb.mr->nwindows, 0);
+	v.p.b = fab_qp_new(v.p.f, 1, &v.p.pd[1], 64, 64, true);
+	env_close(&v);
+}
+
+/* QPNs do not come back soon: 20,000 QPs created and destroyed one after the other on
+ * one device (each free to take the slot the last one left) all have distinct numbers,
+ * and so do QPs created while others stay. */
+static void test_qpns_do_not_recur(void)
+{
+	enum { N = 20000, KEEP = 100 };
+	struct fabric *f = fabric_new(1, 41);
+	struct urnic_pd pd = {.handle = 1};
+	static uint8_t seen[1 << 24];
+	struct fab_qp *keep[KEEP];
+
+	memset(seen, 0, sizeof(seen));
+	for (int k = 0; k < KEEP; k++) {
+		keep[k] = fab_qp_new(f, 0, &pd, 4, 4, true);
+		CHECK(!seen[keep[k]->qp.qpn]);
+		seen[keep[k]->qp.qpn] = 1;
+	}
+	for (int n = 0; n < N; n++) {
+		struct fab_qp *q = fab_qp_new(f, 0, &pd, 4, 4, true);
+
+		CHECK(!seen[q->qp.qpn]);
+		seen[q->qp.qpn] = 1;
+		fab_qp_free(q);
+		if (n % 97 == 0) { /* and now and then one of those that stayed */
+			fab_qp_free(keep[n % KEEP]);
+			keep[n % KEEP] = fab_qp_new(f, 0, &pd, 4, 4, true);
+			CHECK(!seen[keep[n % KEEP]->qp.qpn]);
+			seen[keep[n % KEEP]->qp.qpn] = 1;
+		}
+	}
+	for (int k = 0; k < KEEP; k++)
+		fab_qp_free(keep[k]);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	RUN(test_write_with_grant_intact_lands);
@@ -296,5 +361,7 @@ int main(void)
 	RUN(test_write_after_local_invalidate);
 	RUN(test_write_after_dealloc_mw);
 	RUN(test_write_after_rebind_same_key);
+	RUN(test_type2_window_freed_with_its_qp);
+	RUN(test_qpns_do_not_recur);
 	return 0;
 }
