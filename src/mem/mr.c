@@ -22,7 +22,6 @@ int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots)
 	if (!t->slots)
 		return -ENOMEM;
 	t->nslots = nslots;
-	t->next_free_hint = 1; /* index 0 would make keys below 65536, which apps use as "no key" */
 	return 0;
 }
 
@@ -32,16 +31,21 @@ void urnic_mr_table_fini(struct urnic_mr_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits)
+struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint32_t key_rand)
 {
-	for (uint32_t n = 0; n < t->nslots; n++) {
-		uint32_t idx = (t->next_free_hint + n) % t->nslots;
-		struct urnic_mr *mr;
+	/* The search starts at a random slot, so the index half of a key says nothing
+	 * about the keys before or after it (slot 0 never: it would make keys below
+	 * 65536, which applications use as "no key"). */
+	uint32_t start = (key_rand >> 16) % (t->nslots - 1);
+	uint16_t key_bits = (uint16_t)key_rand;
+
+	for (uint32_t n = 0; n < t->nslots - 1; n++) {
+		uint32_t idx = 1 + (start + n) % (t->nslots - 1);
+		struct urnic_mr *mr = &t->slots[idx];
 		uint32_t gen;
 
-		if (idx == 0 || t->slots[idx].live)
+		if (mr->live)
 			continue;
-		mr = &t->slots[idx];
 		gen = mr->gen + 1;
 		/* A reused slot must not hand out the key its previous owner had. */
 		if (((mr->key & 0xffff) == key_bits) && mr->key)
@@ -51,16 +55,15 @@ struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits)
 		mr->key = idx << 16 | key_bits;
 		mr->live = true;
 		t->nlive++;
-		t->next_free_hint = idx + 1;
 		return mr;
 	}
 	return NULL;
 }
 
 int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
-		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out)
+		      uint64_t length, uint32_t access, uint32_t key_rand, struct urnic_mr **out)
 {
-	struct urnic_mr *mr = urnic_mr_slot_take(t, key_bits);
+	struct urnic_mr *mr = urnic_mr_slot_take(t, key_rand);
 
 	if (!mr)
 		return -ENOMEM;

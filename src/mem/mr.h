@@ -3,12 +3,14 @@
  * mr.h - protection domains and the memory region table.
  *
  * IBTA 10.6: a memory region is a registered virtual range with access rights, named
- * locally by an L_Key and remotely by an R_Key. Keys are (table index << 16) | 16 bits
- * taken from the caller's random source (house style: randomness is an argument), so a
- * key freed and reused by a new region does not validate the old one and a peer that
- * knows one key guesses another region's with odds of 1 in 65536 per try (rxe keeps
- * only 8 such bits). Lookups check key, PD, bounds and rights before any byte is
- * touched (order key -> PD -> bounds -> rights, as rxe_mr.c).
+ * locally by an L_Key and remotely by an R_Key. A key is (table index << 16) | 16 bits,
+ * both halves from the caller's 32 random bits (house style: randomness is an
+ * argument; src/verbs draws them from the kernel's CSPRNG): the index is the first free
+ * slot from a random one, so keys are not sequential and a peer that knows one key
+ * knows nothing of the next; a window's key keeps 24 unpredictable bits beside the 8
+ * its binder chooses (mw.h). A key freed and reused by a new region does not validate
+ * the old one. Lookups check key, PD, bounds and rights before any byte is touched
+ * (order key -> PD -> bounds -> rights, as rxe_mr.c).
  * Memory windows (IBTA 10.6.7, mw.h) live in the same table: MR and MW keys share one
  * key space, as in rxe, and a key names either a region or a window (slot kind).
  * Context: the table is owned by a device; mutations and lookups run under the device lock.
@@ -88,17 +90,17 @@ struct urnic_mr_table {
 	struct urnic_mr *slots;
 	uint32_t nslots;
 	uint32_t nlive;
-	uint32_t next_free_hint;
 	uint32_t mw2_bound; /* type 2B windows bound (urnic_mw_release_qp) */
 };
 
 int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots);
 void urnic_mr_table_fini(struct urnic_mr_table *t);
 
-/* Registers [iova, iova+length) at host address host. key_bits: 16 random bits.
- * Returns 0 and the new region in *out, or -ENOMEM when the table is full. */
+/* Registers [iova, iova+length) at host address host. key_rand: 32 random bits, from
+ * which the key is made. Returns 0 and the new region in *out, or -ENOMEM when the
+ * table is full. */
 int urnic_mr_register(struct urnic_mr_table *t, struct urnic_pd *pd, void *host, uint64_t iova,
-		      uint64_t length, uint32_t access, uint16_t key_bits, struct urnic_mr **out);
+		      uint64_t length, uint32_t access, uint32_t key_rand, struct urnic_mr **out);
 /* Returns 0, or -EBUSY (nothing done) while windows are bound to the region (rxe refuses
  * the same, IBTA 10.6.7.2.6: a region with bound windows stays registered). */
 int urnic_mr_deregister(struct urnic_mr_table *t, struct urnic_mr *mr);
@@ -113,8 +115,9 @@ enum urnic_mr_rereg {
  * done) while windows are bound to it. Arguments not named by `what` are ignored. */
 int urnic_mr_reregister(struct urnic_mr *mr, uint32_t what, struct urnic_pd *pd, void *host,
 			uint64_t length, uint32_t access);
-/* The free slot search shared by regions and windows: a slot and its new key, or NULL. */
-struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint16_t key_bits);
+/* The free slot search shared by regions and windows: a slot and its new key made of
+ * key_rand (32 random bits), or NULL. */
+struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint32_t key_rand);
 
 /*
  * Resolves an L_Key: key/[iova, iova+len) for the given rights. On URNIC_MR_OK, *host is

@@ -25,13 +25,13 @@ static struct urnic_mr *lookup(struct urnic_mr_table *t, uint32_t key)
 }
 
 int urnic_mw_alloc(struct urnic_mr_table *t, struct urnic_pd *pd, enum urnic_key_kind kind,
-		   uint16_t key_bits, struct urnic_mr **out)
+		   uint32_t key_rand, struct urnic_mr **out)
 {
 	struct urnic_mr *mw;
 
 	if (kind != URNIC_KEY_MW1 && kind != URNIC_KEY_MW2)
 		return -EINVAL;
-	mw = urnic_mr_slot_take(t, key_bits);
+	mw = urnic_mr_slot_take(t, key_rand);
 	if (!mw)
 		return -ENOMEM;
 	mw->kind = (uint8_t)kind;

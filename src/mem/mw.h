@@ -25,10 +25,10 @@
 	(URNIC_ACCESS_REMOTE_WRITE | URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_REMOTE_ATOMIC |       \
 	 URNIC_ACCESS_ZERO_BASED | URNIC_ACCESS_FLUSH_GLOBAL | URNIC_ACCESS_FLUSH_PERSISTENT)
 
-/* Allocates a FREE window of kind URNIC_KEY_MW1 or URNIC_KEY_MW2 in pd. key_bits: 16
- * random bits. Returns 0, -EINVAL (kind) or -ENOMEM (table full). */
+/* Allocates a FREE window of kind URNIC_KEY_MW1 or URNIC_KEY_MW2 in pd. key_rand: 32
+ * random bits (mr.h). Returns 0, -EINVAL (kind) or -ENOMEM (table full). */
 int urnic_mw_alloc(struct urnic_mr_table *t, struct urnic_pd *pd, enum urnic_key_kind kind,
-		   uint16_t key_bits, struct urnic_mr **out);
+		   uint32_t key_rand, struct urnic_mr **out);
 
 /* Frees a window, bound or not; its region is released (rxe_dealloc_mw does the same). */
 void urnic_mw_dealloc(struct urnic_mr_table *t, struct urnic_mr *mw);

@@ -5,7 +5,8 @@
  * ibv_alloc_pd(3), ibv_reg_mr(3): remote write or remote atomic access requires local
  * write (IBTA 10.6.3.1, and the man page: EINVAL otherwise); unknown
  * access bits are refused, the "optional" range (IBV_ACCESS_OPTIONAL_RANGE, e.g.
- * relaxed ordering from perftest) is accepted and ignored. Keys carry 16 random bits.
+ * relaxed ordering from perftest) is accepted and ignored. Keys are made of 32 bits
+ * from getrandom(2) (mem/mr.h).
  * IBV_ACCESS_FLUSH_GLOBAL (rdma-core 45+) is accepted; FLUSH_PERSISTENT is refused with
  * EOPNOTSUPP, as the kernel does on a device without persistent placement (urnic cannot
  * tell persistent memory from any other). A region with windows bound cannot be
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "mem/mw.h"
 #include "verbs/verbs.h"
@@ -61,6 +63,18 @@ URNIC_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+/* The 32 random bits a new key is made of (mem/mr.h), from the kernel's CSPRNG: a
+ * peer that has seen any number of keys must not predict the next one, as it could
+ * from a PRNG's output. Returns 0 or an errno. */
+static int key_random(uint32_t *out)
+{
+	ssize_t n = getrandom(out, sizeof(*out), 0);
+
+	if (n == (ssize_t)sizeof(*out))
+		return 0;
+	return n < 0 ? errno : EAGAIN;
+}
+
 /* Access flags for a region (ib_check_mr_access): 0 or an errno. The optional range
  * (IBV_ACCESS_OPTIONAL_RANGE) is dropped from *access. */
 static int check_access(unsigned int *access)
@@ -87,10 +101,16 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
 	struct urnic_vpd *vpd = to_vpd(pd);
 	struct urnic_vmr *v;
+	uint32_t key_rand;
 	int ret = check_access(&access);
 
 	if (ret || (length && !addr)) {
 		errno = ret ? ret : EINVAL;
+		return NULL;
+	}
+	ret = key_random(&key_rand);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
@@ -99,8 +119,8 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 		return NULL;
 	}
 	pthread_mutex_lock(&d->lock);
-	ret = urnic_mr_register(&d->eng->mrs, &vpd->pd, addr, iova, length, access,
-				(uint16_t)urnic_engine_random(d->eng), &v->mr);
+	ret = urnic_mr_register(&d->eng->mrs, &vpd->pd, addr, iova, length, access, key_rand,
+				&v->mr);
 	pthread_mutex_unlock(&d->lock);
 	if (ret) {
 		free(v);
@@ -217,11 +237,17 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
 	struct urnic_vpd *vpd = to_vpd(pd);
 	struct urnic_vmw *v;
+	uint32_t key_rand;
 	int ret;
 
 	/* ibv_alloc_mw(3): type 1 or 2 (urnic's type 2 windows are type 2B). */
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
 		errno = EINVAL;
+		return NULL;
+	}
+	ret = key_random(&key_rand);
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
@@ -230,8 +256,8 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		return NULL;
 	}
 	pthread_mutex_lock(&d->lock);
-	ret = urnic_mw_alloc(&d->eng->mrs, &vpd->pd, (enum urnic_key_kind)type,
-			     (uint16_t)urnic_engine_random(d->eng), &v->mw);
+	ret = urnic_mw_alloc(&d->eng->mrs, &vpd->pd, (enum urnic_key_kind)type, key_rand,
+			     &v->mw);
 	pthread_mutex_unlock(&d->lock);
 	if (ret) {
 		free(v);
