@@ -421,6 +421,7 @@ static int start(struct urnic_dev *d)
 	if (ret)
 		goto free_mem;
 	d->eng->icrc_any_ipv4_id = !getenv("URNIC_ICRC_STRICT"); /* engine.h */
+	d->eng->max_msg_bytes = d->lim.max_msg_sz; /* limits.def */
 	d->eng->ack_hold_slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
 	hold = getenv("URNIC_ACK_HOLD_US");
 	if (hold && *hold) {

@@ -50,6 +50,7 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 	e->icrc_any_ipv4_id = true;
 	e->rx_ttl = URNIC_DEFAULT_TTL;
 	e->ack_hold_max_ns = URNIC_ACK_HOLD_DEFAULT_NS;
+	e->max_msg_bytes = 1u << 31;
 	e->app_polling = true;
 	e->qp_ctrs = calloc(URNIC_MAX_QP, sizeof(*e->qp_ctrs));
 	if (!e->qp_ctrs)

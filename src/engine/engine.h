@@ -117,6 +117,11 @@ struct urnic_engine {
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next
 	 * urnic_engine_progress() (a retry to send); urnic_engine_pass() reads it. */
 	bool timers_fired;
+	/* The longest message, in bytes (limits.def max_msg_sz, 1..2^31, IBTA C9-94's
+	 * 2^31 by default): longer work requests fail locally, longer READ and WRITE
+	 * requests from a peer are refused, so one READ request draws at most this many
+	 * response bytes. */
+	uint32_t max_msg_bytes;
 	/* The longest a responder holds an ACK for the application's answer (responder.c,
 	 * rc_ack_held); 0: never. */
 	uint32_t ack_hold_max_ns;

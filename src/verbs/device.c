@@ -182,7 +182,7 @@ static void fill_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p)
 	p->active_mtu = (enum ibv_mtu)d->active_mtu;
 	p->gid_tbl_len = URNIC_GID_TABLE_LEN;
 	p->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
-	p->max_msg_sz = 1u << 31;
+	p->max_msg_sz = d->lim.max_msg_sz; /* dev/limits.def */
 	p->pkey_tbl_len = 1;
 	p->max_vl_num = 1;
 	p->active_width = 2; /* 4X */

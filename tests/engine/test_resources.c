@@ -8,7 +8,9 @@
  * Two READs arrive together: the first is executed, the second finds the only resource
  * still sending the first's response and is answered NAK Invalid Request; b's QP goes to
  * error, counted as refused_rd_atomic, and a's READs complete in error. Within the grant
- * nothing is refused.
+ * nothing is refused. One READ draws at most max_msg_sz response bytes (limits.def):
+ * a longer one is refused before a byte is sent (refused_read_len), and a's own work
+ * requests longer than its max_msg_sz fail locally (IBV_WC_LOC_LEN_ERR).
  */
 #include <string.h>
 
@@ -88,9 +90,62 @@ static void test_reads_within_the_grant_all_complete(void)
 	env_close(&v);
 }
 
+static void read_of(struct env *v, uint64_t wr_id, uint32_t len)
+{
+	CHECK_EQ(fab_post_send(v->p.a, &(struct fab_send_wr){ .wr_id = wr_id,
+							       .opcode = URNIC_WR_RDMA_READ,
+							       .remote_addr = v->ra.mr->iova,
+							       .rkey = v->ra.mr->key,
+							       .num_sge = 1,
+							       .sge = { fab_sge(v->la.mr, 0, len) } }),
+		 0);
+}
+
+/* b allows messages of 8 KiB: a READ of 8 KiB is answered, one of 8 KiB + 1 is NAKed
+ * invalid request without a response byte (IBTA C9-94). */
+static void test_read_longer_than_max_msg_is_refused(void)
+{
+	struct env v;
+	struct urnic_cqe c;
+
+	env_open(&v, 4, 4);
+	fab_engine(v.p.f, 1)->max_msg_bytes = 8192;
+	read_of(&v, 1, 8192);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_CQE(c, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 8192);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_resp_sent), 8);
+	read_of(&v, 2, 8193);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_EQ(c.wr_id, 2);
+	CHECK_EQ(c.status, URNIC_WC_REM_INV_REQ_ERR);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_refused_read_len), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_resp_sent), 8);
+	CHECK_EQ(v.p.b->qp.state, URNIC_QPS_ERR);
+	env_close(&v);
+}
+
+/* a's own limit: a READ work request longer than it completes with LOC_LEN_ERR and
+ * sends nothing. */
+static void test_work_request_longer_than_max_msg_fails_locally(void)
+{
+	struct env v;
+	struct urnic_cqe c;
+
+	env_open(&v, 4, 4);
+	fab_engine(v.p.f, 0)->max_msg_bytes = 4096;
+	read_of(&v, 3, 4097);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_EQ(c.wr_id, 3);
+	CHECK_EQ(c.status, URNIC_WC_LOC_LEN_ERR);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_tx_packets), 0);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_reads_beyond_the_grant_get_nak_invalid_request);
 	RUN(test_reads_within_the_grant_all_complete);
+	RUN(test_read_longer_than_max_msg_is_refused);
+	RUN(test_work_request_longer_than_max_msg_fails_locally);
 	return 0;
 }

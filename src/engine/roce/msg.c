@@ -74,8 +74,8 @@ uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 	    (w->flush_type == 0 || (w->flush_type & ~(uint32_t)URNIC_FLUSH_TYPE_MASK) ||
 	     w->flush_level > URNIC_FLUSH_LEVEL_MR || w->length || w->remote_len > (1u << 31)))
 		return URNIC_WC_LOC_QP_OP_ERR;
-	if (w->length > (1u << 31))
-		return URNIC_WC_LOC_LEN_ERR;
+	if (w->length > e->max_msg_bytes)
+		return URNIC_WC_LOC_LEN_ERR; /* IBTA C9-94 / ibv_port_attr.max_msg_sz */
 	if (!(w->flags & URNIC_SEND_INLINE)) {
 		/* Reads from memory need no right; READ and atomic results are written. */
 		uint32_t need = writes_local ? URNIC_ACCESS_LOCAL_WRITE : 0;
@@ -560,7 +560,7 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 		}
 		return ROCE_WRITE_OK;
 	}
-	if (pkt->reth.len > (1u << 31) ||
+	if (pkt->reth.len > e->max_msg_bytes ||
 	    ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != pkt->reth.len
 				      : pkt->reth.len <= qp->attr.path_mtu))
 		return ROCE_WRITE_BAD_LENGTH;

@@ -32,6 +32,8 @@
 #include "engine/roce/rc.h"
 #include "wire/psn.h"
 
+/* READ response packets one QP sends per pass: a long READ (up to max_msg_sz) leaves
+ * in turns, other QPs' work and received requests are served between them. */
 enum { READ_BUDGET_PKTS = 64 };
 
 void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
@@ -602,7 +604,10 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		struct urnic_res *res;
 		uint32_t npsn;
 
-		if (pkt->reth.len > (1u << 31)) {
+		/* C9-94: no longer than the port's largest message (max_msg_sz, 2^31 by
+		 * default): the most response bytes one READ request may draw. */
+		if (pkt->reth.len > e->max_msg_bytes) {
+			urnic_count(e, URNIC_CTR_refused_read_len);
 			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
 		}
