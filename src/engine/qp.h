@@ -125,6 +125,7 @@ struct urnic_res {
 	/* READ: the whole request and the replay cursor. */
 	uint64_t va;
 	uint32_t rkey;
+	uint32_t key_gen; /* urnic_mr_key_gen of rkey when the READ was executed */
 	uint32_t len;
 	uint32_t next_psn;  /* next response PSN to send */
 	uint32_t sent_bytes;

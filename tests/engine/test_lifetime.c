@@ -14,6 +14,7 @@
  * byte after them changes, in the old memory or the new: RC answers NAK remote access
  * error (a completes IBV_WC_REM_ACCESS_ERR, both QPs go to error), UC drops the rest of
  * the message; write_key_revoked counts it either way.
+ * A READ answered in turns stops the same way between them (read_key_revoked).
  * The same for QPs: a type 2B window goes with the QP it was bound through, and QP
  * numbers do not come back soon, so nothing that named an old QP reaches a new one.
  */
@@ -22,7 +23,7 @@
 #include "fabric.h"
 #include "mem/mw.h"
 
-#define RLEN  4096
+#define RLEN  32768
 #define WOFF  512 /* where the WRITE lands in rb */
 #define WLEN  768 /* three packets at MTU 256 */
 #define FIRST 256 /* bytes of the FIRST packet */
@@ -288,6 +289,60 @@ static void test_write_with_grant_intact_lands(void)
 	env_close(&v);
 }
 
+static bool responses_sent(struct fabric *f, void *arg)
+{
+	return fab_ctr(f, 1, URNIC_CTR_read_resp_sent) >= *(const uint64_t *)arg;
+}
+
+/* b answers a READ of 80 packets in turns of 64 per pass (responder.c, read_reply);
+ * between them its application deregisters or reregisters the region: the rest of the
+ * response is not sent, the READ fails with a remote access error. */
+static void grant_ends_mid_read(bool dereg)
+{
+	enum { RPKTS = 80 };
+	struct env v;
+	struct urnic_cqe c;
+	uint64_t first_turn = 64;
+
+	env_open(&v, false, FAB_ALL_ACCESS, dereg ? 51 : 52);
+	CHECK_EQ(
+	    fab_post_send(v.p.a, &(struct fab_send_wr){.wr_id = 0xa2,
+						       .opcode = URNIC_WR_RDMA_READ,
+						       .remote_addr = v.rb.mr->iova,
+						       .rkey = v.rb.mr->key,
+						       .num_sge = 1,
+						       .sge = {fab_sge(v.la.mr, 0, RPKTS * 256)}}),
+	    0);
+	CHECK(fabric_run(v.p.f, responses_sent, &first_turn, 1000));
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_resp_sent), 64);
+	if (dereg) {
+		fab_dereg(v.p.f, 1, v.rb.mr);
+		v.rb.mr = NULL;
+	} else {
+		CHECK_EQ(urnic_mr_reregister(v.rb.mr, URNIC_MR_REREG_ACCESS, &v.p.pd[1], NULL, 0,
+					     FAB_ALL_ACCESS),
+			 0);
+	}
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	fabric_settle(v.p.f);
+	CHECK_EQ(c.wr_id, 0xa2);
+	CHECK_EQ(c.status, URNIC_WC_REM_ACCESS_ERR);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_resp_sent), 64);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_key_revoked), 1);
+	CHECK_EQ(v.p.b->qp.state, URNIC_QPS_ERR);
+	env_close(&v);
+}
+
+static void test_read_after_dereg(void)
+{
+	grant_ends_mid_read(true);
+}
+
+static void test_read_after_rereg(void)
+{
+	grant_ends_mid_read(false);
+}
+
 /* A type 2B window bound through b is freed when b is destroyed (IBTA o10-37.2.36: it
  * served b only), so no later QP that carries b's number can use it. */
 static void test_type2_window_freed_with_its_qp(void)
@@ -361,6 +416,8 @@ int main(void)
 	RUN(test_write_after_local_invalidate);
 	RUN(test_write_after_dealloc_mw);
 	RUN(test_write_after_rebind_same_key);
+	RUN(test_read_after_dereg);
+	RUN(test_read_after_rereg);
 	RUN(test_type2_window_freed_with_its_qp);
 	RUN(test_qpns_do_not_recur);
 	return 0;

@@ -631,6 +631,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		res->last_psn = urnic_psn_add(psn, npsn - 1);
 		res->va = pkt->reth.va;
 		res->rkey = pkt->reth.rkey;
+		res->key_gen = urnic_mr_key_gen(&e->mrs, pkt->reth.rkey);
 		res->len = pkt->reth.len;
 		res->next_psn = psn;
 		res->replying = true;
@@ -696,11 +697,15 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		h.bth.psn = res->next_psn;
 		h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
 		h.aeth.msn = res->msn & URNIC_PSN_MASK;
-		/* The region is looked up again for every packet: if it was deregistered
-		 * meanwhile the READ fails with a remote access error, as in rxe. */
-		if (n && urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, res->rkey,
-						 res->va + res->sent_bytes, n,
-						 URNIC_ACCESS_REMOTE_READ, &host) != URNIC_MR_OK) {
+		/* The key is looked up again for every packet and must still name the
+		 * grant the READ was executed under: if the region was deregistered or
+		 * reregistered, or the window revoked, meanwhile, the READ fails with a
+		 * remote access error (rxe rechecks the region the same way). */
+		if (n && (urnic_mr_key_gen(&e->mrs, res->rkey) != res->key_gen ||
+			  urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, res->rkey,
+						  res->va + res->sent_bytes, n,
+						  URNIC_ACCESS_REMOTE_READ, &host) != URNIC_MR_OK)) {
+			urnic_count(e, URNIC_CTR_read_key_revoked);
 			res->replying = false;
 			qp->resp.replying--;
 			class_c_error(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
