@@ -14,6 +14,10 @@
  * transport/fault.h on the receive path. The limits of limits.def come from
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
  * (urnic_dev_res_get).
+ *
+ * Every variable is read with secure_getenv(3): a set-user-ID program, or one given
+ * file capabilities (AT_SECURE), must not be steered by its caller's environment to
+ * another configuration file, fault injection or a counters file others can read.
  */
 #include "dev/device.h"
 
@@ -145,9 +149,9 @@ static void add_device(const char *addr_str)
 	snprintf(d->name, sizeof(d->name), "urnic%d", ndevices);
 	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
-	spin = getenv("URNIC_SPIN_US");
+	spin = secure_getenv("URNIC_SPIN_US");
 	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
-	batch = getenv("URNIC_POST_BATCH");
+	batch = secure_getenv("URNIC_POST_BATCH");
 	d->post_batch = !batch || strcmp(batch, "0") != 0;
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
@@ -250,7 +254,7 @@ static void set_fault(const char *spec, const char *from)
  * device. */
 static bool read_config(bool want_devices)
 {
-	const char *path = getenv("URNIC_CONFIG");
+	const char *path = secure_getenv("URNIC_CONFIG");
 	char line[512];
 	bool named = false;
 	FILE *f;
@@ -300,8 +304,8 @@ static void host_addresses(void)
 
 static void build_list(void)
 {
-	const char *env = getenv("URNIC_ADDR");
-	const char *fault = getenv("URNIC_FAULT");
+	const char *env = secure_getenv("URNIC_ADDR");
+	const char *fault = secure_getenv("URNIC_FAULT");
 	bool have_addr = env && *env;
 
 	if (have_addr)
@@ -310,8 +314,8 @@ static void build_list(void)
 		host_addresses();
 	if (fault)
 		set_fault(fault, "URNIC_FAULT");
-	if (getenv("URNIC_LIMITS"))
-		env_limits(getenv("URNIC_LIMITS"));
+	if (secure_getenv("URNIC_LIMITS"))
+		env_limits(secure_getenv("URNIC_LIMITS"));
 	for (int i = 0; i < ndevices; i++)
 		devices[i]->lim = limits;
 }
@@ -420,9 +424,9 @@ static int start(struct urnic_dev *d)
 	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, urnic_dev_flush_tx, d, seed);
 	if (ret)
 		goto free_mem;
-	d->eng->icrc_any_ipv4_id = !getenv("URNIC_ICRC_STRICT"); /* engine.h */
+	d->eng->icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
 	d->eng->ack_hold_slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
-	hold = getenv("URNIC_ACK_HOLD_US");
+	hold = secure_getenv("URNIC_ACK_HOLD_US");
 	if (hold && *hold) {
 		unsigned long us = strtoul(hold, NULL, 10);
 
@@ -458,7 +462,7 @@ static int start_io(struct urnic_dev *d)
 		fprintf(stderr, "urnic: %s (%s): fault injection %s\n", d->name, d->addr_str, spec);
 	}
 	/* URNIC_RING=1: receive from packet rings (transport/ring.h), else the socket. */
-	if (getenv("URNIC_RING") && strcmp(getenv("URNIC_RING"), "0") != 0) {
+	if (secure_getenv("URNIC_RING") && strcmp(secure_getenv("URNIC_RING"), "0") != 0) {
 		ret = urnic_udp_use_ring(d->udp);
 		if (ret)
 			fprintf(stderr, "urnic: %s (%s): URNIC_RING: no packet ring (%s): receiving "
@@ -492,7 +496,7 @@ close_udp:
 static void stop(struct urnic_dev *d)
 {
 	uint64_t one = 1;
-	const char *print = getenv("URNIC_PRINT_COUNTERS");
+	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
 
 	if (d->running) {
 		atomic_store(&d->stop, true);
@@ -520,7 +524,7 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
  * tool) still prints its counters when asked and leaves no counters file behind. */
 static void at_exit(void)
 {
-	const char *print = getenv("URNIC_PRINT_COUNTERS");
+	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
 
 	for (int i = 0; i < ndevices; i++) {
 		struct urnic_dev *d = devices[i];

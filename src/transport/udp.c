@@ -165,8 +165,8 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
 	}
 	want_tos_ttl(fd, ipv6);
-	u->gso = !getenv("URNIC_NO_GSO");
-	if (!getenv("URNIC_NO_GRO")) {
+	u->gso = !secure_getenv("URNIC_NO_GSO");
+	if (!secure_getenv("URNIC_NO_GRO")) {
 		int one = 1;
 
 		u->gro = setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
