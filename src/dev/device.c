@@ -13,7 +13,7 @@
  * URNIC_FAULT (or a `fault <spec>` line in the file) puts the faulty wire of
  * transport/fault.h on the receive path. The limits of limits.def come from
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
- * (urnic_dev_res_get).
+ * (urnic_dev_res_get). URNIC_COUNTERS_MODE lets others read the counters file.
  *
  * Every variable is read with secure_getenv(3): a set-user-ID program, or one given
  * file capabilities (AT_SECURE), must not be steered by its caller's environment to
@@ -32,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <time.h>
 
@@ -239,6 +240,32 @@ void urnic_dev_res_put(struct urnic_dev *d, enum urnic_dev_res r)
 	atomic_fetch_sub(&d->nres[r], 1);
 }
 
+/* Who besides the owner may read a counters file: it shows every QP's number, state and
+ * traffic, so by default no one (0600); group or everyone only when asked
+ * (URNIC_COUNTERS_MODE=0640 or 0644). Never writable by another user: one who could
+ * truncate the file would make the engine's mapping of it fault (SIGBUS, mmap(2)). A
+ * bad value fails every device open, with a message, rather than fall back silently. */
+static mode_t counters_mode = 0600;
+static bool counters_mode_bad;
+
+static void set_counters_mode(const char *v)
+{
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (*v < '0' || *v > '7' || *end || errno || (m & ~0644ul) || (m & 0600) != 0600) {
+		fprintf(stderr,
+			"urnic: URNIC_COUNTERS_MODE=%s is not 0600, 0640 or 0644 (octal: the owner "
+			"reads and writes, group and others may only read): no device opens\n",
+			v);
+		counters_mode_bad = true;
+		return;
+	}
+	counters_mode = (mode_t)m;
+}
+
 static void set_fault(const char *spec, const char *from)
 {
 	if (urnic_fault_parse(&fault_conf, spec)) {
@@ -316,6 +343,8 @@ static void build_list(void)
 		set_fault(fault, "URNIC_FAULT");
 	if (secure_getenv("URNIC_LIMITS"))
 		env_limits(secure_getenv("URNIC_LIMITS"));
+	if (secure_getenv("URNIC_COUNTERS_MODE"))
+		set_counters_mode(secure_getenv("URNIC_COUNTERS_MODE"));
 	for (int i = 0; i < ndevices; i++)
 		devices[i]->lim = limits;
 }
@@ -336,6 +365,68 @@ static size_t shm_bytes(void)
 	       URNIC_MAX_QP * sizeof(struct urnic_qp_counters);
 }
 
+/* Opens a new file at path for us alone: never one that was there (O_EXCL), never
+ * through a symbolic link (O_NOFOLLOW). /dev/shm is writable by every user and the name
+ * is predictable, so another user may have put a file or a link there first. */
+static int shm_create(const char *path)
+{
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Creates d's counters file, bytes long, with counters_mode; its name in d->shm_path.
+ * A file at the name that is ours was left by a killed process of this user that had
+ * our pid: it goes. Another user's (or a link of theirs) stays, and ours gets a name
+ * beside it that no one can guess, which `urnic counters` finds all the same (it reads
+ * every urnic.<pid>.* file). Returns the fd or -errno. */
+static int shm_create_counters(struct urnic_dev *d, size_t bytes)
+{
+	struct stat st;
+	int fd;
+
+	snprintf(d->shm_path, sizeof(d->shm_path), "/dev/shm/" URNIC_SHM_PREFIX "%d.%s",
+		 (int)getpid(), d->name);
+	fd = shm_create(d->shm_path);
+	if (fd < 0 && errno == EEXIST && lstat(d->shm_path, &st) == 0 && st.st_uid == geteuid() &&
+	    unlink(d->shm_path) == 0)
+		fd = shm_create(d->shm_path);
+	if (fd < 0 && errno == EEXIST) {
+		char taken[sizeof(d->shm_path)];
+		uint64_t r = 0;
+		uint32_t uid = lstat(d->shm_path, &st) == 0 ? (uint32_t)st.st_uid : UINT32_MAX;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = urnic_dev_now_ns();
+		snprintf(taken, sizeof(taken), "%s", d->shm_path);
+		snprintf(d->shm_path, sizeof(d->shm_path),
+			 "/dev/shm/" URNIC_SHM_PREFIX "%d.%s.%016llx", (int)getpid(), d->name,
+			 (unsigned long long)r);
+		fprintf(stderr,
+			"urnic: %s: %s belongs to another user (uid %d), not used: the counters "
+			"file is %s\n",
+			d->name, taken, uid == UINT32_MAX ? -1 : (int)uid, d->shm_path);
+		fd = shm_create(d->shm_path);
+	}
+	if (fd < 0)
+		return -errno;
+	/* Mapped only if it is the file just made: ours, regular, one link, bytes long,
+	 * writable by no one else (a truncation by another user would fault the engine). */
+	if (fchmod(fd, counters_mode) < 0 || ftruncate(fd, (off_t)bytes) < 0 ||
+	    fstat(fd, &st) < 0) {
+		int ret = -errno;
+
+		close(fd);
+		unlink(d->shm_path);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    st.st_size != (off_t)bytes || (st.st_mode & 022)) {
+		close(fd);
+		unlink(d->shm_path);
+		return -EPERM;
+	}
+	return fd;
+}
+
 static void shm_open_counters(struct urnic_dev *d)
 {
 	size_t bytes = shm_bytes();
@@ -343,14 +434,13 @@ static void shm_open_counters(struct urnic_dev *d)
 	void *map;
 	int fd;
 
-	snprintf(d->shm_path, sizeof(d->shm_path), "/dev/shm/" URNIC_SHM_PREFIX "%d.%s",
-		 (int)getpid(), d->name);
-	fd = open(d->shm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	fd = shm_create_counters(d, bytes);
+	if (fd < 0) {
+		fprintf(stderr,
+			"urnic: %s: no counters file (%s): `urnic counters` does not show "
+			"this device\n",
+			d->name, strerror(-fd));
 		goto no_file;
-	if (ftruncate(fd, (off_t)bytes) < 0) {
-		close(fd);
-		goto unlink_file;
 	}
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
@@ -412,6 +502,8 @@ static int start(struct urnic_dev *d)
 	uint64_t seed = 0;
 	int ret;
 
+	if (counters_mode_bad)
+		return -EINVAL; /* said when it was read (set_counters_mode) */
 	d->eng = calloc(1, sizeof(*d->eng));
 	d->udp = calloc(1, sizeof(*d->udp));
 	if (!d->eng || !d->udp) {
