@@ -611,6 +611,13 @@ static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
 		n++;
 		if (f.lost_before)
 			e->counters[URNIC_CTR_drop_ring_full] += urnic_ring_drops(&u->ring);
+		/* Not for this host: the IP layer would drop it (ip_rcv_core), so does the
+		 * device, whatever its IP destination says. */
+		if (f.other_host) {
+			urnic_count(e, URNIC_CTR_drop_ring_otherhost);
+			urnic_ring_release(&u->ring);
+			continue;
+		}
 		if (f.len < f.wire_len || f.gso_size == UINT32_MAX ||
 		    urnic_frame_decode(f.frame, f.len, &fr) < 0) {
 			urnic_count(e, URNIC_CTR_drop_bad_header);
