@@ -401,6 +401,10 @@ static void forward_flush(struct urnic_udp *u, struct urnic_engine *e)
 	case -EAGAIN:
 		e->counters[URNIC_CTR_drop_forward_full] += n; /* the owner is not draining */
 		break;
+	case -EPERM:
+		/* The slot's name is another user's: never hand it our peers' packets. */
+		e->counters[URNIC_CTR_drop_forward_foreign_owner] += n;
+		break;
 	default:
 		e->counters[URNIC_CTR_drop_unknown_qp] += n; /* no process owns that QPN */
 		break;
