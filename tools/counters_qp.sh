@@ -16,7 +16,9 @@ if [ "${SANITIZE:-OFF}" = ON ]; then
 	san="LD_PRELOAD=$(readlink -f "$asan") ASAN_OPTIONS=detect_leaks=0"
 fi
 tmp=$(mktemp -d)
-trap 'kill $spid $cpid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+# Killed, the pingpongs cannot remove their counters files: done here.
+trap 'kill $spid $cpid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp";
+	rm -f /dev/shm/urnic.$spid.* /dev/shm/urnic.$cpid.*' EXIT
 
 # $san is a list of words without blanks inside them: split on purpose.
 # shellcheck disable=SC2086

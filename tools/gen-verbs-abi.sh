@@ -474,7 +474,7 @@ write_stubs() {
 
 		printf "/* Context: any thread. Called first by every stub. */\n"
 		printf "static void stub_hit(const char *fn)\n{\n"
-		printf "\tif (getenv(\"URNIC_STUB_TRACE\"))\n"
+		printf "\tif (secure_getenv(\"URNIC_STUB_TRACE\"))\n"
 		printf "\t\tfprintf(stderr, \"urnic: %%s() is not implemented\\n\", fn);\n"
 		printf "\terrno = EOPNOTSUPP;\n}\n"
 

@@ -13,7 +13,11 @@
  * URNIC_FAULT (or a `fault <spec>` line in the file) puts the faulty wire of
  * transport/fault.h on the receive path. The limits of limits.def come from
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
- * (urnic_dev_res_get).
+ * (urnic_dev_res_get). URNIC_COUNTERS_MODE lets others read the counters file.
+ *
+ * Every variable is read with secure_getenv(3): a set-user-ID program, or one given
+ * file capabilities (AT_SECURE), must not be steered by its caller's environment to
+ * another configuration file, fault injection or a counters file others can read.
  */
 #include "dev/device.h"
 
@@ -28,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <time.h>
 
@@ -145,9 +150,9 @@ static void add_device(const char *addr_str)
 	snprintf(d->name, sizeof(d->name), "urnic%d", ndevices);
 	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
-	spin = getenv("URNIC_SPIN_US");
+	spin = secure_getenv("URNIC_SPIN_US");
 	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
-	batch = getenv("URNIC_POST_BATCH");
+	batch = secure_getenv("URNIC_POST_BATCH");
 	d->post_batch = !batch || strcmp(batch, "0") != 0;
 	pthread_mutex_init(&d->lock, NULL);
 	d->wake_fd = -1;
@@ -235,6 +240,32 @@ void urnic_dev_res_put(struct urnic_dev *d, enum urnic_dev_res r)
 	atomic_fetch_sub(&d->nres[r], 1);
 }
 
+/* Who besides the owner may read a counters file: it shows every QP's number, state and
+ * traffic, so by default no one (0600); group or everyone only when asked
+ * (URNIC_COUNTERS_MODE=0640 or 0644). Never writable by another user: one who could
+ * truncate the file would make the engine's mapping of it fault (SIGBUS, mmap(2)). A
+ * bad value fails every device open, with a message, rather than fall back silently. */
+static mode_t counters_mode = 0600;
+static bool counters_mode_bad;
+
+static void set_counters_mode(const char *v)
+{
+	unsigned long m;
+	char *end;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (*v < '0' || *v > '7' || *end || errno || (m & ~0644ul) || (m & 0600) != 0600) {
+		fprintf(stderr,
+			"urnic: URNIC_COUNTERS_MODE=%s is not 0600, 0640 or 0644 (octal: the owner "
+			"reads and writes, group and others may only read): no device opens\n",
+			v);
+		counters_mode_bad = true;
+		return;
+	}
+	counters_mode = (mode_t)m;
+}
+
 static void set_fault(const char *spec, const char *from)
 {
 	if (urnic_fault_parse(&fault_conf, spec)) {
@@ -250,7 +281,7 @@ static void set_fault(const char *spec, const char *from)
  * device. */
 static bool read_config(bool want_devices)
 {
-	const char *path = getenv("URNIC_CONFIG");
+	const char *path = secure_getenv("URNIC_CONFIG");
 	char line[512];
 	bool named = false;
 	FILE *f;
@@ -300,8 +331,8 @@ static void host_addresses(void)
 
 static void build_list(void)
 {
-	const char *env = getenv("URNIC_ADDR");
-	const char *fault = getenv("URNIC_FAULT");
+	const char *env = secure_getenv("URNIC_ADDR");
+	const char *fault = secure_getenv("URNIC_FAULT");
 	bool have_addr = env && *env;
 
 	if (have_addr)
@@ -310,8 +341,10 @@ static void build_list(void)
 		host_addresses();
 	if (fault)
 		set_fault(fault, "URNIC_FAULT");
-	if (getenv("URNIC_LIMITS"))
-		env_limits(getenv("URNIC_LIMITS"));
+	if (secure_getenv("URNIC_LIMITS"))
+		env_limits(secure_getenv("URNIC_LIMITS"));
+	if (secure_getenv("URNIC_COUNTERS_MODE"))
+		set_counters_mode(secure_getenv("URNIC_COUNTERS_MODE"));
 	for (int i = 0; i < ndevices; i++)
 		devices[i]->lim = limits;
 }
@@ -332,6 +365,68 @@ static size_t shm_bytes(void)
 	       URNIC_MAX_QP * sizeof(struct urnic_qp_counters);
 }
 
+/* Opens a new file at path for us alone: never one that was there (O_EXCL), never
+ * through a symbolic link (O_NOFOLLOW). /dev/shm is writable by every user and the name
+ * is predictable, so another user may have put a file or a link there first. */
+static int shm_create(const char *path)
+{
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Creates d's counters file, bytes long, with counters_mode; its name in d->shm_path.
+ * A file at the name that is ours was left by a killed process of this user that had
+ * our pid: it goes. Another user's (or a link of theirs) stays, and ours gets a name
+ * beside it that no one can guess, which `urnic counters` finds all the same (it reads
+ * every urnic.<pid>.* file). Returns the fd or -errno. */
+static int shm_create_counters(struct urnic_dev *d, size_t bytes)
+{
+	struct stat st;
+	int fd;
+
+	snprintf(d->shm_path, sizeof(d->shm_path), "/dev/shm/" URNIC_SHM_PREFIX "%d.%s",
+		 (int)getpid(), d->name);
+	fd = shm_create(d->shm_path);
+	if (fd < 0 && errno == EEXIST && lstat(d->shm_path, &st) == 0 && st.st_uid == geteuid() &&
+	    unlink(d->shm_path) == 0)
+		fd = shm_create(d->shm_path);
+	if (fd < 0 && errno == EEXIST) {
+		char taken[sizeof(d->shm_path)];
+		uint64_t r = 0;
+		uint32_t uid = lstat(d->shm_path, &st) == 0 ? (uint32_t)st.st_uid : UINT32_MAX;
+
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = urnic_dev_now_ns();
+		snprintf(taken, sizeof(taken), "%s", d->shm_path);
+		snprintf(d->shm_path, sizeof(d->shm_path),
+			 "/dev/shm/" URNIC_SHM_PREFIX "%d.%s.%016llx", (int)getpid(), d->name,
+			 (unsigned long long)r);
+		fprintf(stderr,
+			"urnic: %s: %s belongs to another user (uid %d), not used: the counters "
+			"file is %s\n",
+			d->name, taken, uid == UINT32_MAX ? -1 : (int)uid, d->shm_path);
+		fd = shm_create(d->shm_path);
+	}
+	if (fd < 0)
+		return -errno;
+	/* Mapped only if it is the file just made: ours, regular, one link, bytes long,
+	 * writable by no one else (a truncation by another user would fault the engine). */
+	if (fchmod(fd, counters_mode) < 0 || ftruncate(fd, (off_t)bytes) < 0 ||
+	    fstat(fd, &st) < 0) {
+		int ret = -errno;
+
+		close(fd);
+		unlink(d->shm_path);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1 ||
+	    st.st_size != (off_t)bytes || (st.st_mode & 022)) {
+		close(fd);
+		unlink(d->shm_path);
+		return -EPERM;
+	}
+	return fd;
+}
+
 static void shm_open_counters(struct urnic_dev *d)
 {
 	size_t bytes = shm_bytes();
@@ -339,14 +434,13 @@ static void shm_open_counters(struct urnic_dev *d)
 	void *map;
 	int fd;
 
-	snprintf(d->shm_path, sizeof(d->shm_path), "/dev/shm/" URNIC_SHM_PREFIX "%d.%s",
-		 (int)getpid(), d->name);
-	fd = open(d->shm_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	fd = shm_create_counters(d, bytes);
+	if (fd < 0) {
+		fprintf(stderr,
+			"urnic: %s: no counters file (%s): `urnic counters` does not show "
+			"this device\n",
+			d->name, strerror(-fd));
 		goto no_file;
-	if (ftruncate(fd, (off_t)bytes) < 0) {
-		close(fd);
-		goto unlink_file;
 	}
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
@@ -408,6 +502,8 @@ static int start(struct urnic_dev *d)
 	uint64_t seed = 0;
 	int ret;
 
+	if (counters_mode_bad)
+		return -EINVAL; /* said when it was read (set_counters_mode) */
 	d->eng = calloc(1, sizeof(*d->eng));
 	d->udp = calloc(1, sizeof(*d->udp));
 	if (!d->eng || !d->udp) {
@@ -420,10 +516,10 @@ static int start(struct urnic_dev *d)
 	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, urnic_dev_flush_tx, d, seed);
 	if (ret)
 		goto free_mem;
-	d->eng->icrc_any_ipv4_id = !getenv("URNIC_ICRC_STRICT"); /* engine.h */
+	d->eng->icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
 	d->eng->max_msg_bytes = d->lim.max_msg_sz; /* limits.def */
 	d->eng->ack_hold_slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
-	hold = getenv("URNIC_ACK_HOLD_US");
+	hold = secure_getenv("URNIC_ACK_HOLD_US");
 	if (hold && *hold) {
 		unsigned long us = strtoul(hold, NULL, 10);
 
@@ -459,7 +555,7 @@ static int start_io(struct urnic_dev *d)
 		fprintf(stderr, "urnic: %s (%s): fault injection %s\n", d->name, d->addr_str, spec);
 	}
 	/* URNIC_RING=1: receive from packet rings (transport/ring.h), else the socket. */
-	if (getenv("URNIC_RING") && strcmp(getenv("URNIC_RING"), "0") != 0) {
+	if (secure_getenv("URNIC_RING") && strcmp(secure_getenv("URNIC_RING"), "0") != 0) {
 		ret = urnic_udp_use_ring(d->udp);
 		if (ret)
 			fprintf(stderr, "urnic: %s (%s): URNIC_RING: no packet ring (%s): receiving "
@@ -493,7 +589,7 @@ close_udp:
 static void stop(struct urnic_dev *d)
 {
 	uint64_t one = 1;
-	const char *print = getenv("URNIC_PRINT_COUNTERS");
+	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
 
 	if (d->running) {
 		atomic_store(&d->stop, true);
@@ -521,7 +617,7 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
  * tool) still prints its counters when asked and leaves no counters file behind. */
 static void at_exit(void)
 {
-	const char *print = getenv("URNIC_PRINT_COUNTERS");
+	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
 
 	for (int i = 0; i < ndevices; i++) {
 		struct urnic_dev *d = devices[i];

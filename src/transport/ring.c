@@ -228,6 +228,7 @@ bool urnic_ring_next(struct urnic_ring *r, struct urnic_ring_frame *f)
 {
 	struct tpacket2_hdr *s = q_ready(&r->q[RING_SMALL]), *b = q_ready(&r->q[RING_BIG]), *h;
 	const struct virtio_net_hdr *vh;
+	const struct sockaddr_ll *sll;
 
 	if (!s && !b)
 		return false;
@@ -242,6 +243,10 @@ bool urnic_ring_next(struct urnic_ring *r, struct urnic_ring_frame *f)
 	f->len = h->tp_snaplen;
 	f->wire_len = h->tp_len;
 	f->lost_before = h->tp_status & TP_STATUS_LOSING;
+	/* The frame's link-layer address follows the TPACKET_V2 header (packet(7)). */
+	sll = (const struct sockaddr_ll *)(const void *)((const uint8_t *)h +
+							 TPACKET_ALIGN(sizeof(*h)));
+	f->other_host = sll->sll_pkttype == PACKET_OTHERHOST;
 	vh = (const struct virtio_net_hdr *)(const void *)(f->frame - sizeof(*vh));
 	f->gso_size = vh->gso_type == VIRTIO_NET_HDR_GSO_NONE ? 0 : le16toh(vh->gso_size);
 	/* A GSO type other than UDP's cannot be cut here: not a RoCE sender's. */

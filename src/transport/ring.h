@@ -16,6 +16,10 @@
  * Only IPv4 to this address, port 4791, for our share slot's QPNs (share.h), without IP
  * options or fragments; everything else (IPv6, multicast, another slot's) stays on the
  * sockets. Context: the engine thread or a polling application, under the device lock.
+ *
+ * A ring takes frames before the kernel's IP layer: netfilter's hooks (PREROUTING,
+ * INPUT) do not apply, so a datagram the host firewall drops still reaches the device.
+ * Frames addressed to another host's MAC (other_host) are dropped here, as IP does.
  */
 #ifndef URNIC_TRANSPORT_RING_H
 #define URNIC_TRANSPORT_RING_H
@@ -63,6 +67,9 @@ struct urnic_ring_frame {
 	uint32_t len, wire_len;
 	uint32_t gso_size;
 	bool lost_before; /* the kernel dropped frames before this one: the ring was full */
+	/* Sent to another host's MAC address (PACKET_OTHERHOST, packet(7)): a packet socket
+	 * sees it on an interface in promiscuous mode, the kernel's IP layer drops it. */
+	bool other_host;
 };
 
 /* Opens both rings on interface ifindex for IPv4 datagrams to addr:4791 whose

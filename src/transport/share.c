@@ -7,9 +7,14 @@
 
 #include <errno.h>
 #include <linux/filter.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +24,132 @@
 
 /* BTH bytes 5..7 are the destination QP (IBTA 9.2, the BTH layout). */
 #define BTH_DQPN_OFFSET 5
+/* A slot refused for its holder's user is looked at again after this long: the holder
+ * may have left and one of our processes taken the slot. */
+#define REFUSED_RECHECK_NS 100000000ull
+
+/* Attribute `attr` (a u32) of unix socket ino, asked with flag `show` (sock_diag(7),
+ * <linux/unix_diag.h>: an exact request by inode, no cookie). Returns it, or -errno
+ * (-ENOENT: the socket has no such attribute, e.g. no peer). */
+static int64_t diag_u32(uint32_t ino, uint32_t show, uint16_t attr)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req r;
+	} q = {
+		.h = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_ino = ino,
+		       .udiag_show = show, .udiag_cookie = { ~0u, ~0u } },
+	};
+	union {
+		struct nlmsghdr h;
+		uint8_t b[1024];
+	} a;
+	int64_t ret = -ENOENT;
+	ssize_t n;
+	int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+	if (nl < 0)
+		return -errno;
+	if (send(nl, &q, sizeof(q), 0) < 0 || (n = recv(nl, &a, sizeof(a), 0)) < 0) {
+		ret = -errno;
+		close(nl);
+		return ret;
+	}
+	close(nl);
+	if (!NLMSG_OK(&a.h, (size_t)n))
+		return -EBADMSG;
+	if (a.h.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&a.h);
+
+		return a.h.nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error : -EBADMSG;
+	}
+	if (a.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    a.h.nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+		return -EBADMSG;
+	{
+		const struct unix_diag_msg *m = NLMSG_DATA(&a.h);
+		const struct rtattr *rta = (const struct rtattr *)(m + 1);
+		unsigned int left = a.h.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+
+		if (m->udiag_ino != ino)
+			return -EBADMSG;
+		for (; RTA_OK(rta, left); rta = RTA_NEXT(rta, left)) {
+			uint32_t v;
+
+			if (rta->rta_type != attr || RTA_PAYLOAD(rta) < sizeof(v))
+				continue;
+			memcpy(&v, RTA_DATA(rta), sizeof(v));
+			ret = v;
+		}
+	}
+	return ret;
+}
+
+int urnic_share_peer_uid(int fd, uint32_t *uid)
+{
+	struct stat st;
+	int64_t peer, u;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	peer = diag_u32((uint32_t)st.st_ino, UDIAG_SHOW_PEER, UNIX_DIAG_PEER);
+	if (peer < 0)
+		return (int)peer;
+	u = diag_u32((uint32_t)peer, UDIAG_SHOW_UID, UNIX_DIAG_UID);
+	if (u < 0)
+		return (int)u;
+	*uid = (uint32_t)u;
+	return 0;
+}
+
+/* A socket connected to the abstract name un and the uid of its holder, checked on the
+ * connection itself: what is sent on it reaches that socket and no later holder of the
+ * name. Returns the fd, or -errno (-ECONNREFUSED: no one holds the name). */
+static int connect_name(const struct sockaddr_un *un, socklen_t len, uint32_t *uid)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), ret;
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *)un, len) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	ret = urnic_share_peer_uid(fd, uid);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* The abstract name un (its text after the leading 0 byte). */
+static const char *name_of(const struct sockaddr_un *un)
+{
+	return un->sun_path + 1;
+}
+
+/* Whether the name that bind found taken is held by another user; says so (`what`: what
+ * it costs us). */
+static bool held_by_other_user(const struct sockaddr_un *un, socklen_t len, const char *what)
+{
+	uint32_t uid;
+	int fd = connect_name(un, len, &uid);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	if (uid == (uint32_t)geteuid())
+		return false;
+	fprintf(stderr,
+		"urnic: the abstract unix socket %s is held by another user's socket "
+		"(uid %u): %s\n",
+		name_of(un), uid, what);
+	return true;
+}
 
 static void slot_name(struct urnic_share *s, const char *addr_str, uint32_t slot)
 {
@@ -51,6 +182,9 @@ int urnic_share_lock(const char *addr_str)
 		close(fd);
 		if (errno != EADDRINUSE)
 			return -1;
+		/* Not a process of ours: it would hold the lock for as long as it likes. */
+		if (tries == 0 && held_by_other_user(&un, len, "joining the address without it"))
+			return -1;
 		nanosleep(&pause, NULL);
 	}
 	return -1;
@@ -66,10 +200,16 @@ int urnic_share_join(struct urnic_share *s, const char *addr_str)
 {
 	int bufsz = 4 << 20;
 
+	uint32_t foreign = 0;
+
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++)
+	s->uid = (uint32_t)geteuid();
+	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++) {
 		slot_name(s, addr_str, slot);
+		s->peer_fd[slot] = -1;
+		s->refused_uid[slot] = UINT32_MAX;
+	}
 	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++) {
 		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
@@ -87,11 +227,18 @@ int urnic_share_join(struct urnic_share *s, const char *addr_str)
 			}
 			s->fd = fd;
 			s->slot = slot;
-			s->uid = (uint32_t)geteuid();
 			return 0;
 		}
 		close(fd);
+		if (errno == EADDRINUSE &&
+		    held_by_other_user(&s->names[slot], s->name_lens[slot],
+				       "its slot is skipped and nothing is forwarded to it"))
+			foreign++;
 	}
+	fprintf(stderr,
+		"urnic: %s: all %d slots of the shared address are taken (%u by other "
+		"users' sockets)\n",
+		addr_str, URNIC_SHARE_SLOTS, foreign);
 	return -EADDRINUSE;
 }
 
@@ -100,6 +247,11 @@ void urnic_share_leave(struct urnic_share *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
+	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++) {
+		if (s->peer_fd[slot] >= 0)
+			close(s->peer_fd[slot]);
+		s->peer_fd[slot] = -1;
+	}
 }
 
 int urnic_share_attach_steering(int udp_fd)
@@ -150,26 +302,97 @@ void urnic_share_add(struct urnic_share *s, uint32_t slot, const struct urnic_sh
 	s->batch_n++;
 }
 
-int urnic_share_flush(struct urnic_share *s)
+static uint64_t now_ns(void)
 {
-	uint32_t slot = s->batch_slot;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Makes s->peer_fd[slot] a socket connected to the slot's owner, if that is a process
+ * of our user. Returns 0, -ECONNREFUSED (no owner) or -EPERM (another user's socket,
+ * or one whose owner the kernel would not tell: refused for REFUSED_RECHECK_NS). */
+static int peer_connect(struct urnic_share *s, uint32_t slot)
+{
+	uint64_t now;
+	uint32_t uid = UINT32_MAX;
+	int fd;
+
+	if (s->peer_fd[slot] >= 0)
+		return 0;
+	now = now_ns();
+	if (now < s->refused_until_ns[slot])
+		return -EPERM;
+	fd = connect_name(&s->names[slot], s->name_lens[slot], &uid);
+	if (fd == -ECONNREFUSED)
+		return fd;
+	if (fd >= 0 && uid == s->uid) {
+		s->peer_fd[slot] = fd;
+		s->refused_uid[slot] = UINT32_MAX;
+		return 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (uid != s->refused_uid[slot]) {
+		if (fd >= 0)
+			fprintf(stderr,
+				"urnic: the abstract unix socket %s is held by another "
+				"user's socket (uid %u): packets for its QPs are not forwarded "
+				"(drop_forward_foreign_owner)\n",
+				name_of(&s->names[slot]), uid);
+		else
+			fprintf(stderr,
+				"urnic: cannot tell who holds the abstract unix socket %s "
+				"(sock_diag: %s): packets for its QPs are not forwarded "
+				"(drop_forward_foreign_owner)\n",
+				name_of(&s->names[slot]), strerror(-fd));
+		s->refused_uid[slot] = uid;
+	}
+	s->refused_until_ns[slot] = now + REFUSED_RECHECK_NS;
+	return -EPERM;
+}
+
+/* Sends the batch on the slot's checked connection. Returns 0 or -errno. */
+static int send_batch(struct urnic_share *s, uint32_t slot)
+{
 	ssize_t ret = 0;
 
-	if (!s->batch_n)
-		return 0;
 	/* A full queue: give the owner up to ~200 us to drain it, never block. */
 	for (int tries = 0; tries < 20; tries++) {
 		struct timespec pause = { 0, 10000 };
 
-		ret = sendto(s->fd, s->batch, s->batch_bytes, MSG_DONTWAIT,
-			     (const struct sockaddr *)&s->names[slot], s->name_lens[slot]);
+		ret = send(s->peer_fd[slot], s->batch, s->batch_bytes, MSG_DONTWAIT);
 		if (ret >= 0 || errno != EAGAIN)
 			break;
 		nanosleep(&pause, NULL);
 	}
+	return ret >= 0 ? 0 : -errno;
+}
+
+int urnic_share_flush(struct urnic_share *s)
+{
+	uint32_t slot = s->batch_slot;
+	int ret;
+
+	if (!s->batch_n)
+		return 0;
+	ret = peer_connect(s, slot);
+	if (!ret) {
+		ret = send_batch(s, slot);
+		if (ret == -ECONNREFUSED) {
+			/* The owner we checked has left: whoever holds the slot now is
+			 * checked before anything is sent to it. */
+			close(s->peer_fd[slot]);
+			s->peer_fd[slot] = -1;
+			ret = peer_connect(s, slot);
+			if (!ret)
+				ret = send_batch(s, slot);
+		}
+	}
 	s->batch_n = 0;
 	s->batch_bytes = 0;
-	return ret >= 0 ? 0 : -errno;
+	return ret;
 }
 
 bool urnic_share_trusted(const struct urnic_share *s, const struct msghdr *m)

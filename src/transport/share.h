@@ -12,6 +12,12 @@
  * Otherwise a packet lands with another member, which forwards it to the owner's unix
  * socket with its source address and port (needed for the ICRC and the address check).
  * Unprivileged: no eBPF, no CAP_NET_RAW (reference/verbs-abi-dropin.md §5.4).
+ *
+ * Any user may bind an abstract name (unix(7)), so a slot's name may be held by another
+ * user's socket: a batch goes only to a socket whose owner is our user (checked with
+ * sock_diag(7) once per connection, since a datagram peer has no SO_PEERCRED), and one
+ * is taken only from a sender of our user (SCM_CREDENTIALS). A name held by another
+ * user is reported when joining.
  * Context: the engine thread, under the device lock.
  */
 #ifndef URNIC_TRANSPORT_SHARE_H
@@ -50,6 +56,12 @@ struct urnic_share {
 	uint32_t uid; /* ours: only batches from processes of this user are taken */
 	struct sockaddr_un names[URNIC_SHARE_SLOTS];
 	socklen_t name_lens[URNIC_SHARE_SLOTS];
+	/* Per slot: a socket connected to its owner once that was found to be our user
+	 * (else -1); the uid that held it when it was refused (UINT32_MAX: none), said once;
+	 * and when to look again (CLOCK_MONOTONIC ns), the holder may have left. */
+	int peer_fd[URNIC_SHARE_SLOTS];
+	uint32_t refused_uid[URNIC_SHARE_SLOTS];
+	uint64_t refused_until_ns[URNIC_SHARE_SLOTS];
 	/* The batch being gathered for one owner (urnic_share_add/flush). */
 	uint32_t batch_slot;
 	uint32_t batch_n;
@@ -65,7 +77,8 @@ struct urnic_share {
 int urnic_share_lock(const char *addr_str);
 void urnic_share_unlock(int lock_fd);
 
-/* Claims the lowest free slot for addr_str. Returns 0 or -EADDRINUSE (all taken). */
+/* Claims the lowest free slot for addr_str, saying which names other users hold.
+ * Returns 0 or -EADDRINUSE (all taken). */
 int urnic_share_join(struct urnic_share *s, const char *addr_str);
 void urnic_share_leave(struct urnic_share *s);
 
@@ -81,7 +94,9 @@ bool urnic_share_fits(const struct urnic_share *s, uint32_t slot, const struct u
  * when urnic_share_fits says no. */
 void urnic_share_add(struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r);
 /* Hands the batch to the process of its slot and empties it. Returns 0 or -errno
- * (-ECONNREFUSED: no process has that slot; -EAGAIN: its queue stayed full). */
+ * (-ECONNREFUSED: no process has that slot; -EAGAIN: its queue stayed full; -EPERM:
+ * the slot's name is held by another user's socket, or its owner could not be
+ * checked: the batch is not sent). */
 int urnic_share_flush(struct urnic_share *s);
 
 /* Whether a batch received on s->fd (with SO_PASSCRED: the kernel's SCM_CREDENTIALS in
@@ -94,5 +109,10 @@ bool urnic_share_trusted(const struct urnic_share *s, const struct msghdr *m);
 /* Reads record *off of a received batch into r and advances *off. Returns 1, 0 at the
  * end of the batch, -EBADMSG if what is left is not a whole record. */
 int urnic_share_next(const uint8_t *batch, uint32_t len, uint32_t *off, struct urnic_share_rec *r);
+
+/* The uid of the process that created the unix socket fd is connected to, from the
+ * kernel's sock_diag (UNIX_DIAG_PEER, then UNIX_DIAG_UID of the peer; Linux 5.3).
+ * Returns 0 or -errno. */
+int urnic_share_peer_uid(int fd, uint32_t *uid);
 
 #endif

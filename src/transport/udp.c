@@ -130,6 +130,83 @@ static void want_tos_ttl(int fd, bool ipv6)
 	}
 }
 
+/* Whether a line of /proc/net/udp or udp6 (proc(5): "sl: local_address:port ... uid")
+ * is a socket on port 4791 that keeps ours from binding addr: on addr itself or on the
+ * wildcard address (IPv4 also on IPv6's, which may be dual-stack, or on its IPv4-mapped
+ * form). Sets *uid and *exact (on addr itself). */
+static bool holder_line(const char *line, bool v6file, bool ipv6, const uint8_t *addr,
+			uint32_t *uid, bool *exact)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t any[16];
+	char hex[33];
+	unsigned int port;
+	uint8_t ip[16];
+
+	if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %*s %*s %*s %*s %*s %u", hex, &port, uid) != 3 ||
+	    port != URNIC_ROCE_UDP_PORT || strlen(hex) != (v6file ? 32u : 8u))
+		return false;
+	/* Each 32-bit word is printed as the host reads it from the address's bytes. */
+	for (size_t w = 0; w < strlen(hex) / 8; w++) {
+		char word[9];
+		uint32_t v;
+
+		memcpy(word, hex + 8 * w, 8);
+		word[8] = 0;
+		v = (uint32_t)strtoul(word, NULL, 16);
+		memcpy(ip + 4 * w, &v, 4);
+	}
+	if (!v6file) {
+		*exact = memcmp(ip, addr, 4) == 0;
+		return !ipv6 && (*exact || memcmp(ip, any, 4) == 0);
+	}
+	if (ipv6) {
+		*exact = memcmp(ip, addr, 16) == 0;
+		return *exact || memcmp(ip, any, 16) == 0;
+	}
+	*exact = memcmp(ip, mapped, 12) == 0 && memcmp(ip + 12, addr, 4) == 0;
+	return *exact || memcmp(ip, any, 16) == 0;
+}
+
+/* The bind of addr:4791 failed with EADDRINUSE: a socket outside our reuseport group
+ * holds the port (Linux admits to a group only sockets of the same effective uid that
+ * all set SO_REUSEPORT, socket(7)). Says whose it is, from /proc/net/udp{,6}. */
+static void say_port_holder(bool ipv6, const uint8_t *addr, const char *addr_str)
+{
+	static const char *const files[] = { "/proc/net/udp", "/proc/net/udp6" };
+	uint32_t found_uid = 0, uid;
+	bool found = false, exact;
+	char line[512];
+
+	for (int i = 0; i < 2 && !found; i++) {
+		FILE *f = fopen(files[i], "re");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (holder_line(line, i == 1, ipv6, addr, &uid, &exact) &&
+			    (exact || !found)) {
+				found = true;
+				found_uid = uid;
+				if (exact)
+					break;
+			}
+		fclose(f);
+	}
+	if (!found)
+		return;
+	if (found_uid != (uint32_t)geteuid())
+		fprintf(stderr,
+			"urnic: UDP port %d on %s is held by another user's socket (uid %u): "
+			"this device cannot receive\n",
+			URNIC_ROCE_UDP_PORT, addr_str, found_uid);
+	else
+		fprintf(stderr,
+			"urnic: UDP port %d on %s is held by a socket of this user outside "
+			"urnic's SO_REUSEPORT group (a program that is not urnic)\n",
+			URNIC_ROCE_UDP_PORT, addr_str);
+}
+
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str)
 {
 	int fd, ret, lock;
@@ -148,6 +225,8 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	u->ifindex = ifindex_of(ipv6, addr);
 	fd = bound_socket(ipv6, addr, u->ifindex, URNIC_ROCE_UDP_PORT, true);
 	if (fd < 0) {
+		if (fd == -EADDRINUSE)
+			say_port_holder(ipv6, addr, addr_str);
 		urnic_share_leave(&u->share);
 		urnic_share_unlock(lock);
 		return fd;
@@ -165,8 +244,8 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
 	}
 	want_tos_ttl(fd, ipv6);
-	u->gso = !getenv("URNIC_NO_GSO");
-	if (!getenv("URNIC_NO_GRO")) {
+	u->gso = !secure_getenv("URNIC_NO_GSO");
+	if (!secure_getenv("URNIC_NO_GRO")) {
 		int one = 1;
 
 		u->gro = setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
@@ -401,6 +480,10 @@ static void forward_flush(struct urnic_udp *u, struct urnic_engine *e)
 	case -EAGAIN:
 		e->counters[URNIC_CTR_drop_forward_full] += n; /* the owner is not draining */
 		break;
+	case -EPERM:
+		/* The slot's name is another user's: never hand it our peers' packets. */
+		e->counters[URNIC_CTR_drop_forward_foreign_owner] += n;
+		break;
 	default:
 		e->counters[URNIC_CTR_drop_unknown_qp] += n; /* no process owns that QPN */
 		break;
@@ -611,6 +694,13 @@ static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
 		n++;
 		if (f.lost_before)
 			e->counters[URNIC_CTR_drop_ring_full] += urnic_ring_drops(&u->ring);
+		/* Not for this host: the IP layer would drop it (ip_rcv_core), so does the
+		 * device, whatever its IP destination says. */
+		if (f.other_host) {
+			urnic_count(e, URNIC_CTR_drop_ring_otherhost);
+			urnic_ring_release(&u->ring);
+			continue;
+		}
 		if (f.len < f.wire_len || f.gso_size == UINT32_MAX ||
 		    urnic_frame_decode(f.frame, f.len, &fr) < 0) {
 			urnic_count(e, URNIC_CTR_drop_bad_header);

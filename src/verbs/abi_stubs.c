@@ -208,7 +208,7 @@ void verbs_uninit_context(struct verbs_context *context);
 /* Context: any thread. Called first by every stub. */
 static void stub_hit(const char *fn)
 {
-	if (getenv("URNIC_STUB_TRACE"))
+	if (secure_getenv("URNIC_STUB_TRACE"))
 		fprintf(stderr, "urnic: %s() is not implemented\n", fn);
 	errno = EOPNOTSUPP;
 }

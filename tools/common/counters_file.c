@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dev/counters_shm.h"
@@ -64,13 +65,20 @@ static void copy_field(char *dst, size_t dst_len, const char *src, size_t src_le
 int urnic_ctrfile_read(const char *path, pid_t pid, struct urnic_ctrfile *out)
 {
 	struct urnic_shm_header h;
+	struct stat st;
 	size_t want;
 	ssize_t n;
 	int fd, ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	/* Only a regular file: a FIFO or device planted under the name would block or
+	 * answer anything. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = -EBADMSG;
+		goto close_file;
+	}
 	n = pread(fd, &h, sizeof(h), 0);
 	if (n < 0) {
 		ret = -errno;
@@ -84,6 +92,7 @@ int urnic_ctrfile_read(const char *path, pid_t pid, struct urnic_ctrfile *out)
 	memset(out, 0, sizeof(*out));
 	copy_field(out->path, sizeof(out->path), path, strlen(path));
 	out->pid = (pid_t)h.pid;
+	out->uid = st.st_uid;
 	out->qp_slots = h.qp_slots;
 	out->qp_slot_bytes = h.qp_slot_bytes;
 	out->qp_end = h.qp_end < h.qp_slots ? h.qp_end : h.qp_slots;
@@ -158,6 +167,15 @@ const char *urnic_ctrfile_qp_state_name(uint8_t state)
 bool urnic_ctrfile_pid_alive(pid_t pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+bool urnic_ctrfile_owner_matches(const struct urnic_ctrfile *f, pid_t pid)
+{
+	char proc[32];
+	struct stat st;
+
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	return stat(proc, &st) == 0 && st.st_uid == f->uid;
 }
 
 uint64_t urnic_ctrfile_drops(const struct urnic_ctrfile *f)

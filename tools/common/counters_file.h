@@ -33,6 +33,7 @@ extern const char *const urnic_ctrfile_descs[URNIC_CTRFILE_COUNT];
 struct urnic_ctrfile {
 	char path[300];
 	pid_t pid;
+	uid_t uid; /* the file's owner */
 	char dev[32];
 	char addr[64];
 	uint32_t ncounters; /* values[] read from the file, at most URNIC_CTRFILE_MAX */
@@ -73,6 +74,11 @@ const char *urnic_ctrfile_qp_state_name(uint8_t state);
 /* True if process `pid` exists: a file whose owner is gone is stale (the library
  * unlinks its file at close, a killed process cannot). */
 bool urnic_ctrfile_pid_alive(pid_t pid);
+
+/* True if the file f was read from can be process pid's: both belong to one user (the
+ * owner of /proc/<pid>, proc(5)). /dev/shm is open to every user, who may put a file
+ * under any name, another user's process's pid included. */
+bool urnic_ctrfile_owner_matches(const struct urnic_ctrfile *f, pid_t pid);
 
 /* The sum of every drop_* counter (packets dropped for any reason). */
 uint64_t urnic_ctrfile_drops(const struct urnic_ctrfile *f);

@@ -4,7 +4,9 @@
  * (one per open device of each process, counters_shm.h), in pid and device order, with
  * each live QP's share of the counters (--qp in text; always in JSON).
  * Files whose process is gone are stale (a killed process leaves its file behind)
- * and skipped, with one note on stderr.
+ * and skipped, with one note on stderr. So are files of other users' processes, which
+ * their owners keep private unless they set URNIC_COUNTERS_MODE, and files whose owner
+ * is not their process's (another user may put any file in /dev/shm).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +21,8 @@ struct found {
 	struct urnic_ctrfile *files;
 	size_t n, cap;
 	unsigned int stale;
+	unsigned int unreadable; /* other users' files we may not read */
+	unsigned int foreign; /* owned by another user than their process's */
 };
 
 static int add(struct found *f, const struct urnic_ctrfile *c)
@@ -59,14 +63,22 @@ static int scan(struct found *f, pid_t only)
 	while ((de = readdir(dir))) {
 		pid_t pid = urnic_ctrfile_name_pid(de->d_name);
 		char path[300];
+		int err;
 
 		if (pid < 0 || (only && pid != only))
 			continue;
 		snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
-		if (urnic_ctrfile_read(path, pid, &c) < 0)
-			continue; /* gone since readdir, being created, or not ours */
+		err = urnic_ctrfile_read(path, pid, &c);
+		if (err == -EACCES && urnic_ctrfile_pid_alive(pid))
+			f->unreadable++;
+		if (err < 0)
+			continue; /* gone since readdir, being created, private or not ours */
 		if (!urnic_ctrfile_pid_alive(pid)) {
 			f->stale++;
+			continue;
+		}
+		if (!urnic_ctrfile_owner_matches(&c, pid)) {
+			f->foreign++;
 			continue;
 		}
 		ret = add(f, &c);
@@ -232,6 +244,16 @@ int urnic_cmd_counters(int argc, char **argv)
 	if (f.stale)
 		fprintf(stderr, "urnic: skipped %u stale counters file%s of exited processes\n",
 			f.stale, f.stale == 1 ? "" : "s");
+	if (f.unreadable)
+		fprintf(stderr,
+			"urnic: %u counters file%s of other users' processes not readable (private "
+			"unless their owner sets URNIC_COUNTERS_MODE)\n",
+			f.unreadable, f.unreadable == 1 ? "" : "s");
+	if (f.foreign)
+		fprintf(stderr,
+			"urnic: skipped %u counters file%s owned by another user than their "
+			"process's\n",
+			f.foreign, f.foreign == 1 ? "" : "s");
 	if (pid && f.n == 0 && !json) {
 		fprintf(stderr, "urnic: process %d has no urnic device open\n", (int)pid);
 	} else if (json) {

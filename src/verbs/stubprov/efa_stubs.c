@@ -30,7 +30,7 @@
 /* Context: any thread. Called first by every stub. */
 static void stub_hit(const char *fn)
 {
-	if (getenv("URNIC_STUB_TRACE"))
+	if (secure_getenv("URNIC_STUB_TRACE"))
 		fprintf(stderr, "urnic: %s() is not implemented\n", fn);
 	errno = EOPNOTSUPP;
 }
