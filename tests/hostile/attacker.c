@@ -950,6 +950,9 @@ static const struct scenario {
 	{ "completer", sc_completer },
 	{ "unsupported_opcodes", sc_unsupported_opcodes },
 	{ "ring_frames", sc_ring_frames },
+	{ "write_after_dereg", sc_write_after_dereg },
+	{ "uc_write_after_dereg", sc_uc_write_after_dereg },
+	{ "window_after_qp_destroy", sc_window_after_qp_destroy },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */
