@@ -953,6 +953,8 @@ static const struct scenario {
 	{ "write_after_dereg", sc_write_after_dereg },
 	{ "uc_write_after_dereg", sc_uc_write_after_dereg },
 	{ "window_after_qp_destroy", sc_window_after_qp_destroy },
+	{ "uc_key_guess", sc_uc_key_guess },
+	{ "uc_injection", sc_uc_injection },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

@@ -408,7 +408,7 @@ static void cmd_read(const char *name, size_t off, size_t len)
 }
 
 /* `reg NAME LEN FLAGS`: a region registered while the peer is connected. Without k the
- * peer learns where it is, not its key (a key it can only guess, IBTA 10.6.3.1). */
+ * peer learns where it is, not its key (IBTA 10.6: the R_Key alone grants access). */
 static void cmd_reg(const char *name, size_t len, const char *flags)
 {
 	int access = 0;
