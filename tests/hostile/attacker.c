@@ -955,6 +955,7 @@ static const struct scenario {
 	{ "window_after_qp_destroy", sc_window_after_qp_destroy },
 	{ "uc_key_guess", sc_uc_key_guess },
 	{ "uc_injection", sc_uc_injection },
+	{ "read_amplification", sc_read_amplification },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attacker.h - what the hostile attacker's scenarios (validation.c, requests.c,
- * sequence.c, flood.c, frames.c, lifetime.c, unreliable.c) take from its harness
- * (attacker.c): the state A (the target process and what it reported, the shadow copy
- * of its memory, the last reply), packets built and sent by hand, replies or silence,
- * counter snapshots, the EXPECT/REQUIRE checks and the requests that must work.
- * Internal to hostile_attacker.
+ * sequence.c, flood.c, frames.c, lifetime.c, unreliable.c, limits.c) take from its
+ * harness (attacker.c): the state A (the target process and what it reported, the
+ * shadow copy of its memory, the last reply), packets built and sent by hand, replies
+ * or silence, counter snapshots, the EXPECT/REQUIRE checks and the requests that must
+ * work. Internal to hostile_attacker.
  */
 #ifndef URNIC_TESTS_HOSTILE_ATTACKER_H
 #define URNIC_TESTS_HOSTILE_ATTACKER_H
@@ -245,5 +245,8 @@ void sc_window_after_qp_destroy(void);
 /* unreliable.c: UC requests, which get no NAK */
 void sc_uc_key_guess(void);
 void sc_uc_injection(void);
+
+/* limits.c: the device's configured limits */
+void sc_read_amplification(void);
 
 #endif
