@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * attacker.h - what the hostile attacker's scenarios (validation.c, requests.c,
- * sequence.c, flood.c) take from its harness (attacker.c): the state A (the target
- * process and what it reported, the shadow copy of its memory, the last reply), packets
- * built and sent by hand, replies or silence, counter snapshots, the EXPECT/REQUIRE
- * checks and the requests that must work. Internal to hostile_attacker.
+ * sequence.c, flood.c, frames.c, lifetime.c, unreliable.c, limits.c) take from its
+ * harness (attacker.c): the state A (the target process and what it reported, the
+ * shadow copy of its memory, the last reply), packets built and sent by hand, replies
+ * or silence, counter snapshots, the EXPECT/REQUIRE checks and the requests that must
+ * work. Internal to hostile_attacker.
  */
 #ifndef URNIC_TESTS_HOSTILE_ATTACKER_H
 #define URNIC_TESTS_HOSTILE_ATTACKER_H
@@ -48,6 +49,8 @@ struct qpinfo {
 
 struct topts {
 	int qps, recv, max_dest_rd_atomic, min_rnr_timer, timeout, retry, rnr_retry;
+	int uc;		 /* the last uc QPs are UC (target --uc) */
+	const char *env; /* NAME=VALUE for the target's environment (URNIC_LIMITS=...), or NULL */
 };
 
 struct reply {
@@ -74,12 +77,15 @@ struct attacker {
 	int nans;
 	char dev[64];
 	char ctr_path[256];
-	struct mrinfo mr[HR_COUNT];
+	struct mrinfo mr[HOSTILE_MAX_REGIONS];
 	struct qpinfo qp[HOSTILE_MAX_QPS];
 	int nqps;
 	struct topts o;
-	uint8_t *shadow[HR_COUNT];
-	uint64_t base_lo[HR_COUNT], base_hi[HR_COUNT];
+	/* regions: HR_COUNT at start-up, then those add_region registered */
+	int nregions;
+	char rname[HOSTILE_MAX_REGIONS][32];
+	uint8_t *shadow[HOSTILE_MAX_REGIONS];
+	uint64_t base_lo[HOSTILE_MAX_REGIONS], base_hi[HOSTILE_MAX_REGIONS];
 	uint64_t rx_sent; /* datagrams we sent to the target */
 	unsigned probes;
 	int failures;
@@ -120,6 +126,11 @@ void tcmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void start_target(const struct topts *o);
 void stop_target(void);
 struct topts topts_default(int qps);
+/* A "qp I qpn ..." line (start-up, `create`) into A.qp[I]; false if it is not one. */
+bool parse_qp_line(const char *line);
+/* `reg NAME LEN FLAGS` on the target (target.c): the new region's index, its shadow as
+ * the target filled it, its guards in the baseline. */
+int add_region(const char *name, uint64_t len, const char *flags);
 
 /* ---- counters ---- */
 
@@ -170,6 +181,9 @@ void expect_qp_state(int qi, const char *state);
 void fill(uint8_t *p, uint32_t len, uint32_t seed);
 void expect_read_responses(int qi, uint32_t psn, uint64_t off, uint32_t len, uint32_t msn, bool mid,
 			   const char *what);
+/* The same for a READ of region r. */
+void expect_read_responses_in(int r, int qi, uint32_t psn, uint64_t off, uint32_t len, uint32_t msn,
+			      bool mid, const char *what);
 void send_read(int qi, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len);
 void good_read(int qi, uint64_t off, uint32_t len, const char *what);
 void probe(int qi);
@@ -177,6 +191,10 @@ void good_write_x(int qi, uint64_t off, uint32_t len, uint32_t seed, unsigned fl
 		  const char *what);
 void good_write(int qi, uint64_t off, uint32_t len, uint32_t seed, const char *what);
 void good_send(int qi, uint32_t len, uint32_t seed, const char *what);
+/* A UC WRITE_ONLY of len bytes to region r + off at any PSN: silence, and its bytes in
+ * the target's memory (read back). */
+void good_uc_write(int qi, int r, uint64_t off, uint32_t len, uint32_t seed, uint32_t psn,
+		   const char *what);
 
 /* ---- completions ---- */
 
@@ -218,5 +236,17 @@ void sc_read_flood(void);
 
 /* frames.c: whole Ethernet frames into a target's packet rings */
 void sc_ring_frames(void);
+
+/* lifetime.c: grants that end while a peer uses them */
+void sc_write_after_dereg(void);
+void sc_uc_write_after_dereg(void);
+void sc_window_after_qp_destroy(void);
+
+/* unreliable.c: UC requests, which get no NAK */
+void sc_uc_key_guess(void);
+void sc_uc_injection(void);
+
+/* limits.c: the device's configured limits */
+void sc_read_amplification(void);
 
 #endif

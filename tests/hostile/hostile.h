@@ -29,6 +29,10 @@ static const char *const hostile_region_names[HR_COUNT] = { "rw",   "ro",   "ato
 
 #define HOSTILE_ODD_IOVA 0x10000ull /* region atomic_odd's IOVA */
 
+/* Regions the target registers later (its `reg` command) follow the HR_COUNT above,
+ * filled the same way with hostile_pattern(index, ...). */
+enum { HOSTILE_MAX_REGIONS = HR_COUNT + 8 };
+
 enum {
 	HOSTILE_GUARD_BYTES = 256, /* checked bytes each side of a region, inside guard pages */
 	HOSTILE_RW_BYTES = 8192,

@@ -5,7 +5,7 @@
  * It registers six regions (hostile.h: remote write, remote read only, remote atomic,
  * no remote right, receive buffers, remote atomic at an IOVA whose memory is not 8-byte
  * aligned), each filled with a known pattern and fenced by guard bytes inside PROT_NONE
- * guard pages; creates --qps RC QPs whose peer is --peer
+ * guard pages; creates --qps QPs (RC, the last --uc of them UC) whose peer is --peer
  * with QPN --peer-qpn + i (default HOSTILE_PEER_QPN + i), posts --recv receive WQEs on each, moves
  * them to RTS, prints what a peer needs to know and then serves: it drains its CQs and answers
  * commands on stdin until `stop`, end of input or SIGTERM, and finally dumps the
@@ -27,9 +27,20 @@
  *                        polled since the last `wc`
  *   counters             ctr NAME VALUE (the nonzero device counters)
  *   rss                  rss VMRSS_KB VMHWM_KB
+ *   reg NAME LEN FLAGS   a new guarded region (hostile.h: index HR_COUNT + n), FLAGS of
+ *                        w (remote write), r (remote read), b (window binds), k (tell
+ *                        the key): mr NAME addr 0xADDR len BYTES [rkey 0xKEY]
+ *   dereg NAME           ibv_dereg_mr; the memory stays mapped, `sums`/`read` see it
+ *   rereg NAME           ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS) with the same access:
+ *                        rkey 0xKEY
+ *   mw_bind I NAME OFF LEN  a type 2 window on region NAME's [OFF, OFF+LEN), remote
+ *                        write, bound through QP I: mw rkey 0xKEY addr 0xADDR len BYTES
+ *   destroy I            ibv_destroy_qp of QP I: destroyed I qpn 0xQPN
+ *   create N             N new RC QPs to the peer, in the first free indexes, in RTS:
+ *                        qp lines as at start-up
  *   stop                 the final dump (sums, qp states, counters), "bye", exit 0
- * Usage: hostile_target --peer ADDR [--peer-qpn N] [--qps N] [--recv N] [--psn BASE]
- *   [--max-dest-rd-atomic N] [--min-rnr-timer N] [--timeout N] [--retry N]
+ * Usage: hostile_target --peer ADDR [--peer-qpn N] [--qps N] [--uc N] [--recv N]
+ *   [--psn BASE] [--max-dest-rd-atomic N] [--min-rnr-timer N] [--timeout N] [--retry N]
  *   [--rnr-retry N]; the device's own address comes from URNIC_ADDR.
  */
 #include <arpa/inet.h>
@@ -54,13 +65,16 @@ struct region {
 	uint8_t *lo, *body, *hi;
 	size_t lo_bytes, len, hi_bytes;
 	uint64_t iova; /* how peers name body */
-	struct ibv_mr *mr;
+	struct ibv_mr *mr; /* NULL once deregistered (`dereg`): the memory stays */
+	int access;
+	char name[32];
 };
 
 struct opts {
 	const char *peer;
 	uint32_t peer_qpn;
 	int qps;
+	int uc; /* the last uc of the qps QPs are UC */
 	int recv;
 	uint32_t psn_base;
 	int max_dest_rd_atomic;
@@ -82,9 +96,13 @@ static struct {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp[HOSTILE_MAX_QPS];
-	uint32_t posted[HOSTILE_MAX_QPS]; /* receive WQEs posted so far, per QP */
-	struct region reg[HR_COUNT];
+	struct ibv_qp *qp[HOSTILE_MAX_QPS]; /* NULL: destroyed (`destroy`) */
+	int nqp;			    /* QP indexes in use, destroyed ones included */
+	uint32_t posted[HOSTILE_MAX_QPS];   /* receive WQEs posted so far, per QP */
+	struct region reg[HOSTILE_MAX_REGIONS];
+	int nreg;
+	struct ibv_mw *mw[16];
+	int nmw;
 	char dev[64];
 	struct wc_rec wcs[4096];
 	unsigned nwc, wc_lost;
@@ -106,7 +124,7 @@ static void die(const char *what)
 
 /* shift: extra guard bytes below the body (its address is then 8n + shift); iova: the
  * address peers name it by, 0 for the process address (ibv_reg_mr). */
-static void region_new(int r, size_t len, int access, size_t shift, uint64_t iova)
+static void region_new(int r, const char *name, size_t len, int access, size_t shift, uint64_t iova)
 {
 	struct region *g = &T.reg[r];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -133,6 +151,10 @@ static void region_new(int r, size_t len, int access, size_t shift, uint64_t iov
 	for (size_t i = 0; i < g->hi_bytes; i++)
 		g->hi[i] = hostile_pattern((unsigned)r, 1, g->lo_bytes + i);
 	g->iova = iova ? iova : (uintptr_t)g->body;
+	g->access = access;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	if (r + 1 > T.nreg)
+		T.nreg = r + 1;
 	g->mr = iova ? ibv_reg_mr_iova(T.pd, g->body, len, iova, access)
 		     : ibv_reg_mr(T.pd, g->body, len, access);
 	if (!g->mr)
@@ -141,7 +163,8 @@ static void region_new(int r, size_t len, int access, size_t shift, uint64_t iov
 
 static void region_free(struct region *g)
 {
-	ibv_dereg_mr(g->mr);
+	if (g->mr)
+		ibv_dereg_mr(g->mr);
 	munmap(g->map, g->map_bytes);
 }
 
@@ -155,10 +178,13 @@ static uint32_t sq_psn(int i)
 	return rq_psn(i) ^ 0x800000;
 }
 
+/* To RTS with the peer. A UC QP takes the attributes IBTA 10.3.1 table 91 lists for UC
+ * (no READ/atomic resources, no RNR or retry timers) and grants RDMA WRITE only. */
 static void connect_qp(int i)
 {
 	struct ibv_qp_attr a;
 	struct ibv_qp *qp = T.qp[i];
+	bool uc = qp->qp_type == IBV_QPT_UC;
 	struct in_addr peer;
 
 	if (inet_pton(AF_INET, T.o.peer, &peer) != 1) {
@@ -168,8 +194,9 @@ static void connect_qp(int i)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	if (!uc)
+		a.qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	if (ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("modify to INIT");
@@ -190,7 +217,8 @@ static void connect_qp(int i)
 	memcpy(a.ah_attr.grh.dgid.raw + 12, &peer, 4);
 	if (ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+			      IBV_QP_RQ_PSN |
+			      (uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
 		die("modify to RTR");
 
 	memset(&a, 0, sizeof(a));
@@ -201,9 +229,36 @@ static void connect_qp(int i)
 	a.rnr_retry = (uint8_t)T.o.rnr_retry;
 	a.max_rd_atomic = 4;
 	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+			  IBV_QP_STATE | IBV_QP_SQ_PSN |
+			      (uc ? 0
+				  : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					IBV_QP_MAX_QP_RD_ATOMIC)))
 		die("modify to RTS");
+}
+
+/* QP i of type t, created (not yet connected); false if ibv_create_qp refused. */
+static bool create_qp(int i, enum ibv_qp_type t)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = T.scq,
+		.recv_cq = T.rcq,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = HOSTILE_MAX_RECV,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = t,
+	};
+
+	T.qp[i] = ibv_create_qp(T.pd, &init);
+	if (i + 1 > T.nqp)
+		T.nqp = i + 1;
+	return T.qp[i] != NULL;
+}
+
+static void print_qp_line(int i)
+{
+	printf("qp %d qpn 0x%x dest 0x%x rq_psn 0x%x sq_psn 0x%x\n", i, T.qp[i]->qp_num,
+	       (T.o.peer_qpn + (uint32_t)i) & 0xffffff, rq_psn(i), sq_psn(i));
 }
 
 /* n more receive WQEs on QP i, each a slot of region recv (slots reused round robin). */
@@ -232,8 +287,8 @@ static void post_recv(int i, int n)
 
 static int qp_index(uint32_t qpn)
 {
-	for (int i = 0; i < T.o.qps; i++)
-		if (T.qp[i]->qp_num == qpn)
+	for (int i = 0; i < T.nqp; i++)
+		if (T.qp[i] && T.qp[i]->qp_num == qpn)
 			return i;
 	return -1;
 }
@@ -264,10 +319,10 @@ static void drain_cq(struct ibv_cq *cq)
 
 static void print_sums(void)
 {
-	for (int r = 0; r < HR_COUNT; r++) {
+	for (int r = 0; r < T.nreg; r++) {
 		struct region *g = &T.reg[r];
 
-		printf("sum %s %016llx %016llx %016llx\n", hostile_region_names[r],
+		printf("sum %s %016llx %016llx %016llx\n", g->name,
 		       (unsigned long long)hostile_fnv(g->lo, g->lo_bytes),
 		       (unsigned long long)hostile_fnv(g->body, g->len),
 		       (unsigned long long)hostile_fnv(g->hi, g->hi_bytes));
@@ -286,7 +341,7 @@ static void print_qp(int i)
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr init;
 
-	if (i < 0 || i >= T.o.qps || ibv_query_qp(T.qp[i], &a, IBV_QP_STATE, &init)) {
+	if (i < 0 || i >= T.nqp || !T.qp[i] || ibv_query_qp(T.qp[i], &a, IBV_QP_STATE, &init)) {
 		printf("error qp %d\n", i);
 		return;
 	}
@@ -330,22 +385,168 @@ static void print_rss(void)
 	printf("rss %ld %ld\n", rss, hwm);
 }
 
+static struct region *region_named(const char *name)
+{
+	for (int r = 0; r < T.nreg; r++)
+		if (strcmp(name, T.reg[r].name) == 0)
+			return &T.reg[r];
+	return NULL;
+}
+
 static void cmd_read(const char *name, size_t off, size_t len)
 {
-	for (int r = 0; r < HR_COUNT; r++) {
-		struct region *g = &T.reg[r];
+	struct region *g = region_named(name);
 
-		if (strcmp(name, hostile_region_names[r]) != 0)
-			continue;
-		if (off > g->len || len > g->len - off)
-			break;
-		printf("data ");
-		for (size_t i = 0; i < len; i++)
-			printf("%02x", g->body[off + i]);
-		printf("\n");
+	if (!g || off > g->len || len > g->len - off) {
+		printf("error read %s %zu %zu\n", name, off, len);
 		return;
 	}
-	printf("error read %s %zu %zu\n", name, off, len);
+	printf("data ");
+	for (size_t i = 0; i < len; i++)
+		printf("%02x", g->body[off + i]);
+	printf("\n");
+}
+
+/* `reg NAME LEN FLAGS`: a region registered while the peer is connected. Without k the
+ * peer learns where it is, not its key (IBTA 10.6: the R_Key alone grants access). */
+static void cmd_reg(const char *name, size_t len, const char *flags)
+{
+	int access = 0;
+
+	if (T.nreg == HOSTILE_MAX_REGIONS || region_named(name) || !len) {
+		printf("error reg %s\n", name);
+		return;
+	}
+	if (strchr(flags, 'w'))
+		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	if (strchr(flags, 'r'))
+		access |= IBV_ACCESS_REMOTE_READ;
+	if (strchr(flags, 'b'))
+		access |= IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	region_new(T.nreg, name, len, access, 0, 0);
+	printf("mr %s addr 0x%llx len %zu", name, (unsigned long long)T.reg[T.nreg - 1].iova, len);
+	if (strchr(flags, 'k'))
+		printf(" rkey 0x%x", T.reg[T.nreg - 1].mr->rkey);
+	printf("\n");
+}
+
+/* `dereg NAME` / `rereg NAME`: the grant ends or changes while the peer may be in the
+ * middle of a message that resolved it (IBTA 10.6.7: takes effect at once). */
+static void cmd_dereg(const char *name, bool rereg)
+{
+	struct region *g = region_named(name);
+	int ret;
+
+	if (!g || !g->mr) {
+		printf("error %s %s: no such registered region\n", rereg ? "rereg" : "dereg", name);
+		return;
+	}
+	if (rereg) {
+		ret = ibv_rereg_mr(g->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, g->access);
+		if (ret)
+			printf("error rereg %s: %d %s\n", name, ret, strerror(errno));
+		else
+			printf("rkey 0x%x\n", g->mr->rkey);
+		return;
+	}
+	ret = ibv_dereg_mr(g->mr);
+	if (ret)
+		printf("error dereg %s: %s\n", name, strerror(ret));
+	else
+		g->mr = NULL;
+}
+
+/* `mw_bind I NAME OFF LEN`: a type 2 window bound by a BIND_MW work request on QP I
+ * (ibv_alloc_mw(3), ibv_post_send(3); type 2 takes no ibv_bind_mw), waited for. */
+static void cmd_mw_bind(int i, const char *name, size_t off, size_t len)
+{
+	struct region *g = region_named(name);
+	struct ibv_mw *mw;
+	struct ibv_send_wr wr, *bad;
+	uint64_t wr_id = 0x3b00 + (uint64_t)T.nmw;
+	int ret;
+
+	if (i < 0 || i >= T.nqp || !T.qp[i] || !g || !g->mr || off > g->len || len > g->len - off ||
+	    T.nmw == (int)(sizeof(T.mw) / sizeof(T.mw[0]))) {
+		printf("error mw_bind\n");
+		return;
+	}
+	mw = ibv_alloc_mw(T.pd, IBV_MW_TYPE_2);
+	if (!mw) {
+		printf("error ibv_alloc_mw: %s\n", strerror(errno));
+		return;
+	}
+	T.mw[T.nmw++] = mw;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info.mr = g->mr;
+	wr.bind_mw.bind_info.addr = g->iova + off;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ret = ibv_post_send(T.qp[i], &wr, &bad);
+	if (ret) {
+		printf("error bind_mw: %s\n", strerror(ret));
+		return;
+	}
+	for (int tries = 0; tries < 2000; tries++) {
+		drain_cq(T.scq);
+		for (unsigned k = 0; k < T.nwc; k++) {
+			if (T.wcs[k].wr_id != wr_id)
+				continue;
+			if (T.wcs[k].status != IBV_WC_SUCCESS) {
+				printf("error bind_mw completed with status %d\n", T.wcs[k].status);
+				return;
+			}
+			mw->rkey = wr.bind_mw.rkey; /* the application keeps it (type 2) */
+			printf("mw rkey 0x%x addr 0x%llx len %zu\n", mw->rkey,
+			       (unsigned long long)(g->iova + off), len);
+			return;
+		}
+		usleep(1000);
+	}
+	printf("error bind_mw did not complete\n");
+}
+
+static void cmd_destroy(int i)
+{
+	uint32_t qpn;
+	int ret;
+
+	if (i < 0 || i >= T.nqp || !T.qp[i]) {
+		printf("error destroy %d\n", i);
+		return;
+	}
+	drain_cq(T.scq);
+	drain_cq(T.rcq);
+	qpn = T.qp[i]->qp_num;
+	ret = ibv_destroy_qp(T.qp[i]);
+	if (ret) {
+		printf("error destroy %d: %s\n", i, strerror(ret));
+		return;
+	}
+	T.qp[i] = NULL;
+	printf("destroyed %d qpn 0x%x\n", i, qpn);
+}
+
+/* `create N`: new RC QPs to the peer, in the first free indexes, as at start-up. */
+static void cmd_create(int n)
+{
+	for (int k = 0; k < n; k++) {
+		int i = 0;
+
+		while (i < HOSTILE_MAX_QPS && T.qp[i])
+			i++;
+		if (i == HOSTILE_MAX_QPS || !create_qp(i, IBV_QPT_RC)) {
+			printf("error create\n");
+			return;
+		}
+		connect_qp(i);
+		print_qp_line(i);
+	}
 }
 
 static void cmd_send(int i, uint32_t len, uint64_t wr_id)
@@ -359,7 +560,7 @@ static void cmd_send(int i, uint32_t len, uint64_t wr_id)
 				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 
-	if (i < 0 || i >= T.o.qps || len > g->len || ibv_post_send(T.qp[i], &wr, &bad))
+	if (i < 0 || i >= T.nqp || !T.qp[i] || len > g->len || ibv_post_send(T.qp[i], &wr, &bad))
 		printf("error send %d %u\n", i, len);
 }
 
@@ -369,8 +570,9 @@ static void final_dump(void)
 	drain_cq(T.scq);
 	printf("final\n");
 	print_sums();
-	for (int i = 0; i < T.o.qps; i++)
-		print_qp(i);
+	for (int i = 0; i < T.nqp; i++)
+		if (T.qp[i])
+			print_qp(i);
 	print_counters();
 	printf("bye\n");
 	fflush(stdout);
@@ -379,7 +581,7 @@ static void final_dump(void)
 /* One command line. Returns false on `stop`. */
 static bool command(char *line)
 {
-	char name[32];
+	char name[32], flags[16];
 	unsigned long long a, b, c;
 	int i, n;
 
@@ -391,7 +593,7 @@ static bool command(char *line)
 		cmd_read(name, (size_t)a, (size_t)b);
 	} else if (sscanf(line, "qp %d", &i) == 1) {
 		print_qp(i);
-	} else if (sscanf(line, "post %d %d", &i, &n) == 2 && i >= 0 && i < T.o.qps) {
+	} else if (sscanf(line, "post %d %d", &i, &n) == 2 && i >= 0 && i < T.o.qps && T.qp[i]) {
 		post_recv(i, n);
 	} else if (sscanf(line, "send %d %llu %llu", &i, &a, &c) == 3) {
 		cmd_send(i, (uint32_t)a, c);
@@ -412,6 +614,18 @@ static bool command(char *line)
 		print_counters();
 	} else if (strcmp(line, "rss") == 0) {
 		print_rss();
+	} else if (sscanf(line, "reg %31s %llu %15s", name, &a, flags) == 3) {
+		cmd_reg(name, (size_t)a, flags);
+	} else if (sscanf(line, "dereg %31s", name) == 1) {
+		cmd_dereg(name, false);
+	} else if (sscanf(line, "rereg %31s", name) == 1) {
+		cmd_dereg(name, true);
+	} else if (sscanf(line, "mw_bind %d %31s %llu %llu", &i, name, &a, &b) == 4) {
+		cmd_mw_bind(i, name, (size_t)a, (size_t)b);
+	} else if (sscanf(line, "destroy %d", &i) == 1) {
+		cmd_destroy(i);
+	} else if (sscanf(line, "create %d", &n) == 1) {
+		cmd_create(n);
 	} else {
 		printf("error unknown command '%s'\n", line);
 	}
@@ -473,6 +687,7 @@ static void parse(int argc, char **argv)
 		{ "peer", required_argument, NULL, 'p' },
 		{ "peer-qpn", required_argument, NULL, 'Q' },
 		{ "qps", required_argument, NULL, 'q' },
+		{ "uc", required_argument, NULL, 'u' },
 		{ "recv", required_argument, NULL, 'r' },
 		{ "psn", required_argument, NULL, 'P' },
 		{ "max-dest-rd-atomic", required_argument, NULL, 'd' },
@@ -504,6 +719,9 @@ static void parse(int argc, char **argv)
 		case 'q':
 			T.o.qps = arg_int(optarg, 1, HOSTILE_MAX_QPS, "--qps");
 			break;
+		case 'u':
+			T.o.uc = arg_int(optarg, 0, HOSTILE_MAX_QPS, "--uc");
+			break;
 		case 'r':
 			T.o.recv = arg_int(optarg, 0, HOSTILE_MAX_RECV, "--recv");
 			break;
@@ -528,6 +746,10 @@ static void parse(int argc, char **argv)
 		default:
 			exit(2);
 		}
+	}
+	if (T.o.uc > T.o.qps) {
+		fprintf(stderr, "hostile_target: --uc %d is more than --qps %d\n", T.o.uc, T.o.qps);
+		exit(2);
 	}
 	if (!T.o.peer) {
 		fprintf(stderr, "usage: hostile_target --peer ADDR [--qps N] [--recv N] ...\n");
@@ -569,29 +791,22 @@ int main(int argc, char **argv)
 	T.rcq = ibv_create_cq(T.ctx, cqe, NULL, NULL, 0);
 	if (!T.scq || !T.rcq)
 		die("ibv_create_cq");
-	region_new(HR_RW, HOSTILE_RW_BYTES, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0, 0);
-	region_new(HR_RO, HOSTILE_RO_BYTES, IBV_ACCESS_REMOTE_READ, 0, 0);
-	region_new(HR_ATOMIC, HOSTILE_ATOMIC_BYTES,
+	region_new(HR_RW, hostile_region_names[HR_RW], HOSTILE_RW_BYTES,
+		   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 0, 0);
+	region_new(HR_RO, hostile_region_names[HR_RO], HOSTILE_RO_BYTES, IBV_ACCESS_REMOTE_READ, 0,
+		   0);
+	region_new(HR_ATOMIC, hostile_region_names[HR_ATOMIC], HOSTILE_ATOMIC_BYTES,
 		   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 0, 0);
-	region_new(HR_NONE, HOSTILE_NONE_BYTES, IBV_ACCESS_LOCAL_WRITE, 0, 0);
-	region_new(HR_RECV, (size_t)T.o.qps * HOSTILE_MAX_RECV * HOSTILE_RECV_SLOT,
+	region_new(HR_NONE, hostile_region_names[HR_NONE], HOSTILE_NONE_BYTES,
 		   IBV_ACCESS_LOCAL_WRITE, 0, 0);
-	region_new(HR_ATOMIC_ODD, HOSTILE_ATOMIC_BYTES,
+	region_new(HR_RECV, hostile_region_names[HR_RECV],
+		   (size_t)T.o.qps * HOSTILE_MAX_RECV * HOSTILE_RECV_SLOT, IBV_ACCESS_LOCAL_WRITE,
+		   0, 0);
+	region_new(HR_ATOMIC_ODD, hostile_region_names[HR_ATOMIC_ODD], HOSTILE_ATOMIC_BYTES,
 		   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, HOSTILE_ODD_SHIFT,
 		   HOSTILE_ODD_IOVA);
 	for (int i = 0; i < T.o.qps; i++) {
-		struct ibv_qp_init_attr init = {
-			.send_cq = T.scq,
-			.recv_cq = T.rcq,
-			.cap = { .max_send_wr = 16,
-				 .max_recv_wr = HOSTILE_MAX_RECV,
-				 .max_send_sge = 1,
-				 .max_recv_sge = 1 },
-			.qp_type = IBV_QPT_RC,
-		};
-
-		T.qp[i] = ibv_create_qp(T.pd, &init);
-		if (!T.qp[i])
+		if (!create_qp(i, i >= T.o.qps - T.o.uc ? IBV_QPT_UC : IBV_QPT_RC))
 			die("ibv_create_qp");
 		connect_qp(i);
 	}
@@ -602,8 +817,7 @@ int main(int argc, char **argv)
 		printf("mr %s addr 0x%llx len %zu rkey 0x%x\n", hostile_region_names[r],
 		       (unsigned long long)T.reg[r].iova, T.reg[r].len, T.reg[r].mr->rkey);
 	for (int i = 0; i < T.o.qps; i++)
-		printf("qp %d qpn 0x%x dest 0x%x rq_psn 0x%x sq_psn 0x%x\n", i, T.qp[i]->qp_num,
-		       (T.o.peer_qpn + (uint32_t)i) & 0xffffff, rq_psn(i), sq_psn(i));
+		print_qp_line(i);
 	for (int i = 0; i < T.o.qps; i++)
 		post_recv(i, T.o.recv);
 	printf("ready\n");
@@ -612,9 +826,12 @@ int main(int argc, char **argv)
 	serve();
 	final_dump();
 
-	for (int i = 0; i < T.o.qps; i++)
-		ibv_destroy_qp(T.qp[i]);
-	for (int r = 0; r < HR_COUNT; r++)
+	for (int k = 0; k < T.nmw; k++)
+		ibv_dealloc_mw(T.mw[k]);
+	for (int i = 0; i < T.nqp; i++)
+		if (T.qp[i])
+			ibv_destroy_qp(T.qp[i]);
+	for (int r = 0; r < T.nreg; r++)
 		region_free(&T.reg[r]);
 	ibv_destroy_cq(T.scq);
 	ibv_destroy_cq(T.rcq);
