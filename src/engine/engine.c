@@ -552,11 +552,14 @@ static bool op_matches_qp_type(uint32_t flags, enum urnic_qp_type t)
  * to urnic); otherwise the ID is recovered from the difference (Linux rxe counts it)
  * and believed only if the source could have sent it (ip_id.h: a GSO segment number, or
  * an ID just ahead of a counting source's last), or only 16 of the CRC's 32 bits would
- * be left to catch corruption.
+ * be left to catch corruption. What the check saw goes into e->rx_ip_id, for the table
+ * to learn only once a QP has accepted the packet (rx_from_peer).
  */
-static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t sport,
-		    const uint8_t *dst_ip, const uint8_t *buf, size_t len)
+static bool icrc_ok(struct urnic_engine *e, const struct urnic_pkt *pkt, const uint8_t *src_ip,
+		    uint16_t sport, const uint8_t *dst_ip, const uint8_t *buf, size_t len)
 {
+	const struct urnic_ip_id_table *ids =
+	    (urnic_opcode_info(pkt->bth.opcode)->flags & URNIC_OPF_UD) ? &e->ip_ids_ud : &e->ip_ids;
 	struct urnic_icrc_flow flow = { 0 };
 	struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
 	uint32_t rx = urnic_get_le32(buf + frag.len), icrc;
@@ -571,17 +574,61 @@ static bool icrc_ok(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spor
 	icrc = urnic_icrc_flow(&flow, &frag, 1, frag.len);
 	if (icrc == rx) {
 		if (!e->ipv6)
-			urnic_ip_id_hint_matched(&e->ip_ids, src_ip);
+			e->rx_ip_id.kind = URNIC_IP_ID_SEEN_HINT;
 		return true;
 	}
 	if (!e->ipv6 && e->icrc_any_ipv4_id &&
 	    urnic_icrc_ipv4_id(icrc, rx, frag.len, &ip_id) == 0 &&
-	    urnic_ip_id_plausible(&e->ip_ids, src_ip, ip_id, e->now_ns)) {
+	    urnic_ip_id_plausible(ids, src_ip, ip_id, e->now_ns)) {
+		e->rx_ip_id = (struct urnic_ip_id_seen){ URNIC_IP_ID_SEEN_RECOVERED, ip_id };
 		urnic_count(e, URNIC_CTR_rx_icrc_ipv4_id);
 		return true;
 	}
 	urnic_count(e, URNIC_CTR_drop_bad_icrc);
 	return false;
+}
+
+enum {
+	/* Requests within this many PSNs of the expected one are learned from: what rxe
+	 * (128) or urnic (256, qp.h) may have outstanding, so that the packets a loss makes
+	 * the responder discard before go-back-N still move a counting source's last ID
+	 * with it (each of them took an ID). A blind forger names such a PSN once in 2^15
+	 * tries, besides the QPN, the peer's address and an ID the source could send. */
+	IP_ID_PSN_NEAR = 256,
+};
+
+/*
+ * Whether a packet that passed its QP's checks (state, transport, P_Key, source) is
+ * also one only its peer could have sent, for the IPv4 ID table to learn from it: a
+ * request near the PSN the responder expects (IBTA 9.7.5.1.1, 9.8), a response to a PSN
+ * outstanding (the completer's window, 9.7.5.2), or for UD the QP's Q_Key (10.2.5: UD
+ * has no connected peer, so its table is kept apart). A forged packet to a QP that does
+ * not exist, from another address or with a PSN its QP would not take teaches nothing.
+ */
+static bool rx_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt, uint32_t flags)
+{
+	int32_t d;
+
+	switch (qp->type) {
+	case URNIC_QPT_RC:
+		if (!(flags & URNIC_OPF_REQ))
+			return urnic_psn_diff(pkt->bth.psn, qp->comp.psn) >= -1 &&
+			       urnic_psn_diff(pkt->bth.psn, qp->req.psn) < 0;
+		/* fall through */
+	case URNIC_QPT_UC:
+		d = urnic_psn_diff(pkt->bth.psn, qp->resp.epsn);
+		return d >= -IP_ID_PSN_NEAR && d <= IP_ID_PSN_NEAR;
+	case URNIC_QPT_UD:
+		return pkt->deth.qkey == qp->attr.qkey;
+	}
+	return false;
+}
+
+static void learn_ip_id(struct urnic_engine *e, const struct urnic_qp *qp, const uint8_t *src_ip)
+{
+	urnic_ip_id_learn(qp->type == URNIC_QPT_UD ? &e->ip_ids_ud : &e->ip_ids, src_ip,
+			  &e->rx_ip_id, e->now_ns);
+	e->rx_ip_id.kind = URNIC_IP_ID_SEEN_NONE; /* once, for a multicast packet's QPs too */
 }
 
 /* A packet for this QP, already decoded and its ICRC checked: QP state, transport,
@@ -590,6 +637,7 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		  const uint8_t *src_ip, const uint8_t *dst_ip, size_t len)
 {
 	const struct urnic_opcode_info *info = urnic_opcode_info(pkt->bth.opcode);
+	bool from_peer;
 
 	/* IBTA 10.3.1 table 90: RESET and INIT discard; ERR discards too. */
 	if (qp->state == URNIC_QPS_ERR) {
@@ -616,6 +664,7 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
 		return;
 	}
+	from_peer = rx_from_peer(qp, pkt, info->flags);
 	qp_wake(e, qp); /* what the packet leaves to do (an ACK, a response, a send) */
 	switch (qp->type) {
 	case URNIC_QPT_RC:
@@ -642,6 +691,8 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		urnic_ud_responder_rx(e, qp, pkt, src_ip, dst_ip, len);
 		break;
 	}
+	if (from_peer)
+		learn_ip_id(e, qp, src_ip);
 }
 
 /* A packet to a multicast group (DestQP 0xFFFFFF, mcast.h) goes to every QP of this
@@ -683,7 +734,8 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 		urnic_count(e, URNIC_CTR_drop_bad_header);
 		return;
 	}
-	if (!e->skip_icrc_check && !icrc_ok(e, src_ip, sport, dst_ip, buf, len))
+	e->rx_ip_id.kind = URNIC_IP_ID_SEEN_NONE;
+	if (!e->skip_icrc_check && !icrc_ok(e, &pkt, src_ip, sport, dst_ip, buf, len))
 		return;
 	if (pkt.bth.dqpn == URNIC_MCAST_QPN) {
 		rx_mcast(e, &pkt, src_ip, dst_ip, len);

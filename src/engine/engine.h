@@ -110,8 +110,14 @@ struct urnic_engine {
 	 * GRH area of a UD receive: the transport sets them per datagram where the socket
 	 * shows them, and puts back rx_tos 0, rx_ttl 64 (Linux's defaults) after it. */
 	uint8_t rx_tos, rx_ttl;
-	/* The IDs each IPv4 source is seen to send, to believe a recovered one (ip_id.h). */
+	/* The IDs each IPv4 source is seen to send, to believe a recovered one (ip_id.h):
+	 * learned from packets an RC or UC QP took from its connected peer, and apart from
+	 * those a UD QP took, which any source can send (UD has no connected peer). */
 	struct urnic_ip_id_table ip_ids;
+	struct urnic_ip_id_table ip_ids_ud;
+	/* What the packet being received showed about its IPv4 ID, learned once its QP
+	 * accepts it (engine.c, rx_from_peer). */
+	struct urnic_ip_id_seen rx_ip_id;
 	/* Multicast groups and their attached UD QPs (mcast.h). */
 	struct urnic_mcast_table mcast;
 	/* Set by urnic_engine_timers() when a timer expired and left work for the next

@@ -11,6 +11,9 @@
  * EOPNOTSUPP, as the kernel does on a device without persistent placement (urnic cannot
  * tell persistent memory from any other). A region with windows bound cannot be
  * deregistered (EINVAL, as rxe_dereg_mr). ibv_rereg_mr(3) changes a region in place.
+ * Memory the kernel could not pin for an RNIC is refused as the kernel refuses it
+ * (mapping.h: unmapped, PROT_NONE or read-only under a right that writes: EFAULT; an
+ * end that wraps, no pages: EINVAL), as the engine would fault on it.
  * ibv_alloc_mw(3), ibv_bind_mw(3), ibv_dealloc_mw(3): windows of type 1 and 2 (mem/mw.h);
  * ibv_bind_mw posts a BIND_MW work request with the window's next R_Key, as rdma-core's
  * rxe provider does, and hands the new key to the window once it is posted.
@@ -21,6 +24,7 @@
 #include <sys/random.h>
 
 #include "mem/mw.h"
+#include "verbs/mapping.h"
 #include "verbs/verbs.h"
 
 #undef ibv_reg_mr
@@ -95,6 +99,14 @@ static int check_access(unsigned int *access)
 	return 0;
 }
 
+/* The rights that make the kernel pin for writing (ib_access_writable): a window bound
+ * to the region may grant writes too. */
+static bool access_writes(unsigned int access)
+{
+	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+}
+
 URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 					     uint64_t iova, unsigned int access)
 {
@@ -104,8 +116,10 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	uint32_t key_rand;
 	int ret = check_access(&access);
 
-	if (ret || (length && !addr)) {
-		errno = ret ? ret : EINVAL;
+	if (!ret)
+		ret = -urnic_mapping_check((uintptr_t)addr, length, access_writes(access));
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
 	ret = key_random(&key_rand);
@@ -156,7 +170,10 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_
  * IBV_REREG_MR_ERR_INPUT; what the device refuses (no flag, access as for ibv_reg_mr, a
  * PD of another device, windows bound: EBUSY) is IBV_REREG_MR_ERR_CMD, errno set. The
  * region keeps its keys, as rxe_rereg_user_mr (which offers only PD and access); urnic
- * also moves the translation, the IOVA becoming the new address as with ibv_reg_mr.
+ * also moves the translation, the IOVA becoming the new address as with ibv_reg_mr. A
+ * new translation or new rights are checked against the mapping as ibv_reg_mr checks
+ * them (a driver that moves the translation pins the new range): rights that write
+ * cannot be added to read-only memory.
  */
 URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 			      size_t length, int access)
@@ -182,6 +199,19 @@ URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 			ret = EINVAL;
 		else
 			new_vpd = to_vpd(pd);
+	}
+	if (!ret && (flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS))) {
+		void *to = ibmr->addr;
+		size_t to_len = ibmr->length;
+		unsigned int to_acc = v->mr->access;
+
+		if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+			to = addr;
+			to_len = length;
+		}
+		if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+			to_acc = acc;
+		ret = -urnic_mapping_check((uintptr_t)to, to_len, access_writes(to_acc));
 	}
 	if (!ret) {
 		/* The engine reads regions under the device lock only. */

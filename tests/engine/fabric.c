@@ -129,6 +129,7 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	struct fab_rule *rule = NULL;
 	struct urnic_pkt pkt;
 	uint8_t *buf = malloc(len);
+	uint16_t ip_id = 0;
 
 	CHECK(buf != NULL);
 	/* The packet left as urnic_tx_commit laid it out: the headers, then the fragments,
@@ -144,6 +145,12 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 		CHECK_EQ(off, p->hdr_bytes + p->payload_bytes);
 	}
 	memcpy(buf, p->wire, len);
+	/* A sender that counts the IPv4 ID (rxe) gives every packet the next one, lost or
+	 * not, and its ICRC covers it (A17.3.3). */
+	if (h->counts_ip_id) {
+		ip_id = h->next_ip_id++;
+		fab_icrc_fix_id(h->ip, p->dst.ip, p->dst.sport, ip_id, buf, len);
+	}
 
 	pi.index = f->npkts++;
 	pi.t_ns = f->now_ns;
@@ -240,7 +247,7 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	case FAB_MUTATE:
 		pi.fate = FAB_FATE_MUTATED;
 		rule->mutate(buf, len, rule->arg);
-		fab_icrc_fix(h->ip, f->hosts[pi.dst].ip, pi.sport, buf, len);
+		fab_icrc_fix_id(h->ip, f->hosts[pi.dst].ip, pi.sport, ip_id, buf, len);
 		enqueue(f, &in);
 		break;
 	}

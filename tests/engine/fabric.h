@@ -127,6 +127,10 @@ struct fab_host {
 	struct urnic_engine *e;
 	uint64_t deadline; /* last urnic_engine_timers() answer */
 	uint32_t nqps;	   /* live fab_qps */
+	/* Send as Linux rxe does: each packet's ICRC for the next IPv4 ID of a counter
+	 * starting at next_ip_id (A17.3.3); false: ID 0, as urnic's sockets send. */
+	bool counts_ip_id;
+	uint16_t next_ip_id;
 };
 
 struct fabric {

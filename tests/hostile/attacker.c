@@ -492,7 +492,7 @@ size_t build(const struct urnic_pkt *h0, const void *payload, uint32_t len, unsi
 	memset(&flow, 0, sizeof(flow));
 	memcpy(flow.src, (flags & X_SPOOF) ? A.spoof : A.addr, 4);
 	memcpy(flow.dst, A.taddr, 4);
-	flow.ip_id = (flags & X_IPV4_ID) ? 0x2bcd : 0;
+	flow.ip_id = (flags & X_IPV4_ID) ? A.ip_id : 0;
 	flow.sport = (flags & X_OTHER_SPORT) ? 1234 : URNIC_ROCE_UDP_PORT;
 	flow.dport = URNIC_ROCE_UDP_PORT;
 	frag = (struct urnic_frag){ out, total };
@@ -956,6 +956,7 @@ static const struct scenario {
 	{ "uc_key_guess", sc_uc_key_guess },
 	{ "uc_injection", sc_uc_injection },
 	{ "read_amplification", sc_read_amplification },
+	{ "ip_id_poison", sc_ip_id_poison },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */
@@ -997,6 +998,7 @@ int main(int argc, char **argv)
 	int c;
 
 	A.scenario = "hostile";
+	A.ip_id = 0x2bcd;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -87,6 +87,7 @@ struct attacker {
 	uint8_t *shadow[HOSTILE_MAX_REGIONS];
 	uint64_t base_lo[HOSTILE_MAX_REGIONS], base_hi[HOSTILE_MAX_REGIONS];
 	uint64_t rx_sent; /* datagrams we sent to the target */
+	uint16_t ip_id;	  /* the IPv4 ID an X_IPV4_ID packet's ICRC is for; 0x2bcd at start */
 	unsigned probes;
 	int failures;
 	struct reply r; /* the last reply received */
@@ -154,7 +155,7 @@ enum xflag {
 	X_SPOOF = 1 << 1,	 /* from the spoofed source address */
 	X_OTHER_SPORT = 1 << 2,	 /* ICRC computed for another UDP source port */
 	X_FLIP_PAYLOAD = 1 << 3, /* a payload byte flipped after the ICRC was computed */
-	X_IPV4_ID = 1 << 4,	 /* ICRC for IPv4 ID 0x2bcd, as rxe counts it (sent with 0) */
+	X_IPV4_ID = 1 << 4,	 /* ICRC for IPv4 ID A.ip_id, as rxe counts it (sent with 0) */
 };
 
 struct urnic_pkt hdr(int qi, uint8_t opcode, uint32_t psn);
@@ -217,6 +218,7 @@ void sc_unknown_qp(void);
 void sc_bad_pkey(void);
 void sc_foreign_source_and_transport(void);
 void sc_truncated_headers(void);
+void sc_ip_id_poison(void);
 
 /* requests.c: requests the responder must refuse (or execute exactly once) */
 void sc_remote_access(void);

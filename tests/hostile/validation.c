@@ -2,8 +2,9 @@
 /*
  * validation.c - hostile scenarios: single forged packets that the receive checks must
  * drop silently, and count, before they touch anything: bad ICRC (Annex A17.3.3; and an
- * ICRC over a non-zero IPv4 ID, which must be accepted), unknown QP, P_Key, foreign
- * source or transport, truncated and lying headers (IBTA 9.6, rxe_recv.c's order).
+ * ICRC over a non-zero IPv4 ID, which must be accepted, and forgeries that must not teach
+ * the receiver which IDs a peer sends), unknown QP, P_Key, foreign source or transport,
+ * truncated and lying headers (IBTA 9.6, rxe_recv.c's order).
  * Out of scope: well-formed requests the responder refuses (requests.c), PSN and
  * sequence errors (sequence.c).
  */
@@ -55,6 +56,71 @@ void sc_icrc_ipv4_id(void)
 	EXPECT_CTR(s, "rx_icrc_ipv4_id", 1);
 	EXPECT_CTR(s, "drop_bad_icrc", 1);
 	probe(0);
+}
+
+/* Poisoning the IPv4 ID table (src/engine/ip_id.h): we count the ID as rxe does, and
+ * forged packets with valid ICRCs, for ID 0 and for IDs ever further ahead of ours, must
+ * not make the target refuse our next one. They come from the spoofed address, and from
+ * ours to a QP that does not exist or with a PSN far ahead of the expected one: nothing
+ * a QP takes, so the target learns nothing from them. */
+void sc_ip_id_poison(void)
+{
+	struct topts o = topts_default(2);
+	struct urnic_ctrfile s;
+	uint16_t ours = 0x2bcd, forged = 0x2bcd;
+	uint64_t no_qp, bad_icrc;
+	uint8_t data[32];
+	struct urnic_pkt h;
+
+	start_target(&o);
+	A.ip_id = ours;
+	good_write_x(0, 256, 32, 1, X_IPV4_ID, "WRITE with an ICRC for IP ID 0x2bcd");
+	snap(&s);
+	for (int i = 0; i < 16; i++) {
+		h = write32(0, 64, data);
+		xmit(&h, data, 32, X_SPOOF);
+		A.ip_id = forged = (uint16_t)(forged + 200);
+		xmit(&h, data, 32, X_SPOOF | X_IPV4_ID);
+	}
+	expect_silent_drop(&s, "WRITEs from the spoofed address");
+	EXPECT_CTR(s, "drop_addr_mismatch", 32);
+
+	snap(&s);
+	forged = ours;
+	for (int i = 0; i < 16; i++) {
+		h = write32(0, 64, data);
+		h.bth.dqpn = A.qp[0].qpn ^ (1u << 12); /* no such QP */
+		xmit(&h, data, 32, 0);
+		A.ip_id = forged = (uint16_t)(forged + 200);
+		xmit(&h, data, 32, X_IPV4_ID);
+	}
+	expect_silent_drop(&s, "WRITEs to a QP that does not exist");
+	/* The IDs far ahead are refused at the ICRC already (how far depends on the time
+	 * since our last packet), the others as to no QP. */
+	no_qp = ctr("drop_unknown_qp") - snap_of(&s, "drop_unknown_qp");
+	bad_icrc = ctr("drop_bad_icrc") - snap_of(&s, "drop_bad_icrc");
+	EXPECT(no_qp + bad_icrc == 32 && no_qp >= 16,
+	       "32 WRITEs to no QP: %llu unknown QP, %llu bad ICRC", (unsigned long long)no_qp,
+	       (unsigned long long)bad_icrc);
+
+	forged = ours;
+	for (int i = 0; i < 16; i++) {
+		h = write32(0, 64, data);
+		h.bth.psn = urnic_psn_add(A.qp[0].epsn, 0x100000 + (uint32_t)i);
+		xmit(&h, data, 32, 0);
+		if (i == 0)
+			expect_nak(0, A.qp[0].epsn, 0x60, "a WRITE 2^20 PSNs ahead");
+		A.ip_id = forged = (uint16_t)(forged + 200);
+		xmit(&h, data, 32, X_IPV4_ID);
+	}
+	expect_silence("WRITEs far ahead after the NAK");
+
+	A.ip_id = ++ours;
+	good_write_x(0, 512, 32, 2, X_IPV4_ID, "our next counting ID after the forgeries");
+	A.ip_id = ++ours;
+	good_write_x(0, 768, 32, 3, X_IPV4_ID, "and the one after it");
+	probe(0);
+	probe(1);
 }
 
 /* Unknown destination QP (IBTA 9.6.1.2; rxe_recv.c): a QPN of another generation on a

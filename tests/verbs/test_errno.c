@@ -13,9 +13,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -216,6 +218,126 @@ static void reg_mr_with_remote_write_but_no_local_write_is_einval(void)
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), 0);
 	CHECK(mr);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
+}
+
+/* Four pages: read-write, read-only, no access, and one not mapped (unmapped after
+ * the mapping was made, so nothing else is there). */
+static uint8_t *four_pages(size_t *page)
+{
+	uint8_t *m;
+
+	*page = (size_t)sysconf(_SC_PAGESIZE);
+	m = mmap(NULL, 4 * *page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	CHECK(mprotect(m + *page, *page, PROT_READ) == 0);
+	CHECK(mprotect(m + 2 * *page, *page, PROT_NONE) == 0);
+	CHECK(munmap(m + 3 * *page, *page) == 0);
+	return m;
+}
+
+/* ibv_reg_mr(3) leaves the errno to the kernel, whose pinning (ib_umem_get) refuses
+ * what urnic now refuses by reading the process's mappings: an unmapped page or one
+ * without read access (PROT_NONE) is EFAULT; so is a read-only one with any right that
+ * writes (ib_access_writable: local or remote write, remote atomic, window binding); a
+ * range whose end wraps, or of more than UINT_MAX pages or none, is EINVAL. */
+static void reg_mr_of_memory_the_kernel_could_not_pin_fails(void)
+{
+	static const int writes[] = {
+		IBV_ACCESS_LOCAL_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+		IBV_ACCESS_MW_BIND,
+	};
+	size_t page;
+	uint8_t *m = four_pages(&page), *rw = m, *ro = m + page, *none = m + 2 * page;
+	uint8_t *gone = m + 3 * page;
+	struct ibv_mr *mr;
+
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, gone, page, 0), EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, gone + 100, 8, IBV_ACCESS_REMOTE_READ), EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, none, page, 0), EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, none, page, IBV_ACCESS_REMOTE_READ), EFAULT);
+	for (unsigned i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		CHECK_NULL_ERRNO(ibv_reg_mr(pd, ro, page, writes[i]), EFAULT);
+		CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw, 2 * page, writes[i]), EFAULT);
+		CHECK_NULL_ERRNO(ibv_reg_mr(pd, ro + page - 1, 1, writes[i]), EFAULT);
+	}
+	/* Straddling into the page without access, and into the hole. */
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, ro, 2 * page, IBV_ACCESS_REMOTE_READ), EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw + page / 2, 3 * page, 0), EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, none + page - 1, 2, 0), EFAULT);
+	/* Read-only memory for remote reads, and all of the writable page for writes. */
+	mr = ibv_reg_mr(pd, ro, page, IBV_ACCESS_REMOTE_READ);
+	CHECK(mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	mr = ibv_reg_mr(pd, rw, 2 * page, 0);
+	CHECK(mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	mr = ibv_reg_mr(pd, rw, page,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+	CHECK(mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	/* The end wraps, or page-aligning it does; past UINT_MAX pages; past what is mapped. */
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw, SIZE_MAX, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw, (size_t)0 - (uintptr_t)rw, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, (void *)(UINTPTR_MAX - 100), 200, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, (void *)(UINTPTR_MAX - 100), 50, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw, (size_t)1 << 50, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw, (size_t)1 << 40, 0), EFAULT);
+	CHECK_NULL_ERRNO(ibv_reg_mr_iova(pd, gone, page, 0x10000, 0), EFAULT);
+	/* No pages at all (a page-aligned address, length 0: the kernel's npages == 0);
+	 * length 0 inside a page covers that page, as the kernel pins it. */
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, rw, 0, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, NULL, 0, 0), EINVAL);
+	CHECK_NULL_ERRNO(ibv_reg_mr(pd, gone + 8, 0, 0), EFAULT);
+	mr = ibv_reg_mr(pd, rw + 8, 0, 0);
+	CHECK(mr);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK(munmap(m, 3 * page) == 0);
+}
+
+/* ibv_rereg_mr(3): a new translation, or new rights on the old one, is checked as
+ * ibv_reg_mr checks a registration (EFAULT, EINVAL), the device's refusal
+ * (IBV_REREG_MR_ERR_CMD); the region stays as it was. */
+static void rereg_mr_onto_memory_the_kernel_could_not_pin_fails(void)
+{
+	size_t page;
+	uint8_t *m = four_pages(&page), *rw = m, *ro = m + page, *none = m + 2 * page;
+	uint8_t *gone = m + 3 * page;
+	struct ibv_mr *mr = ibv_reg_mr(pd, rw, page, IBV_ACCESS_LOCAL_WRITE);
+	uint32_t lkey;
+
+	CHECK(mr);
+	lkey = mr->lkey;
+#define REREG_FAILS(m_, flags, addr, len, access, e)                                               \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		CHECK_EQ(ibv_rereg_mr(m_, flags, NULL, addr, len, access), IBV_REREG_MR_ERR_CMD);  \
+		CHECK_EQ(errno, e);                                                                \
+	} while (0)
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION, gone, page, 0, EFAULT);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION, none, page, 0, EFAULT);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION, ro, page, 0, EFAULT);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION, rw, 4 * page, 0, EFAULT);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION, rw, SIZE_MAX, 0, EINVAL);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION, rw, (size_t)1 << 50, 0, EINVAL);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS, ro, page,
+		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, EFAULT);
+	CHECK(mr->addr == rw && mr->length == page && mr->lkey == lkey);
+	/* Read-only memory, once registered for reads only, cannot gain a right that
+	 * writes; it can move there with reads only. */
+	CHECK_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+			      NULL, ro, page, IBV_ACCESS_REMOTE_READ),
+		 0);
+	CHECK(mr->addr == ro && mr->length == page && mr->lkey == lkey);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0, IBV_ACCESS_LOCAL_WRITE, EFAULT);
+	REREG_FAILS(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, EFAULT);
+	CHECK_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 0), 0);
+#undef REREG_FAILS
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK(munmap(m, 3 * page) == 0);
 }
 
 /* ibv_rereg_mr(3): what libibverbs checks first (unknown flags, a translation without
@@ -847,6 +969,8 @@ int main(void)
 	RUN(get_async_event_without_an_event_is_eagain_when_nonblocking);
 	RUN(reg_mr_with_remote_write_but_no_local_write_is_einval);
 	RUN(rereg_mr_with_bad_input_fails_as_documented);
+	RUN(reg_mr_of_memory_the_kernel_could_not_pin_fails);
+	RUN(rereg_mr_onto_memory_the_kernel_could_not_pin_fails);
 	RUN(dealloc_pd_with_a_live_mr_qp_srq_or_ah_is_ebusy);
 	RUN(create_cq_beyond_max_cqe_or_comp_vector_is_einval);
 	RUN(resize_cq_to_nothing_or_beyond_max_cqe_is_einval);
