@@ -971,6 +971,7 @@ static const struct scenario {
 	{ "uc_key_guess", sc_uc_key_guess },
 	{ "uc_injection", sc_uc_injection },
 	{ "read_amplification", sc_read_amplification },
+	{ "ud_qkey", sc_ud_qkey },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

@@ -252,4 +252,7 @@ void sc_uc_injection(void);
 /* limits.c: the device's configured limits */
 void sc_read_amplification(void);
 
+/* datagram.c: UD, SRQ and multicast */
+void sc_ud_qkey(void);
+
 #endif

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * datagram.c - hostile scenarios on what a peer reaches without a connection: UD QPs
+ * (IBTA 9.8; the Q_Key is the only check, 10.2.4), the shared receive queue that RC QPs
+ * draw their receives from (IBTA 10.2.9) and multicast groups (ibv_attach_mcast(3),
+ * RoCEv2 Annex A17.4). Datagrams with wrong or controlled Q_Keys, to QP0/QP1 and QPNs
+ * that do not exist, with truncated DETHs, longer than the receive buffer, by the
+ * thousand with no receive posted; RC SENDs longer than an SRQ WQE, exhausting the
+ * SRQ, or holding one of its WQEs unfinished; datagrams to groups the target is, is not
+ * or is no longer attached to. Each is dropped and counted, or lands with the GRH area
+ * (IBTA 11.4.1.2) and the completion a UD receive has. Out of scope: the target's own
+ * UD sends, QP1 (GSI) traffic itself.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "attacker.h"
+#include "wire/byteorder.h"
+
+/* ibv_wc_opcode, ibv_wc_flags and ibv_wc_status values as the target prints them. */
+enum {
+	WC_SUCCESS = 0,
+	WC_LOC_LEN_ERR = 1,
+	WC_REM_INV_REQ_ERR = 9,
+	WC_RECV = 128,
+	WC_GRH = 1,
+	EV_QP_FATAL = 1,
+	EV_SRQ_LIMIT = 15,
+	EV_LAST_WQE = 16,
+};
+
+enum {
+	UD_PAYLOAD = 512,		      /* the largest datagram a UD receive takes */
+	UD_WQE = HOSTILE_UD_GRH + UD_PAYLOAD, /* a UD receive WQE: the GRH area, then that */
+	PEER_TTL = 77,			      /* our unicast TTL and TOS, for the GRH area */
+	PEER_TOS = 0x20,
+	MCAST_TTL = 5, /* our multicast TTL */
+	SPRAY_BATCH = 256,
+	SPRAY_WINDOW = 2048, /* datagrams sent and not yet taken in by the target */
+};
+
+/* One completion as `wc` prints it (target.c). */
+struct dwc {
+	int qp;
+	unsigned long long wr_id;
+	int status, opcode;
+	unsigned byte_len;
+	int flags;
+	unsigned src_qp;
+};
+
+/* The completions polled since the last call. */
+static int wcs(struct dwc *w, int n)
+{
+	int got = 0;
+
+	tcmd("wc");
+	for (int i = 0; i < A.nans && got < n; i++)
+		if (sscanf(A.ans[i], "wc %d %llx %d %d %u %d %x", &w[got].qp, &w[got].wr_id,
+			   &w[got].status, &w[got].opcode, &w[got].byte_len, &w[got].flags,
+			   &w[got].src_qp) == 7)
+			got++;
+	return got;
+}
+
+/* The index of the completion of QP qi in w[0..n), or -1. */
+static int wc_of(const struct dwc *w, int n, int qi)
+{
+	for (int i = 0; i < n; i++)
+		if (w[i].qp == qi)
+			return i;
+	return -1;
+}
+
+static void read_bytes(uint64_t off, uint32_t len, uint8_t *out)
+{
+	tcmd("read recv %llu %u", (unsigned long long)off, len);
+	REQUIRE(A.nans == 1 && strncmp(A.ans[0], "data ", 5) == 0, "read recv %llu",
+		(unsigned long long)off);
+	for (uint32_t i = 0; i < len; i++) {
+		unsigned v = 0;
+
+		sscanf(A.ans[0] + 5 + 2 * i, "%2x", &v);
+		out[i] = (uint8_t)v;
+	}
+}
+
+/* Receive slot off of region recv must be what the shadow says, all HOSTILE_RECV_SLOT
+ * bytes of it (what lies past the WQE's buffer too). */
+static void check_slot(uint64_t off, const char *what)
+{
+	static uint8_t got[HOSTILE_RECV_SLOT];
+	const uint8_t *want = A.shadow[HR_RECV] + off;
+
+	read_bytes(off, HOSTILE_RECV_SLOT, got);
+	for (uint32_t i = 0; i < HOSTILE_RECV_SLOT; i++) {
+		if (got[i] != want[i]) {
+			fail_at(__LINE__, "memory",
+				"%s: receive slot %llu differs at byte %u: 0x%02x, expected 0x%02x",
+				what, (unsigned long long)off, i, got[i], want[i]);
+			memcpy(A.shadow[HR_RECV] + off, got, sizeof(got)); /* reported once */
+			return;
+		}
+	}
+}
+
+static uint16_t ipv4_sum(const uint8_t *h, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += urnic_get_be16(h + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The GRH area in front of a UD receive (IBTA 11.4.1.2; as rxe writes it for IPv4 and
+ * rdma-core's ibv_init_ah_from_wc reads it): 20 zero bytes, then the IPv4 header the
+ * datagram of udp_bytes came in: ID 0 and DF (our socket's), our TOS and TTL. */
+static void grh_of(uint8_t *g, const uint8_t *src, const uint8_t *dst, size_t udp_bytes,
+		   uint8_t tos, uint8_t ttl)
+{
+	uint8_t *ip = g + 20;
+
+	memset(g, 0, HOSTILE_UD_GRH);
+	ip[0] = 0x45;
+	ip[1] = tos;
+	urnic_put_be16(ip + 2, (uint16_t)(20 + 8 + udp_bytes));
+	urnic_put_be16(ip + 6, 0x4000);
+	ip[8] = ttl;
+	ip[9] = 17;
+	memcpy(ip + 12, src, 4);
+	memcpy(ip + 16, dst, 4);
+	urnic_put_be16(ip + 10, ipv4_sum(ip, 20));
+}
+
+/* A UD SEND_ONLY (IBTA 9.8: BTH, DETH with qkey and our QPN sqpn) of len bytes to dqpn
+ * at address dst, from our address (spoof: the second one), with its ICRC for that
+ * flow (Annex A17.3.3: a multicast one covers the group address). Returns its length. */
+static size_t ud_build(uint32_t dqpn, uint32_t qkey, uint32_t sqpn, const uint8_t *dst, bool spoof,
+		       const uint8_t *payload, uint32_t len, uint8_t *out, size_t cap)
+{
+	struct urnic_pkt h;
+	struct urnic_icrc_flow flow;
+	struct urnic_frag frag;
+	uint32_t pad = (4 - (len & 3)) & 3;
+	size_t total;
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.bth.opcode = URNIC_OP_UD_SEND_ONLY;
+	h.bth.pkey = URNIC_DEFAULT_PKEY;
+	h.bth.dqpn = dqpn;
+	h.bth.psn = 0x123456;
+	h.bth.pad = (uint8_t)pad;
+	h.deth = (struct urnic_deth){ qkey, sqpn };
+	n = urnic_pkt_encode_hdr(&h, out, cap);
+	REQUIRE(n > 0 && (size_t)n + len + pad + 4 <= cap, "cannot encode a UD SEND_ONLY");
+	if (len)
+		memcpy(out + n, payload, len);
+	memset(out + n + len, 0, pad);
+	total = (size_t)n + len + pad;
+	memset(&flow, 0, sizeof(flow));
+	memcpy(flow.src, spoof ? A.spoof : A.addr, 4);
+	memcpy(flow.dst, dst, 4);
+	flow.sport = URNIC_ROCE_UDP_PORT;
+	flow.dport = URNIC_ROCE_UDP_PORT;
+	frag = (struct urnic_frag){ out, total };
+	urnic_put_le32(out + total, urnic_icrc_flow(&flow, &frag, 1, total));
+	return total + 4;
+}
+
+/* buf to dst:4791. counted: the target takes it in (settle() waits for it); a datagram
+ * to a group the target has not joined never reaches it. */
+static void send_to(const uint8_t *buf, size_t len, const uint8_t *dst, bool spoof, bool counted)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(URNIC_ROCE_UDP_PORT) };
+	ssize_t n;
+
+	memcpy(&to.sin_addr, dst, 4);
+	do
+		n = sendto(spoof ? A.spoof_fd : A.fd, buf, len, 0, (struct sockaddr *)&to,
+			   sizeof(to));
+	while (n < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == EINTR));
+	REQUIRE(n == (ssize_t)len, "sendto: %s", strerror(errno));
+	if (counted)
+		A.rx_sent++;
+}
+
+/* A datagram of len bytes (fill seed) to dqpn at the target's address, or at a group. */
+static size_t ud_send(uint32_t dqpn, uint32_t qkey, uint32_t sqpn, const uint8_t *dst,
+		      const uint8_t *data, uint32_t len, bool counted)
+{
+	static uint8_t buf[PKT_MAX];
+	size_t n = ud_build(dqpn, qkey, sqpn, dst, false, data, len, buf, sizeof(buf));
+
+	send_to(buf, n, dst, false, counted);
+	return n;
+}
+
+/* QP qi's next posted receive slot (the FIFO of `recv` lines), taken. */
+static uint32_t next_slot(int qi)
+{
+	struct qpinfo *q = &A.qp[qi];
+	uint32_t cap = sizeof(q->rq_off) / sizeof(q->rq_off[0]);
+
+	REQUIRE(q->rq_head != q->rq_tail, "QP %d has no receive posted", qi);
+	return q->rq_off[q->rq_head++ % cap];
+}
+
+/* QP qi's next posted receive slot, not taken. */
+static uint32_t peek_slot(int qi)
+{
+	const struct qpinfo *q = &A.qp[qi];
+
+	return q->rq_off[q->rq_head % (sizeof(q->rq_off) / sizeof(q->rq_off[0]))];
+}
+
+/* A datagram that must land in QP qi's next receive: one completion (the WQE posted
+ * first, RECV, success, byte_len GRH + len, IBV_WC_GRH, the sender's QPN) and, in its
+ * slot, the GRH area and the payload, nothing past them. udp: the datagram's length;
+ * dst: where it was sent, with ttl. */
+static void expect_ud_landed(int qi, const struct dwc *w, const uint8_t *src, const uint8_t *dst,
+			     uint8_t tos, uint8_t ttl, size_t udp, uint32_t sqpn,
+			     const uint8_t *data, uint32_t len, const char *what)
+{
+	uint32_t slot = next_slot(qi);
+
+	EXPECT(w && w->qp == qi && w->status == WC_SUCCESS && w->opcode == WC_RECV &&
+		   w->byte_len == HOSTILE_UD_GRH + len && (w->flags & WC_GRH) &&
+		   w->src_qp == sqpn && (w->wr_id >> 32) == (unsigned)qi,
+	       "%s: completion qp %d wr_id 0x%llx status %d opcode %d byte_len %u flags 0x%x "
+	       "src_qp 0x%x; expected qp %d status 0 RECV byte_len %u GRH src_qp 0x%x",
+	       what, w ? w->qp : -1, w ? w->wr_id : 0, w ? w->status : -1, w ? w->opcode : -1,
+	       w ? w->byte_len : 0, w ? w->flags : 0, w ? w->src_qp : 0, qi, HOSTILE_UD_GRH + len,
+	       sqpn);
+	grh_of(A.shadow[HR_RECV] + slot, src, dst, udp, tos, ttl);
+	memcpy(A.shadow[HR_RECV] + slot + HOSTILE_UD_GRH, data, len);
+	check_slot(slot, what);
+}
+
+/* Our sockets' TOS and TTLs, so that the GRH area shows the target reports them. */
+static void set_peer_ttl(void)
+{
+	int ttl = PEER_TTL, tos = PEER_TOS, mttl = MCAST_TTL;
+
+	REQUIRE(setsockopt(A.fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0 &&
+		    setsockopt(A.fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0 &&
+		    setsockopt(A.fd, IPPROTO_IP, IP_MULTICAST_TTL, &mttl, sizeof(mttl)) == 0 &&
+		    setsockopt(A.spoof_fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0,
+		"setsockopt: %s", strerror(errno));
+}
+
+static struct topts ud_topts(int qps, int ud)
+{
+	struct topts o = topts_default(qps);
+
+	o.ud = ud;
+	o.recv_bytes = UD_WQE;
+	return o;
+}
+
+/* Q_Keys (IBTA 10.2.4: a datagram is accepted only with the receiving QP's Q_Key; the
+ * controlled ones, high bit set, are no exception and never mean "the receiver's own",
+ * which only a sender's work request may ask for), QP0/QP1 and QPNs not there,
+ * truncated DETHs, payloads past the receive buffer: dropped, counted, nothing written,
+ * no completion, the WQE left for the next datagram (rxe: class D/E). Good ones land
+ * with the GRH area, also from an address no QP knows (UD hears from anyone), and
+ * zero-length. QP 0 is RC (the probe), QPs 1 and 2 UD. */
+void sc_ud_qkey(void)
+{
+	struct topts o = ud_topts(3, 2);
+	static uint8_t data[UD_PAYLOAD + 64], buf[PKT_MAX];
+	struct urnic_ctrfile s;
+	struct dwc w[16];
+	uint32_t q1, k1, gen1, bad_qpn[5], bad_qkey[5];
+	size_t udp;
+	int n;
+
+	start_target(&o);
+	set_peer_ttl();
+	q1 = A.qp[1].qpn;
+	k1 = hostile_qkey(1);
+	gen1 = q1 & ~0xfffu;
+
+	/* A good datagram first: what every refused one below must not do. */
+	fill(data, 100, 1);
+	udp = ud_send(q1, k1, 0x000123, A.taddr, data, 100, true);
+	settle();
+	n = wcs(w, 16);
+	EXPECT(n == 1, "a good datagram: %d completions", n);
+	expect_ud_landed(1, n ? &w[0] : NULL, A.addr, A.taddr, PEER_TOS, PEER_TTL, udp, 0x123, data,
+			 100, "a good datagram");
+
+	/* Wrong Q_Keys: another QP's, one bit off, zero; the controlled ones: ours with the
+	 * high bit, QP1's well-known 0x80010000, all ones. */
+	snap(&s);
+	bad_qkey[0] = hostile_qkey(2);
+	bad_qkey[1] = k1 ^ 1;
+	bad_qkey[2] = 0;
+	bad_qkey[3] = k1 | 0x80000000u;
+	bad_qkey[4] = 0x80010000u;
+	fill(data, 64, 2);
+	for (int i = 0; i < 5; i++)
+		ud_send(q1, bad_qkey[i], 0x000124, A.taddr, data, 64, true);
+	ud_send(q1, 0xffffffffu, 0x000124, A.taddr, data, 64, true);
+	expect_silent_drop(&s, "datagrams with a Q_Key not the QP's");
+	EXPECT_CTR(s, "drop_bad_qkey", 6);
+
+	/* QP0 and QP1 (IBTA 3.5.3: SMI and GSI, which urnic does not serve), QP1 in the
+	 * index of the current generation, another generation of QP 1, a free slot. */
+	snap(&s);
+	bad_qpn[0] = 0;
+	bad_qpn[1] = 1;
+	bad_qpn[2] = gen1 | 1;
+	bad_qpn[3] = q1 ^ (1u << 12);
+	bad_qpn[4] = gen1 | 0x7ff;
+	for (int i = 0; i < 5; i++)
+		ud_send(bad_qpn[i], i < 2 ? 0x80010000u : k1, 0x000125, A.taddr, data, 64, true);
+	expect_silent_drop(&s, "datagrams to QP0, QP1 and QPNs not there");
+	EXPECT_CTR(s, "drop_unknown_qp", 5);
+
+	/* The DETH cut anywhere (IBTA 9.6: the headers the opcode names must all be
+	 * there), each with a right ICRC over what is left. */
+	snap(&s);
+	for (uint32_t k = 0; k < 8; k++) {
+		struct urnic_icrc_flow flow;
+		struct urnic_frag frag;
+		size_t cut = 12 + k;
+
+		ud_build(q1, k1, 0x000126, A.taddr, false, NULL, 0, buf, sizeof(buf));
+		memset(&flow, 0, sizeof(flow));
+		memcpy(flow.src, A.addr, 4);
+		memcpy(flow.dst, A.taddr, 4);
+		flow.sport = URNIC_ROCE_UDP_PORT;
+		flow.dport = URNIC_ROCE_UDP_PORT;
+		frag = (struct urnic_frag){ buf, cut };
+		urnic_put_le32(buf + cut, urnic_icrc_flow(&flow, &frag, 1, cut));
+		send_to(buf, cut + 4, A.taddr, false, true);
+	}
+	expect_silent_drop(&s, "datagrams with a truncated DETH");
+	EXPECT_CTR(s, "drop_bad_header", 8);
+
+	/* One byte more than the buffer takes after its GRH area (IBTA 9.9.3.1: a UD
+	 * responder drops what it cannot take; rxe class D): dropped whole, the WQE stays;
+	 * the next one, exactly as long as the buffer allows, lands in it. */
+	snap(&s);
+	fill(data, UD_PAYLOAD + 1, 3);
+	ud_send(q1, k1, 0x000127, A.taddr, data, UD_PAYLOAD + 1, true);
+	expect_silent_drop(&s, "a datagram one byte longer than the receive buffer");
+	EXPECT_CTR(s, "drop_recv_too_long", 1);
+	n = wcs(w, 16);
+	EXPECT(n == 0, "%d completions after the datagrams that were refused", n);
+	check_slot(peek_slot(1), "the refused datagrams");
+
+	fill(data, UD_PAYLOAD, 4);
+	udp = ud_send(q1, k1, 0x000128, A.taddr, data, UD_PAYLOAD, true);
+	settle();
+	n = wcs(w, 16);
+	EXPECT(n == 1, "a datagram filling the buffer: %d completions", n);
+	expect_ud_landed(1, n ? &w[0] : NULL, A.addr, A.taddr, PEER_TOS, PEER_TTL, udp, 0x128, data,
+			 UD_PAYLOAD, "a datagram as long as the buffer allows");
+
+	/* Zero bytes: the GRH area only. From the second address, which no QP knows. */
+	udp = ud_build(q1, k1, 0x000129, A.taddr, true, NULL, 0, buf, sizeof(buf));
+	send_to(buf, udp, A.taddr, true, true);
+	settle();
+	n = wcs(w, 16);
+	EXPECT(n == 1, "a zero-length datagram: %d completions", n);
+	expect_ud_landed(1, n ? &w[0] : NULL, A.spoof, A.taddr, 0, PEER_TTL, udp, 0x129, NULL, 0,
+			 "a zero-length datagram from another address");
+
+	/* Both UD QPs still receive, each with its own Q_Key. */
+	fill(data, 200, 5);
+	udp = ud_send(q1, k1, 0x00012a, A.taddr, data, 200, true);
+	ud_send(A.qp[2].qpn, hostile_qkey(2), 0x00012b, A.taddr, data, 200, true);
+	settle();
+	n = wcs(w, 16);
+	EXPECT(n == 2, "a datagram to each UD QP afterwards: %d completions", n);
+	expect_ud_landed(1, wc_of(w, n, 1) >= 0 ? &w[wc_of(w, n, 1)] : NULL, A.addr, A.taddr,
+			 PEER_TOS, PEER_TTL, udp, 0x12a, data, 200, "QP 1 afterwards");
+	expect_ud_landed(2, wc_of(w, n, 2) >= 0 ? &w[wc_of(w, n, 2)] : NULL, A.addr, A.taddr,
+			 PEER_TOS, PEER_TTL, udp, 0x12b, data, 200, "QP 2 afterwards");
+	expect_qp_state(1, "RTS");
+	expect_qp_state(2, "RTS");
+	probe(0);
+}
