@@ -390,3 +390,129 @@ void sc_ud_qkey(void)
 	expect_qp_state(2, "RTS");
 	probe(0);
 }
+
+static long target_rss(void)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)A.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "VmRSS: %ld", &kb);
+	fclose(f);
+	return kb;
+}
+
+/* Waits until the target has taken in all but `left` of the datagrams sent: a flood
+ * that overflowed its socket would test the kernel, not the device. */
+static void keep_up(uint64_t left)
+{
+	uint64_t end = now_ms() + 5000;
+
+	while (ctr("rx_packets") + left < A.rx_sent && now_ms() < end)
+		sleep_ms(1);
+}
+
+/* n datagrams of 64 bytes to QP qi with its Q_Key, in sendmmsg batches; datagram k
+ * carries first + k in its first 4 bytes. */
+static void ud_spray(int qi, uint32_t first, uint32_t n)
+{
+	static uint8_t pkt[SPRAY_BATCH][128];
+	struct mmsghdr msg[SPRAY_BATCH];
+	struct iovec iov[SPRAY_BATCH];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(URNIC_ROCE_UDP_PORT) };
+
+	memcpy(&to.sin_addr, A.taddr, 4);
+	for (uint32_t k = 0; k < n;) {
+		uint32_t b = 0, done = 0;
+
+		for (; b < SPRAY_BATCH && k < n; b++, k++) {
+			uint8_t data[64];
+
+			fill(data, sizeof(data), first + k);
+			urnic_put_be32(data, first + k);
+			iov[b].iov_base = pkt[b];
+			iov[b].iov_len =
+			    ud_build(A.qp[qi].qpn, hostile_qkey((unsigned)qi), 0x000200, A.taddr,
+				     false, data, sizeof(data), pkt[b], sizeof(pkt[b]));
+			memset(&msg[b], 0, sizeof(msg[b]));
+			msg[b].msg_hdr.msg_name = &to;
+			msg[b].msg_hdr.msg_namelen = sizeof(to);
+			msg[b].msg_hdr.msg_iov = &iov[b];
+			msg[b].msg_hdr.msg_iovlen = 1;
+		}
+		while (done < b) {
+			int sent = sendmmsg(A.fd, msg + done, b - done, 0);
+
+			if (sent < 0) {
+				REQUIRE(errno == EAGAIN || errno == ENOBUFS || errno == EINTR,
+					"sendmmsg: %s", strerror(errno));
+				sleep_ms(1);
+				continue;
+			}
+			done += (uint32_t)sent;
+		}
+		A.rx_sent += b;
+		keep_up(SPRAY_WINDOW);
+	}
+	settle();
+}
+
+/* A flood with no receive posted (IBTA 9.8: UD has no RNR; each datagram is dropped and
+ * counted, nothing is kept for later): 1,000 to warm up, then 10,000, the target's RSS
+ * grows by at most 1 MiB; then 4 receives posted and 20 datagrams: the first 4 fill
+ * the 4 WQEs in the order they were posted, the other 16 are dropped. QP 0 is RC (the
+ * probe), QP 1 UD. */
+void sc_ud_flood(void)
+{
+	struct topts o = ud_topts(2, 1);
+	struct urnic_ctrfile s;
+	struct dwc w[32];
+	long rss0, rss1;
+	int n;
+
+	o.recv = 0;
+	start_target(&o);
+	set_peer_ttl();
+	snap(&s);
+	ud_spray(1, 0, 1000);
+	rss0 = target_rss();
+	ud_spray(1, 1000, 10000);
+	rss1 = target_rss();
+	expect_silent_drop(&s, "11,000 datagrams with no receive posted");
+	EXPECT_CTR(s, "drop_no_rwqe", 11000);
+	EXPECT_CTR(s, "drop_socket_overflow", 0);
+	n = wcs(w, 32);
+	EXPECT(n == 0, "%d completions with no receive posted", n);
+	say("target RSS %ld kB after 1,000 datagrams, %ld kB after 10,000 more", rss0, rss1);
+	EXPECT(rss0 > 0 && rss1 - rss0 <= 1024, "the target's RSS grew by %ld kB", rss1 - rss0);
+
+	/* A few receives: filled in order by the first datagrams, the rest dropped. */
+	tcmd("post 1 4");
+	snap(&s);
+	ud_spray(1, 20000, 20);
+	EXPECT_CTR(s, "drop_no_rwqe", 16);
+	n = wcs(w, 32);
+	EXPECT(n == 4, "%d completions for 4 receives posted", n);
+	for (int k = 0; k < n && k < 4; k++) {
+		uint8_t data[64], buf[128];
+		char what[64];
+		size_t udp;
+
+		fill(data, sizeof(data), 20000u + (uint32_t)k);
+		urnic_put_be32(data, 20000u + (uint32_t)k);
+		udp = ud_build(A.qp[1].qpn, hostile_qkey(1), 0x200, A.taddr, false, data,
+			       sizeof(data), buf, sizeof(buf));
+		snprintf(what, sizeof(what), "datagram %d after the flood", k);
+		EXPECT(w[k].wr_id == (1ull << 32 | (unsigned)k), "%s: completed WQE 0x%llx", what,
+		       w[k].wr_id);
+		expect_ud_landed(1, &w[k], A.addr, A.taddr, PEER_TOS, PEER_TTL, udp, 0x200, data,
+				 sizeof(data), what);
+	}
+	expect_qp_state(1, "RTS");
+	probe(0);
+}
