@@ -973,6 +973,7 @@ static const struct scenario {
 	{ "read_amplification", sc_read_amplification },
 	{ "ud_qkey", sc_ud_qkey },
 	{ "ud_flood", sc_ud_flood },
+	{ "srq", sc_srq },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

@@ -255,5 +255,6 @@ void sc_read_amplification(void);
 /* datagram.c: UD, SRQ and multicast */
 void sc_ud_qkey(void);
 void sc_ud_flood(void);
+void sc_srq(void);
 
 #endif

@@ -221,27 +221,48 @@ static uint32_t peek_slot(int qi)
 	return q->rq_off[q->rq_head % (sizeof(q->rq_off) / sizeof(q->rq_off[0]))];
 }
 
-/* A datagram that must land in QP qi's next receive: one completion (the WQE posted
- * first, RECV, success, byte_len GRH + len, IBV_WC_GRH, the sender's QPN) and, in its
- * slot, the GRH area and the payload, nothing past them. udp: the datagram's length;
- * dst: where it was sent, with ttl. */
+/* A receive WQE: its buffer's offset in region recv, its wr_id. */
+struct rwqe {
+	uint32_t off;
+	unsigned long long wr_id;
+};
+
+/* QP qi's next posted receive WQE, taken (target.c: wr_id QP << 32 | its post count). */
+static struct rwqe next_rwqe(int qi)
+{
+	unsigned long long seq = A.qp[qi].rq_head;
+
+	return (struct rwqe){ next_slot(qi), (unsigned long long)qi << 32 | seq };
+}
+
+/* A datagram that must land in WQE at of QP qi: one completion (RECV, success,
+ * byte_len GRH + len, IBV_WC_GRH, the sender's QPN) and, in its slot, the GRH area and
+ * the payload, nothing past them. udp: the datagram's length; dst: where it was sent,
+ * with tos and ttl. */
+static void expect_ud_in(int qi, const struct dwc *w, struct rwqe at, const uint8_t *src,
+			 const uint8_t *dst, uint8_t tos, uint8_t ttl, size_t udp, uint32_t sqpn,
+			 const uint8_t *data, uint32_t len, const char *what)
+{
+	EXPECT(w && w->qp == qi && w->status == WC_SUCCESS && w->opcode == WC_RECV &&
+		   w->byte_len == HOSTILE_UD_GRH + len && (w->flags & WC_GRH) &&
+		   w->src_qp == sqpn && w->wr_id == at.wr_id,
+	       "%s: completion qp %d wr_id 0x%llx status %d opcode %d byte_len %u flags 0x%x "
+	       "src_qp 0x%x; expected qp %d wr_id 0x%llx status 0 RECV byte_len %u GRH src_qp "
+	       "0x%x",
+	       what, w ? w->qp : -1, w ? w->wr_id : 0, w ? w->status : -1, w ? w->opcode : -1,
+	       w ? w->byte_len : 0, w ? w->flags : 0, w ? w->src_qp : 0, qi, at.wr_id,
+	       HOSTILE_UD_GRH + len, sqpn);
+	grh_of(A.shadow[HR_RECV] + at.off, src, dst, udp, tos, ttl);
+	memcpy(A.shadow[HR_RECV] + at.off + HOSTILE_UD_GRH, data, len);
+	check_slot(at.off, what);
+}
+
+/* The same in QP qi's next posted receive. */
 static void expect_ud_landed(int qi, const struct dwc *w, const uint8_t *src, const uint8_t *dst,
 			     uint8_t tos, uint8_t ttl, size_t udp, uint32_t sqpn,
 			     const uint8_t *data, uint32_t len, const char *what)
 {
-	uint32_t slot = next_slot(qi);
-
-	EXPECT(w && w->qp == qi && w->status == WC_SUCCESS && w->opcode == WC_RECV &&
-		   w->byte_len == HOSTILE_UD_GRH + len && (w->flags & WC_GRH) &&
-		   w->src_qp == sqpn && (w->wr_id >> 32) == (unsigned)qi,
-	       "%s: completion qp %d wr_id 0x%llx status %d opcode %d byte_len %u flags 0x%x "
-	       "src_qp 0x%x; expected qp %d status 0 RECV byte_len %u GRH src_qp 0x%x",
-	       what, w ? w->qp : -1, w ? w->wr_id : 0, w ? w->status : -1, w ? w->opcode : -1,
-	       w ? w->byte_len : 0, w ? w->flags : 0, w ? w->src_qp : 0, qi, HOSTILE_UD_GRH + len,
-	       sqpn);
-	grh_of(A.shadow[HR_RECV] + slot, src, dst, udp, tos, ttl);
-	memcpy(A.shadow[HR_RECV] + slot + HOSTILE_UD_GRH, data, len);
-	check_slot(slot, what);
+	expect_ud_in(qi, w, next_rwqe(qi), src, dst, tos, ttl, udp, sqpn, data, len, what);
 }
 
 /* Our sockets' TOS and TTLs, so that the GRH area shows the target reports them. */
@@ -508,11 +529,224 @@ void sc_ud_flood(void)
 		udp = ud_build(A.qp[1].qpn, hostile_qkey(1), 0x200, A.taddr, false, data,
 			       sizeof(data), buf, sizeof(buf));
 		snprintf(what, sizeof(what), "datagram %d after the flood", k);
-		EXPECT(w[k].wr_id == (1ull << 32 | (unsigned)k), "%s: completed WQE 0x%llx", what,
-		       w[k].wr_id);
 		expect_ud_landed(1, &w[k], A.addr, A.taddr, PEER_TOS, PEER_TTL, udp, 0x200, data,
 				 sizeof(data), what);
 	}
 	expect_qp_state(1, "RTS");
 	probe(0);
+}
+
+/* The SRQ's WQEs as `srq_post` reported them, in the order the target takes them. */
+static struct rwqe srq_wqe[HOSTILE_SRQ_WR];
+static uint32_t srq_len[HOSTILE_SRQ_WR];
+static int srq_n;
+
+static void srq_post(int n, uint32_t len)
+{
+	int got = 0;
+
+	tcmd("srq_post %d %u", n, len);
+	for (int i = 0; i < A.nans && srq_n < HOSTILE_SRQ_WR; i++) {
+		unsigned long long id;
+		unsigned off, l;
+
+		if (sscanf(A.ans[i], "srq_recv %llx %u %u", &id, &off, &l) != 3)
+			continue;
+		srq_wqe[srq_n] = (struct rwqe){ off, id };
+		srq_len[srq_n++] = l;
+		got++;
+	}
+	REQUIRE(got == n && len == srq_len[srq_n - 1], "srq_post %d %u: %d WQEs", n, len, got);
+}
+
+/* The asynchronous events since the last call: how many SRQ limit events, Last WQE
+ * Reached and QP fatal events for QP qi, and others. */
+struct events {
+	int srq_limit, last_wqe, fatal, other;
+};
+
+static struct events events_of(int qi)
+{
+	struct events ev = { 0 };
+
+	tcmd("events");
+	for (int i = 0; i < A.nans; i++) {
+		int type, q;
+
+		say("  target| %s", A.ans[i]);
+		if (sscanf(A.ans[i], "event %d srq", &type) == 1 && strstr(A.ans[i], " srq ") &&
+		    type == EV_SRQ_LIMIT)
+			ev.srq_limit++;
+		else if (sscanf(A.ans[i], "event %d qp %d", &type, &q) == 2 && q == qi &&
+			 type == EV_LAST_WQE)
+			ev.last_wqe++;
+		else if (sscanf(A.ans[i], "event %d qp %d", &type, &q) == 2 && q == qi &&
+			 type == EV_QP_FATAL)
+			ev.fatal++;
+		else
+			ev.other++;
+	}
+	return ev;
+}
+
+/* One RC SEND packet of QP qi at psn. */
+static void rc_send(int qi, uint8_t op, uint32_t psn, bool ackreq, const uint8_t *data,
+		    uint32_t len)
+{
+	struct urnic_pkt h = hdr(qi, op, psn);
+
+	h.bth.ackreq = ackreq;
+	xmit(&h, data, len, 0);
+}
+
+/* A SEND of QP qi (SEND_ONLY, or the LAST of a message) that must be ACKed. */
+static void rc_send_acked(int qi, uint8_t op, const uint8_t *data, uint32_t len, const char *what)
+{
+	struct qpinfo *q = &A.qp[qi];
+
+	rc_send(qi, op, q->epsn, true, data, len);
+	q->msn++;
+	expect_reply(qi, URNIC_OP_RC_ACKNOWLEDGE, q->epsn, -1, q->msn, what);
+	q->epsn = urnic_psn_add(q->epsn, 1);
+}
+
+/* The one completion in w[0..n) must be QP qi's for SRQ WQE k, with status and
+ * byte_len. */
+static void expect_srq_wc(const struct dwc *w, int n, int qi, int k, int status, unsigned byte_len,
+			  const char *what)
+{
+	EXPECT(n == 1 && w[0].qp == qi && w[0].wr_id == srq_wqe[k].wr_id && w[0].status == status &&
+		   w[0].opcode == WC_RECV && w[0].byte_len == byte_len,
+	       "%s: %d completions, the first qp %d wr_id 0x%llx status %d opcode %d byte_len "
+	       "%u; expected one, qp %d wr_id 0x%llx status %d RECV byte_len %u",
+	       what, n, n ? w[0].qp : -1, n ? w[0].wr_id : 0, n ? w[0].status : -1,
+	       n ? w[0].opcode : -1, n ? w[0].byte_len : 0, qi, srq_wqe[k].wr_id, status, byte_len);
+}
+
+/* Four QPs on one SRQ (IBTA 10.2.9): RC QPs 0, 1, 2 and UD QP 3; four WQEs of 1,536
+ * bytes, the limit armed at 2. QP 0: a SEND that fits, then one of 2 MTUs whose LAST
+ * does not fit (IBTA 9.7.5.1.6, class C: NAK invalid request, the WQE completes with a
+ * local length error, the QP goes to error and its Last WQE Reached event comes,
+ * 11.6.3). QP 1 takes a WQE with a FIRST and sends no LAST yet: the third WQE taken
+ * leaves one, under the limit, which fires once. QP 2 takes the last and finds the SRQ
+ * empty (RNR NAK, 9.7.5.1.5): the WQE QP 1 holds is not given to it. UD QP 3 finds it
+ * empty too (dropped), then takes a WQE of 296 bytes with a datagram one byte too long
+ * (class E: it completes with remote invalid request, the QP goes on) and the next with
+ * one that fits. QP 2's SEND is then taken, and QP 1's LAST completes its message in
+ * the WQE it held. Not a byte outside what each message was given changes; the limit
+ * never fires again unless armed. */
+void sc_srq(void)
+{
+	struct topts o = topts_default(4);
+	static uint8_t d0[100], big[2 * MTU], held[MTU + 500], d2[64], d3[64], dud[300],
+	    buf[PKT_MAX];
+	struct urnic_ctrfile s;
+	struct events ev;
+	struct dwc w[16];
+	uint32_t psn;
+	size_t udp;
+	int n;
+
+	o.srq = 4;
+	o.ud = 1;
+	o.recv = 0;
+	start_target(&o);
+	set_peer_ttl();
+	srq_post(4, 1536);
+	tcmd("srq_limit 2");
+	snap(&s);
+
+	/* QP 0: a SEND that fits, then one that does not. */
+	fill(d0, sizeof(d0), 1);
+	rc_send_acked(0, URNIC_OP_RC_SEND_ONLY, d0, sizeof(d0), "a SEND into the SRQ");
+	n = wcs(w, 16);
+	expect_srq_wc(w, n, 0, 0, WC_SUCCESS, sizeof(d0), "a SEND into the SRQ");
+	memcpy(A.shadow[HR_RECV] + srq_wqe[0].off, d0, sizeof(d0));
+	check_slot(srq_wqe[0].off, "a SEND into the SRQ");
+
+	fill(big, sizeof(big), 2);
+	psn = A.qp[0].epsn;
+	rc_send(0, URNIC_OP_RC_SEND_FIRST, psn, false, big, MTU);
+	rc_send(0, URNIC_OP_RC_SEND_LAST, urnic_psn_add(psn, 1), true, big + MTU, MTU);
+	expect_nak(0, urnic_psn_add(psn, 1), 0x61, "a SEND of 2,048 bytes into a WQE of 1,536");
+	n = wcs(w, 16);
+	expect_srq_wc(w, n, 0, 1, WC_LOC_LEN_ERR, 2 * MTU, "the SEND that did not fit");
+	memcpy(A.shadow[HR_RECV] + srq_wqe[1].off, big, MTU); /* its FIRST was placed */
+	check_slot(srq_wqe[1].off, "the SEND that did not fit");
+	expect_qp_state(0, "ERR");
+
+	/* QP 1 holds the third WQE: one is left, under the limit of 2. */
+	fill(held, sizeof(held), 3);
+	psn = A.qp[1].epsn;
+	rc_send(1, URNIC_OP_RC_SEND_FIRST, psn, false, held, MTU);
+	expect_silence("the FIRST of a SEND on QP 1");
+	A.qp[1].epsn = urnic_psn_add(psn, 1);
+
+	/* QP 2 takes the fourth, then finds none: the one QP 1 holds is not its. */
+	fill(d2, sizeof(d2), 4);
+	rc_send_acked(2, URNIC_OP_RC_SEND_ONLY, d2, sizeof(d2), "a SEND on QP 2");
+	n = wcs(w, 16);
+	expect_srq_wc(w, n, 2, 3, WC_SUCCESS, sizeof(d2), "a SEND on QP 2");
+	memcpy(A.shadow[HR_RECV] + srq_wqe[3].off, d2, sizeof(d2));
+	fill(d3, sizeof(d3), 5);
+	rc_send(2, URNIC_OP_RC_SEND_ONLY, A.qp[2].epsn, true, d3, sizeof(d3));
+	expect_nak(2, A.qp[2].epsn, (uint8_t)(URNIC_AETH_RNR_NAK | A.o.min_rnr_timer),
+		   "a SEND on QP 2 with the SRQ empty but for the WQE QP 1 holds");
+	fill(dud, sizeof(dud), 6);
+	ud_send(A.qp[3].qpn, hostile_qkey(3), 0x000300, A.taddr, dud, 256, true);
+	expect_silence("a datagram to UD QP 3 with the SRQ empty");
+	n = wcs(w, 16);
+	EXPECT(n == 0, "%d completions with the SRQ empty", n);
+	settle();
+	EXPECT_CTR(s, "nak_inv_req_sent", 1);
+	EXPECT_CTR(s, "rnr_nak_sent", 1);
+	EXPECT_CTR(s, "drop_no_rwqe", 1);
+	EXPECT_CTR(s, "srq_limit_reached", 1);
+	ev = events_of(0);
+	EXPECT(ev.srq_limit == 1 && ev.last_wqe == 1 && ev.fatal <= 1 && ev.other == 0,
+	       "events: %d SRQ limit, %d Last WQE Reached for QP 0, %d QP fatal, %d others; "
+	       "expected 1, 1, at most 1, 0",
+	       ev.srq_limit, ev.last_wqe, ev.fatal, ev.other);
+
+	/* Three more WQEs of 296 bytes: a datagram one byte too long for the first takes
+	 * it (class E), the next lands. */
+	srq_post(3, HOSTILE_UD_GRH + 256);
+	snap(&s);
+	ud_send(A.qp[3].qpn, hostile_qkey(3), 0x000301, A.taddr, dud, 257, true);
+	expect_silent_drop(&s, "a datagram one byte too long for the SRQ WQE");
+	EXPECT_CTR(s, "drop_recv_too_long", 1);
+	n = wcs(w, 16);
+	expect_srq_wc(w, n, 3, 4, WC_REM_INV_REQ_ERR, 0, "a datagram one byte too long");
+	check_slot(srq_wqe[4].off, "a datagram one byte too long");
+	udp = ud_build(A.qp[3].qpn, hostile_qkey(3), 0x000302, A.taddr, false, dud, 256, buf,
+		       sizeof(buf));
+	send_to(buf, udp, A.taddr, false, true);
+	settle();
+	n = wcs(w, 16);
+	EXPECT(n == 1, "a datagram into the SRQ: %d completions", n);
+	expect_ud_in(3, n ? &w[0] : NULL, srq_wqe[5], A.addr, A.taddr, PEER_TOS, PEER_TTL, udp,
+		     0x302, dud, 256, "a datagram into the SRQ");
+
+	/* QP 2's SEND again, then QP 1's LAST into the WQE it held. */
+	rc_send_acked(2, URNIC_OP_RC_SEND_ONLY, d3, sizeof(d3), "QP 2's SEND after the RNR NAK");
+	n = wcs(w, 16);
+	expect_srq_wc(w, n, 2, 6, WC_SUCCESS, sizeof(d3), "QP 2's SEND after the RNR NAK");
+	memcpy(A.shadow[HR_RECV] + srq_wqe[6].off, d3, sizeof(d3));
+	rc_send_acked(1, URNIC_OP_RC_SEND_LAST, held + MTU, 500, "the LAST of QP 1's SEND");
+	n = wcs(w, 16);
+	expect_srq_wc(w, n, 1, 2, WC_SUCCESS, sizeof(held), "the LAST of QP 1's SEND");
+	memcpy(A.shadow[HR_RECV] + srq_wqe[2].off, held, sizeof(held));
+	for (int k = 0; k < srq_n; k++)
+		check_slot(srq_wqe[k].off, "the SRQ's WQEs at the end");
+
+	ev = events_of(0);
+	EXPECT(ev.srq_limit + ev.last_wqe + ev.fatal + ev.other == 0,
+	       "%d more events; the limit is disarmed and no other QP failed",
+	       ev.srq_limit + ev.last_wqe + ev.fatal + ev.other);
+	settle();
+	EXPECT_CTR(s, "srq_limit_reached", 0);
+	expect_qp_state(1, "RTS");
+	expect_qp_state(2, "RTS");
+	expect_qp_state(3, "RTS");
+	probe(2);
 }
