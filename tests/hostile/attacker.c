@@ -974,6 +974,7 @@ static const struct scenario {
 	{ "ud_qkey", sc_ud_qkey },
 	{ "ud_flood", sc_ud_flood },
 	{ "srq", sc_srq },
+	{ "mcast", sc_mcast },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

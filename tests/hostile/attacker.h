@@ -256,5 +256,6 @@ void sc_read_amplification(void);
 void sc_ud_qkey(void);
 void sc_ud_flood(void);
 void sc_srq(void);
+void sc_mcast(void);
 
 #endif

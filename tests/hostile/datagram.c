@@ -38,7 +38,8 @@ enum {
 	UD_WQE = HOSTILE_UD_GRH + UD_PAYLOAD, /* a UD receive WQE: the GRH area, then that */
 	PEER_TTL = 77,			      /* our unicast TTL and TOS, for the GRH area */
 	PEER_TOS = 0x20,
-	MCAST_TTL = 5, /* our multicast TTL */
+	MCAST_TTL = 5,	      /* our multicast TTL */
+	MCAST_QPN = 0xffffff, /* the DestQP of a datagram to a group (IB_MULTICAST_QPN) */
 	SPRAY_BATCH = 256,
 	SPRAY_WINDOW = 2048, /* datagrams sent and not yet taken in by the target */
 };
@@ -749,4 +750,144 @@ void sc_srq(void)
 	expect_qp_state(2, "RTS");
 	expect_qp_state(3, "RTS");
 	probe(2);
+}
+
+/* The group the scenario uses and one nobody joins, from the target's address (so
+ * that runs on the host's loopback, one per slot, do not meet). */
+static void groups(uint8_t g[4], uint8_t other[4], char *g_s, char *other_s, size_t cap)
+{
+	g[0] = other[0] = 239;
+	g[1] = 77;
+	other[1] = 78;
+	g[2] = other[2] = A.taddr[2];
+	g[3] = other[3] = A.taddr[3];
+	snprintf(g_s, cap, "%u.%u.%u.%u", g[0], g[1], g[2], g[3]);
+	snprintf(other_s, cap, "%u.%u.%u.%u", other[0], other[1], other[2], other[3]);
+}
+
+/* The completions of one datagram to the group: exactly one for each QP in want[]
+ * (true), none for the others, each landed in that QP's next receive. */
+static void expect_fanout(const bool want[4], const uint8_t *g, size_t udp, uint32_t sqpn,
+			  const uint8_t *data, uint32_t len, const char *what)
+{
+	struct dwc w[16];
+	int n = wcs(w, 16), nwant = 0;
+	char each[96];
+
+	for (int qi = 1; qi < 4; qi++) {
+		int k = wc_of(w, n, qi), again = k >= 0 ? wc_of(w + k + 1, n - k - 1, qi) : -1;
+
+		nwant += want[qi];
+		snprintf(each, sizeof(each), "%s: QP %d", what, qi);
+		if (!want[qi]) {
+			EXPECT(k < 0, "%s: it was not to receive it, and did (wr_id 0x%llx)", each,
+			       k >= 0 ? w[k].wr_id : 0);
+			if (k >= 0)
+				next_slot(qi);
+			continue;
+		}
+		EXPECT(again < 0, "%s: two completions", each);
+		expect_ud_landed(qi, k >= 0 ? &w[k] : NULL, A.addr, g, PEER_TOS, MCAST_TTL, udp,
+				 sqpn, data, len, each);
+	}
+	EXPECT(n == nwant, "%s: %d completions, expected %d", what, n, nwant);
+}
+
+/* Multicast (ibv_attach_mcast(3); rxe_rcv_mcast_pkt): UD QPs 1 and 2 attached to a
+ * group (QP 1 twice), QP 3 not, all three with the group's Q_Key. A datagram to the
+ * group (DestQP 0xFFFFFF) reaches QPs 1 and 2 once each; one to a group nobody joined
+ * reaches nothing, and one with DestQP 0xFFFFFF to the target's own address is
+ * dropped (drop_unknown_qp); wrong and controlled Q_Keys are refused by each
+ * member (IBTA 10.2.4). After QP 2 detaches
+ * only QP 1 receives; after QP 1 detaches, the target has left the group; QP 3 then
+ * attaches and receives. QP 0 is RC (the probe). */
+void sc_mcast(void)
+{
+	struct topts o = ud_topts(4, 3);
+	static uint8_t data[256], buf[PKT_MAX];
+	char g_s[32], other_s[32];
+	uint8_t g[4], other[4];
+	const uint32_t qg = 0x22220000u;
+	uint32_t bad_qkey[3] = { qg ^ 1, qg | 0x80000000u, 0 };
+	struct urnic_ctrfile s;
+	struct dwc w[16];
+	size_t udp;
+	int n;
+
+	start_target(&o);
+	set_peer_ttl();
+	groups(g, other, g_s, other_s, sizeof(g_s));
+	bad_qkey[2] = hostile_qkey(1); /* QP 1's own before it took the group's */
+	for (int qi = 1; qi < 4; qi++)
+		tcmd("qkey %d %x", qi, qg);
+	tcmd("attach 1 %s", g_s);
+	tcmd("attach 1 %s", g_s);
+	tcmd("attach 2 %s", g_s);
+	say("group %s: QPs 1 (twice) and 2 attached, QP 3 not; Q_Key 0x%x", g_s, qg);
+
+	snap(&s);
+	fill(data, 200, 1);
+	udp = ud_send(MCAST_QPN, qg, 0x000400, g, data, 200, true);
+	settle();
+	expect_fanout((const bool[4]){ false, true, true, false }, g, udp, 0x400, data, 200,
+		      "a datagram to the group");
+	EXPECT_CTR(s, "rx_packets", 1);
+
+	/* Groups the target is not in: the kernel has no member for the other one (the
+	 * device joins a group when a QP attaches); DestQP 0xFFFFFF on the target's own
+	 * address names no group, and no QP: the address's steering drops it before the
+	 * engine (transport/share.h: the QPN names the process), as a QP not there. */
+	snap(&s);
+	ud_send(MCAST_QPN, qg, 0x000401, other, data, 64, false);
+	ud_send(MCAST_QPN, qg, 0x000401, A.taddr, data, 64, false);
+	EXPECT(wait_ctr("drop_unknown_qp", snap_of(&s, "drop_unknown_qp") + 1) ==
+		   snap_of(&s, "drop_unknown_qp") + 1,
+	       "DestQP 0xFFFFFF on the target's address: not counted as drop_unknown_qp");
+	sleep_ms(SILENCE_MS);
+	expect_silent_drop(&s, "datagrams to groups the target is not in");
+	EXPECT_CTR(s, "rx_packets", 0);
+	EXPECT_CTR(s, "drop_mcast_no_group", 0);
+	n = wcs(w, 16);
+	EXPECT(n == 0, "%d completions for groups the target is not in", n);
+
+	/* Q_Keys not the group's: refused by each of the two members. */
+	snap(&s);
+	for (int i = 0; i < 3; i++)
+		ud_send(MCAST_QPN, bad_qkey[i], 0x000402, g, data, 64, true);
+	expect_silent_drop(&s, "datagrams to the group with other Q_Keys");
+	EXPECT_CTR(s, "drop_bad_qkey", 6);
+	n = wcs(w, 16);
+	EXPECT(n == 0, "%d completions for datagrams with other Q_Keys", n);
+
+	/* QP 2 leaves: only QP 1 receives. QP 1 leaves: nobody is in the group. */
+	tcmd("detach 2 %s", g_s);
+	fill(data, 128, 2);
+	udp = ud_send(MCAST_QPN, qg, 0x000404, g, data, 128, true);
+	settle();
+	expect_fanout((const bool[4]){ false, true, false, false }, g, udp, 0x404, data, 128,
+		      "a datagram to the group after QP 2 left");
+	tcmd("detach 1 %s", g_s);
+	snap(&s);
+	ud_send(MCAST_QPN, qg, 0x000405, g, data, 64, false);
+	sleep_ms(SILENCE_MS);
+	expect_silent_drop(&s, "a datagram to the group after its last member left");
+	EXPECT_CTR(s, "rx_packets", 0);
+	n = wcs(w, 16);
+	EXPECT(n == 0, "%d completions after the group's last member left", n);
+
+	/* QP 3 joins: it receives; QP 1 still receives what is sent to it. */
+	tcmd("attach 3 %s", g_s);
+	fill(data, 256, 3);
+	udp = ud_send(MCAST_QPN, qg, 0x000406, g, data, 256, true);
+	settle();
+	expect_fanout((const bool[4]){ false, false, false, true }, g, udp, 0x406, data, 256,
+		      "a datagram to the group after QP 3 joined");
+	udp = ud_build(A.qp[1].qpn, qg, 0x000407, A.taddr, false, data, 100, buf, sizeof(buf));
+	send_to(buf, udp, A.taddr, false, true);
+	settle();
+	n = wcs(w, 16);
+	EXPECT(n == 1, "a unicast datagram to QP 1 afterwards: %d completions", n);
+	expect_ud_landed(1, n ? &w[0] : NULL, A.addr, A.taddr, PEER_TOS, PEER_TTL, udp, 0x407, data,
+			 100, "a unicast datagram to QP 1 afterwards");
+	probe(0);
 }
