@@ -975,6 +975,7 @@ static const struct scenario {
 	{ "ud_flood", sc_ud_flood },
 	{ "srq", sc_srq },
 	{ "mcast", sc_mcast },
+	{ "mcast_unicast_qpn", sc_mcast_unicast_qpn },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

@@ -257,5 +257,6 @@ void sc_ud_qkey(void);
 void sc_ud_flood(void);
 void sc_srq(void);
 void sc_mcast(void);
+void sc_mcast_unicast_qpn(void);
 
 #endif
