@@ -229,7 +229,7 @@ static void parse_startup(void)
 void start_target(const struct topts *o)
 {
 	int to[2], from[2];
-	char a[9][32];
+	char a[12][32];
 	char *argv[32];
 	int n = 0;
 
@@ -267,6 +267,21 @@ void start_target(const struct topts *o)
 		snprintf(a[7], sizeof(a[7]), "%d", o->uc);
 		argv[n++] = "--uc";
 		argv[n++] = a[7];
+	}
+	if (o->ud) {
+		snprintf(a[8], sizeof(a[8]), "%d", o->ud);
+		argv[n++] = "--ud";
+		argv[n++] = a[8];
+	}
+	if (o->srq) {
+		snprintf(a[9], sizeof(a[9]), "%d", o->srq);
+		argv[n++] = "--srq";
+		argv[n++] = a[9];
+	}
+	if (o->recv_bytes) {
+		snprintf(a[10], sizeof(a[10]), "%d", o->recv_bytes);
+		argv[n++] = "--recv-bytes";
+		argv[n++] = a[10];
 	}
 	argv[n] = NULL;
 
@@ -957,6 +972,11 @@ static const struct scenario {
 	{ "uc_injection", sc_uc_injection },
 	{ "read_amplification", sc_read_amplification },
 	{ "ip_id_poison", sc_ip_id_poison },
+	{ "ud_qkey", sc_ud_qkey },
+	{ "ud_flood", sc_ud_flood },
+	{ "srq", sc_srq },
+	{ "mcast", sc_mcast },
+	{ "mcast_unicast_qpn", sc_mcast_unicast_qpn },
 };
 
 /* Our UDP socket on ip:4791 (urnic answers there), DF set so Linux sends IP ID 0. */

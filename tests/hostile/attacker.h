@@ -49,7 +49,10 @@ struct qpinfo {
 
 struct topts {
 	int qps, recv, max_dest_rd_atomic, min_rnr_timer, timeout, retry, rnr_retry;
-	int uc;		 /* the last uc QPs are UC (target --uc) */
+	int uc;		 /* the last uc QPs are UC (target --uc), or the uc before the UD ones */
+	int ud;		 /* the last ud QPs are UD (target --ud) */
+	int srq;	 /* the first srq QPs share an SRQ (target --srq) */
+	int recv_bytes;	 /* the length of a receive WQE (target --recv-bytes), 0: a slot */
 	const char *env; /* NAME=VALUE for the target's environment (URNIC_LIMITS=...), or NULL */
 };
 
@@ -250,5 +253,12 @@ void sc_uc_injection(void);
 
 /* limits.c: the device's configured limits */
 void sc_read_amplification(void);
+
+/* datagram.c: UD, SRQ and multicast */
+void sc_ud_qkey(void);
+void sc_ud_flood(void);
+void sc_srq(void);
+void sc_mcast(void);
+void sc_mcast_unicast_qpn(void);
 
 #endif

@@ -44,7 +44,16 @@ enum {
 	HOSTILE_MAX_RECV = 16,	     /* receive WQEs per QP */
 	HOSTILE_PEER_QPN = 0x000abc, /* the attacker's QPN for target QP 0; QP i has +i */
 	HOSTILE_ODD_SHIFT = 4,	     /* region atomic_odd: its memory starts 4 bytes past 8n */
+	HOSTILE_SRQ_WR = 64,	     /* the SRQ's max_wr (target --srq) */
+	HOSTILE_UD_GRH = 40,	     /* the GRH area in front of a UD receive (IBTA 11.4.1.2) */
 };
+
+/* The Q_Key of the target's UD QP i (target --ud): each its own, so that a datagram
+ * carrying one QP's Q_Key is refused by the others (IBTA 10.2.4). */
+static inline uint32_t hostile_qkey(unsigned i)
+{
+	return 0x11110000u + i;
+}
 
 /* Byte `off` of region r's body (kind 0) or of its guard bytes (kind 1): what the target
  * writes at start, so the attacker can predict every byte it reads. */

@@ -5,8 +5,10 @@
  * It registers six regions (hostile.h: remote write, remote read only, remote atomic,
  * no remote right, receive buffers, remote atomic at an IOVA whose memory is not 8-byte
  * aligned), each filled with a known pattern and fenced by guard bytes inside PROT_NONE
- * guard pages; creates --qps QPs (RC, the last --uc of them UC) whose peer is --peer
- * with QPN --peer-qpn + i (default HOSTILE_PEER_QPN + i), posts --recv receive WQEs on each, moves
+ * guard pages; creates --qps QPs (RC, the last --ud of them UD with the Q_Key
+ * hostile_qkey(i), the --uc before those UC) whose peer is --peer
+ * with QPN --peer-qpn + i (default HOSTILE_PEER_QPN + i), posts --recv receive WQEs of
+ * --recv-bytes on each (the first --srq QPs share one SRQ instead), moves
  * them to RTS, prints what a peer needs to know and then serves: it drains its CQs and answers
  * commands on stdin until `stop`, end of input or SIGTERM, and finally dumps the
  * checksums of every guard and region, the QP states and the device counters (read
@@ -23,8 +25,8 @@
  *   qp I                 qp I STATE
  *   post I N             N more receive WQEs on QP I (recv lines as above)
  *   send I LEN WR_ID     a signaled SEND of LEN bytes from region none on QP I
- *   wc                   wc QP WR_ID STATUS OPCODE BYTE_LEN WC_FLAGS, every completion
- *                        polled since the last `wc`
+ *   wc                   wc QP WR_ID STATUS OPCODE BYTE_LEN WC_FLAGS SRC_QP, every
+ *                        completion polled since the last `wc`
  *   counters             ctr NAME VALUE (the nonzero device counters)
  *   rss                  rss VMRSS_KB VMHWM_KB
  *   reg NAME LEN FLAGS   a new guarded region (hostile.h: index HR_COUNT + n), FLAGS of
@@ -38,13 +40,23 @@
  *   destroy I            ibv_destroy_qp of QP I: destroyed I qpn 0xQPN
  *   create N             N new RC QPs to the peer, in the first free indexes, in RTS:
  *                        qp lines as at start-up
+ *   srq_post N BYTES     N receive WQEs of BYTES on the SRQ (slots of region recv, round
+ *                        robin over the first --srq QPs' slots): srq_recv WR_ID OFFSET BYTES
+ *   srq_limit L          ibv_modify_srq(IBV_SRQ_LIMIT): arms the limit event at L
+ *   events               event TYPE qp I (NAME) | event TYPE srq (NAME), every
+ *                        asynchronous event since the last `events` (TYPE: ibv_event_type)
+ *   qkey I K             ibv_modify_qp(IBV_QP_QKEY) of UD QP I (K in hex): qkey I 0xK
+ *   attach I GROUP       ibv_attach_mcast of QP I to the IPv4 group GROUP (::ffff:GROUP)
+ *   detach I GROUP       ibv_detach_mcast
  *   stop                 the final dump (sums, qp states, counters), "bye", exit 0
- * Usage: hostile_target --peer ADDR [--peer-qpn N] [--qps N] [--uc N] [--recv N]
- *   [--psn BASE] [--max-dest-rd-atomic N] [--min-rnr-timer N] [--timeout N] [--retry N]
- *   [--rnr-retry N]; the device's own address comes from URNIC_ADDR.
+ * Usage: hostile_target --peer ADDR [--peer-qpn N] [--qps N] [--uc N] [--ud N] [--srq N]
+ *   [--recv N] [--recv-bytes N] [--psn BASE] [--max-dest-rd-atomic N] [--min-rnr-timer N]
+ *   [--timeout N] [--retry N] [--rnr-retry N]; the device's own address comes from
+ *   URNIC_ADDR.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
@@ -74,8 +86,11 @@ struct opts {
 	const char *peer;
 	uint32_t peer_qpn;
 	int qps;
-	int uc; /* the last uc of the qps QPs are UC */
+	int uc;	 /* the uc QPs before the UD ones are UC */
+	int ud;	 /* the last ud of the qps QPs are UD */
+	int srq; /* the first srq QPs take their receives from one SRQ */
 	int recv;
+	int recv_bytes; /* the length of each receive WQE posted to a QP */
 	uint32_t psn_base;
 	int max_dest_rd_atomic;
 	int min_rnr_timer;
@@ -88,7 +103,7 @@ struct wc_rec {
 	int qp;
 	uint64_t wr_id;
 	int status, opcode, wc_flags;
-	uint32_t byte_len;
+	uint32_t byte_len, src_qp;
 };
 
 static struct {
@@ -97,6 +112,8 @@ static struct {
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp[HOSTILE_MAX_QPS]; /* NULL: destroyed (`destroy`) */
+	struct ibv_srq *srq;		    /* shared by the first o.srq QPs, or NULL */
+	uint32_t srq_posted;
 	int nqp;			    /* QP indexes in use, destroyed ones included */
 	uint32_t posted[HOSTILE_MAX_QPS];   /* receive WQEs posted so far, per QP */
 	struct region reg[HOSTILE_MAX_REGIONS];
@@ -178,6 +195,28 @@ static uint32_t sq_psn(int i)
 	return rq_psn(i) ^ 0x800000;
 }
 
+/* A UD QP to RTS: its Q_Key, which every datagram it accepts must carry (IBTA 10.2.4);
+ * no peer, no receive PSN (IBTA 10.3.1 table 91). */
+static void connect_ud(int i)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp = T.qp[i];
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = hostile_qkey((unsigned)i);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("modify UD to INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		die("modify UD to RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn(i);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		die("modify UD to RTS");
+}
+
 /* To RTS with the peer. A UC QP takes the attributes IBTA 10.3.1 table 91 lists for UC
  * (no READ/atomic resources, no RNR or retry timers) and grants RDMA WRITE only. */
 static void connect_qp(int i)
@@ -187,6 +226,10 @@ static void connect_qp(int i)
 	bool uc = qp->qp_type == IBV_QPT_UC;
 	struct in_addr peer;
 
+	if (qp->qp_type == IBV_QPT_UD) {
+		connect_ud(i);
+		return;
+	}
 	if (inet_pton(AF_INET, T.o.peer, &peer) != 1) {
 		fprintf(stderr, "hostile_target: --peer %s is not an IPv4 address\n", T.o.peer);
 		exit(2);
@@ -247,6 +290,7 @@ static bool create_qp(int i, enum ibv_qp_type t)
 			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = t,
+		.srq = i < T.o.srq ? T.srq : NULL,
 	};
 
 	T.qp[i] = ibv_create_qp(T.pd, &init);
@@ -270,7 +314,8 @@ static void post_recv(int i, int n)
 		uint32_t seq = T.posted[i]++;
 		size_t off =
 		    ((size_t)i * HOSTILE_MAX_RECV + seq % HOSTILE_MAX_RECV) * HOSTILE_RECV_SLOT;
-		struct ibv_sge sge = { (uintptr_t)(g->body + off), HOSTILE_RECV_SLOT, g->mr->lkey };
+		struct ibv_sge sge = { (uintptr_t)(g->body + off), (uint32_t)T.o.recv_bytes,
+				       g->mr->lkey };
 		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i << 32 | seq,
 					  .sg_list = &sge,
 					  .num_sge = 1 };
@@ -281,7 +326,35 @@ static void post_recv(int i, int n)
 			return;
 		}
 		printf("recv %d 0x%llx %zu %d\n", i, (unsigned long long)wr.wr_id, off,
-		       HOSTILE_RECV_SLOT);
+		       T.o.recv_bytes);
+	}
+}
+
+/* `srq_post N BYTES`: n WQEs of len bytes on the SRQ, in the slots of region recv that
+ * the QPs on the SRQ do not use themselves (round robin); wr_id 0x5e00000 + n. */
+static void srq_post(int n, size_t len)
+{
+	struct region *g = &T.reg[HR_RECV];
+	uint32_t slots = (uint32_t)T.o.srq * HOSTILE_MAX_RECV;
+
+	if (!T.srq || len > HOSTILE_RECV_SLOT) {
+		printf("error srq_post\n");
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		uint32_t seq = T.srq_posted++;
+		size_t off = (size_t)(seq % slots) * HOSTILE_RECV_SLOT;
+		struct ibv_sge sge = { (uintptr_t)(g->body + off), (uint32_t)len, g->mr->lkey };
+		struct ibv_recv_wr wr = { .wr_id = 0x5e00000ull + seq,
+					  .sg_list = &sge,
+					  .num_sge = 1 };
+		struct ibv_recv_wr *bad;
+
+		if (ibv_post_srq_recv(T.srq, &wr, &bad)) {
+			printf("error ibv_post_srq_recv\n");
+			return;
+		}
+		printf("srq_recv 0x%llx %zu %zu\n", (unsigned long long)wr.wr_id, off, len);
 	}
 }
 
@@ -313,6 +386,7 @@ static void drain_cq(struct ibv_cq *cq)
 			w->opcode = wc[k].opcode;
 			w->byte_len = wc[k].byte_len;
 			w->wc_flags = (int)wc[k].wc_flags;
+			w->src_qp = wc[k].src_qp;
 		}
 	}
 }
@@ -564,6 +638,80 @@ static void cmd_send(int i, uint32_t len, uint64_t wr_id)
 		printf("error send %d %u\n", i, len);
 }
 
+/* `events`: the asynchronous events raised since the last call (the async fd is
+ * non-blocking), each acknowledged (ibv_get_async_event(3)). */
+static void print_events(void)
+{
+	struct ibv_async_event ev;
+
+	while (ibv_get_async_event(T.ctx, &ev) == 0) {
+		const char *name = ibv_event_type_str(ev.event_type);
+		int i = -1;
+
+		switch (ev.event_type) {
+		case IBV_EVENT_SRQ_LIMIT_REACHED:
+		case IBV_EVENT_SRQ_ERR:
+			printf("event %d srq%s (%s)\n", ev.event_type,
+			       ev.element.srq == T.srq ? "" : " ?", name);
+			break;
+		case IBV_EVENT_PORT_ACTIVE:
+		case IBV_EVENT_PORT_ERR:
+		case IBV_EVENT_CQ_ERR:
+			printf("event %d (%s)\n", ev.event_type, name);
+			break;
+		default:
+			for (int k = 0; k < T.nqp; k++)
+				if (T.qp[k] && T.qp[k] == ev.element.qp)
+					i = k;
+			printf("event %d qp %d (%s)\n", ev.event_type, i, name);
+			break;
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+/* `qkey I K`: a UD QP's Q_Key changed in RTS (IBTA 10.3.1 table 91: RTS to RTS may
+ * change it), e.g. to the Q_Key of a multicast group its members share. */
+static void cmd_qkey(int i, uint32_t qkey)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .qkey = qkey };
+	int ret;
+
+	if (i < 0 || i >= T.nqp || !T.qp[i] || T.qp[i]->qp_type != IBV_QPT_UD) {
+		printf("error qkey %d\n", i);
+		return;
+	}
+	ret = ibv_modify_qp(T.qp[i], &a, IBV_QP_QKEY);
+	if (ret)
+		printf("error qkey %d: %s\n", i, strerror(ret));
+	else
+		printf("qkey %d 0x%x\n", i, qkey);
+}
+
+/* `attach I GROUP` / `detach I GROUP`: QP I joins or leaves the IPv4 multicast group,
+ * named by its RoCEv2 GID ::ffff:GROUP (IBTA A17.4). */
+static void cmd_mcast(int i, const char *group, bool attach)
+{
+	union ibv_gid gid;
+	struct in_addr a;
+	int ret;
+
+	if (i < 0 || i >= T.nqp || !T.qp[i] || inet_pton(AF_INET, group, &a) != 1) {
+		printf("error %s %d %s\n", attach ? "attach" : "detach", i, group);
+		return;
+	}
+	memset(&gid, 0, sizeof(gid));
+	gid.raw[10] = 0xff;
+	gid.raw[11] = 0xff;
+	memcpy(gid.raw + 12, &a, 4);
+	ret = attach ? ibv_attach_mcast(T.qp[i], &gid, 0) : ibv_detach_mcast(T.qp[i], &gid, 0);
+	if (ret)
+		printf("error %s %d %s: %s\n", attach ? "attach" : "detach", i, group,
+		       strerror(ret));
+	else
+		printf("%s %d %s\n", attach ? "attached" : "detached", i, group);
+}
+
 static void final_dump(void)
 {
 	drain_cq(T.rcq);
@@ -581,7 +729,7 @@ static void final_dump(void)
 /* One command line. Returns false on `stop`. */
 static bool command(char *line)
 {
-	char name[32], flags[16];
+	char name[32], flags[16], group[64];
 	unsigned long long a, b, c;
 	int i, n;
 
@@ -603,8 +751,9 @@ static bool command(char *line)
 		for (unsigned k = 0; k < T.nwc; k++) {
 			const struct wc_rec *w = &T.wcs[k];
 
-			printf("wc %d 0x%llx %d %d %u %d\n", w->qp, (unsigned long long)w->wr_id,
-			       w->status, w->opcode, w->byte_len, w->wc_flags);
+			printf("wc %d 0x%llx %d %d %u %d 0x%x\n", w->qp,
+			       (unsigned long long)w->wr_id, w->status, w->opcode, w->byte_len,
+			       w->wc_flags, w->src_qp);
 		}
 		if (T.wc_lost)
 			printf("error %u completions not kept\n", T.wc_lost);
@@ -626,6 +775,22 @@ static bool command(char *line)
 		cmd_destroy(i);
 	} else if (sscanf(line, "create %d", &n) == 1) {
 		cmd_create(n);
+	} else if (sscanf(line, "srq_post %d %llu", &n, &a) == 2) {
+		srq_post(n, (size_t)a);
+	} else if (sscanf(line, "srq_limit %llu", &a) == 1) {
+		struct ibv_srq_attr sa = { .srq_limit = (uint32_t)a };
+		int ret = T.srq ? ibv_modify_srq(T.srq, &sa, IBV_SRQ_LIMIT) : EINVAL;
+
+		if (ret)
+			printf("error srq_limit: %s\n", strerror(ret));
+	} else if (sscanf(line, "qkey %d %llx", &i, &a) == 2) {
+		cmd_qkey(i, (uint32_t)a);
+	} else if (strcmp(line, "events") == 0) {
+		print_events();
+	} else if (sscanf(line, "attach %d %63s", &i, group) == 2) {
+		cmd_mcast(i, group, true);
+	} else if (sscanf(line, "detach %d %63s", &i, group) == 2) {
+		cmd_mcast(i, group, false);
 	} else {
 		printf("error unknown command '%s'\n", line);
 	}
@@ -688,6 +853,9 @@ static void parse(int argc, char **argv)
 		{ "peer-qpn", required_argument, NULL, 'Q' },
 		{ "qps", required_argument, NULL, 'q' },
 		{ "uc", required_argument, NULL, 'u' },
+		{ "ud", required_argument, NULL, 'U' },
+		{ "srq", required_argument, NULL, 'S' },
+		{ "recv-bytes", required_argument, NULL, 'B' },
 		{ "recv", required_argument, NULL, 'r' },
 		{ "psn", required_argument, NULL, 'P' },
 		{ "max-dest-rd-atomic", required_argument, NULL, 'd' },
@@ -702,6 +870,7 @@ static void parse(int argc, char **argv)
 	T.o = (struct opts){ .peer_qpn = HOSTILE_PEER_QPN,
 			     .qps = 2,
 			     .recv = 4,
+			     .recv_bytes = HOSTILE_RECV_SLOT,
 			     .psn_base = 0xfffff0,
 			     .max_dest_rd_atomic = 4,
 			     .min_rnr_timer = 1,
@@ -721,6 +890,15 @@ static void parse(int argc, char **argv)
 			break;
 		case 'u':
 			T.o.uc = arg_int(optarg, 0, HOSTILE_MAX_QPS, "--uc");
+			break;
+		case 'U':
+			T.o.ud = arg_int(optarg, 0, HOSTILE_MAX_QPS, "--ud");
+			break;
+		case 'S':
+			T.o.srq = arg_int(optarg, 0, HOSTILE_MAX_QPS, "--srq");
+			break;
+		case 'B':
+			T.o.recv_bytes = arg_int(optarg, 0, HOSTILE_RECV_SLOT, "--recv-bytes");
 			break;
 		case 'r':
 			T.o.recv = arg_int(optarg, 0, HOSTILE_MAX_RECV, "--recv");
@@ -747,8 +925,10 @@ static void parse(int argc, char **argv)
 			exit(2);
 		}
 	}
-	if (T.o.uc > T.o.qps) {
-		fprintf(stderr, "hostile_target: --uc %d is more than --qps %d\n", T.o.uc, T.o.qps);
+	if (T.o.uc + T.o.ud > T.o.qps || T.o.srq > T.o.qps) {
+		fprintf(stderr,
+			"hostile_target: --uc %d, --ud %d or --srq %d is more than --qps %d\n",
+			T.o.uc, T.o.ud, T.o.srq, T.o.qps);
 		exit(2);
 	}
 	if (!T.o.peer) {
@@ -770,6 +950,9 @@ static void open_device(void)
 	ibv_free_device_list(list);
 	if (!T.ctx)
 		die("ibv_open_device");
+	/* `events` reads what is there and returns. */
+	if (fcntl(T.ctx->async_fd, F_SETFL, fcntl(T.ctx->async_fd, F_GETFL) | O_NONBLOCK))
+		die("fcntl async_fd");
 }
 
 int main(int argc, char **argv)
@@ -805,8 +988,20 @@ int main(int argc, char **argv)
 	region_new(HR_ATOMIC_ODD, hostile_region_names[HR_ATOMIC_ODD], HOSTILE_ATOMIC_BYTES,
 		   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, HOSTILE_ODD_SHIFT,
 		   HOSTILE_ODD_IOVA);
+	if (T.o.srq) {
+		struct ibv_srq_init_attr si = { .attr = { .max_wr = HOSTILE_SRQ_WR,
+							  .max_sge = 1 } };
+
+		T.srq = ibv_create_srq(T.pd, &si);
+		if (!T.srq)
+			die("ibv_create_srq");
+	}
 	for (int i = 0; i < T.o.qps; i++) {
-		if (!create_qp(i, i >= T.o.qps - T.o.uc ? IBV_QPT_UC : IBV_QPT_RC))
+		enum ibv_qp_type t = i >= T.o.qps - T.o.ud	      ? IBV_QPT_UD
+				     : i >= T.o.qps - T.o.ud - T.o.uc ? IBV_QPT_UC
+								      : IBV_QPT_RC;
+
+		if (!create_qp(i, t))
 			die("ibv_create_qp");
 		connect_qp(i);
 	}
@@ -818,7 +1013,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)T.reg[r].iova, T.reg[r].len, T.reg[r].mr->rkey);
 	for (int i = 0; i < T.o.qps; i++)
 		print_qp_line(i);
-	for (int i = 0; i < T.o.qps; i++)
+	for (int i = T.o.srq; i < T.o.qps; i++)
 		post_recv(i, T.o.recv);
 	printf("ready\n");
 	fflush(stdout);
@@ -831,6 +1026,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < T.nqp; i++)
 		if (T.qp[i])
 			ibv_destroy_qp(T.qp[i]);
+	if (T.srq)
+		ibv_destroy_srq(T.srq);
 	for (int r = 0; r < T.nreg; r++)
 		region_free(&T.reg[r]);
 	ibv_destroy_cq(T.scq);
