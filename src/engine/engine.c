@@ -741,6 +741,13 @@ void urnic_engine_rx(struct urnic_engine *e, const uint8_t *src_ip, uint16_t spo
 		rx_mcast(e, &pkt, src_ip, dst_ip, len);
 		return;
 	}
+	/* IBTA 10.5 / A17.4: a packet to a group is multicast and names DestQP 0xFFFFFF; one
+	 * that names a QP is addressed to no QP here (a group socket receives it whether or
+	 * not that QP joined, and an RC QP never joins). */
+	if (urnic_mcast_ip(e->ipv6, dst_ip)) {
+		urnic_count(e, URNIC_CTR_drop_mcast_unicast_qpn);
+		return;
+	}
 	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
 	if (!qp) {
 		urnic_count(e, URNIC_CTR_drop_unknown_qp);

@@ -912,8 +912,7 @@ static uint64_t drops_since(const struct urnic_ctrfile *s)
  * not, RC QP 0 (connected to us). A datagram to QP 1's and to QP 3's number, and an RC
  * WRITE to QP 0's, each sent to the group's address, must reach no one: no completion,
  * nothing written, no reply, each dropped (under whatever name). The group then still
- * delivers a datagram with DestQP 0xFFFFFF to QP 1 only. Not in CTest while the engine
- * delivers them (README). */
+ * delivers a datagram with DestQP 0xFFFFFF to QP 1 only. */
 void sc_mcast_unicast_qpn(void)
 {
 	struct topts o = ud_topts(4, 3);
