@@ -509,9 +509,10 @@ enum {
 };
 
 /*
- * Inputs that break an invariant because of an engine bug not fixed yet: written here so
- * that they are kept, but into corpus/pending-<target>/, which neither the replay test nor
- * the libFuzzer run reads (the fuzz_known_bugs_<target> test checks that they still fail).
+ * Inputs that break an invariant because of an engine bug not fixed yet (crash-*), and
+ * their near misses (near-*): written here so that they are kept, but into
+ * corpus/pending-<target>/, which neither the replay test nor the libFuzzer run reads
+ * (fuzz_known_bugs_<target> checks that the first still fail and the others do not).
  * Once the engine is fixed, name the real target here, regenerate, and remove the
  * pending directory (README.md).
  */
@@ -623,6 +624,60 @@ static void action_seeds(void)
 	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, W0, 0, 64);
 	rec(&o, 0, &h, 64);
 	save("responder", "act-window-after-destroy", &o);
+}
+
+/* Near misses of the known bugs (pending_seeds), so that one mutation reaches each: an
+ * action between the packets of a WRITE that leaves its target alone (another region
+ * deregistered or moved, another window unbound), a QP made again one creation short of
+ * its old QPN. They pass, but steer the fuzzer to the bugs within seconds, so they wait
+ * beside the crash inputs until the engine is fixed. */
+static void near_miss_seeds(void)
+{
+	static struct out o;
+	struct urnic_pkt h;
+
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_FIRST, 0, FR_RW, 0, 3000);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_DEREG, FR_RO);
+	h = hdr(URNIC_OP_RC_RDMA_WRITE_MIDDLE, 1);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_REREG, FR_ATOMIC, URNIC_MR_REREG_TRANSLATION, 0);
+	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 2);
+	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
+	ACT(&o, 0, FA_MW_ALLOC, 0, 0);
+	ACT(&o, 0, FA_MW_ALLOC, 1, 0);
+	ACT(&o, 0, FA_BIND, 0, FR_WIN, 0x00, 0x00, 0x10, 0x00, RW);
+	ACT(&o, 0, FA_BIND, 1, FR_WIN, 0x10, 0x00, 0x08, 0x00, RW);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_FIRST, 3, W0, 0, 3000);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_BIND, 1, FR_WIN, 0, 0, 0, 0, 0);
+	h = hdr(URNIC_OP_RC_RDMA_WRITE_MIDDLE, 4);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_MW_DEALLOC, 1);
+	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 5);
+	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
+	save(PENDING_RESPONDER, "near-write-after-dereg", &o);
+
+	ACT(&o, 0, FA_MW_ALLOC, 0, 1);
+	ACT(&o, 0, FA_BIND, 0, FR_WIN, 0x00, 0x00, 0x10, 0x00, RW);
+	ACT(&o, 0, FA_DESTROY);
+	ACT(&o, 0, FA_CREATE, FUZZ_QPN_PERIOD - 3);
+	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, W0, 0, 64);
+	rec(&o, 0, &h, 64);
+	save(PENDING_RESPONDER, "near-mw2-qpn-reuse", &o);
+
+	h = req_reth(URNIC_OP_UC_RDMA_WRITE_FIRST, 0, FR_RW, 0, 3000);
+	h.bth.ackreq = false;
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_DEREG, FR_RO);
+	h = hdr(URNIC_OP_UC_RDMA_WRITE_MIDDLE, 1);
+	h.bth.ackreq = false;
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_REREG, FR_ATOMIC, URNIC_MR_REREG_TRANSLATION, 0);
+	h = hdr(URNIC_OP_UC_RDMA_WRITE_LAST, 2);
+	h.bth.ackreq = false;
+	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
+	save(PENDING_UC, "near-uc-write-after-dereg", &o);
 }
 
 /* Known engine bugs (PENDING_*): a WRITE's R_Key is resolved once, on its first packet,
@@ -1121,6 +1176,7 @@ int main(int argc, char **argv)
 	responder_seeds("srq");
 	action_seeds();
 	pending_seeds();
+	near_miss_seeds();
 	uc_seeds();
 	ud_seeds();
 	srq_seeds();
