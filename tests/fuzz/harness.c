@@ -17,7 +17,7 @@
  *     inline data - never from anywhere else;
  *   - completions: status and opcode in range and right for the queue, each posted WQE
  *     completes at most once, in the order posted (IBTA 10.8.3), a successful receive
- *     no longer than its buffer (UD: with the GRH flag and room for the GRH); with an
+ *     no longer than its buffer (UD: with the GRH flag, and a GRH from the peer); with an
  *     SRQ each of its WQEs completes once, on one QP, in the order that QP took them;
  *   - engine state: work queue indexes in order, the responder's count of resources
  *     still replying equal to the resources marked so, the QPs in RTS or ERR, each
@@ -184,10 +184,11 @@ struct qpx {
 	uint64_t created_seq;		 /* harness.qp_seq when it was created */
 	uint64_t send_posted, send_done; /* wr_ids are sequence numbers */
 	uint64_t recv_posted, recv_done;
-	uint64_t send_ok, recv_ok;   /* completions with status success */
-	uint64_t srq_next;	     /* SRQ: completions come with wr_ids from here up */
-	uint32_t recv_len[RQ_DEPTH]; /* by recv wr_id % RQ_DEPTH */
-	uint32_t send_op[SQ_DEPTH];  /* by send wr_id % SQ_DEPTH */
+	uint64_t send_ok, recv_ok;    /* completions with status success */
+	uint64_t srq_next;	      /* SRQ: completions come with wr_ids from here up */
+	uint32_t recv_len[RQ_DEPTH];  /* by recv wr_id % RQ_DEPTH */
+	uint64_t recv_addr[RQ_DEPTH]; /* where its first SGE starts (iova = address) */
+	uint32_t send_op[SQ_DEPTH];   /* by send wr_id % SQ_DEPTH */
 	unsigned last_wqe_events;
 	bool attached[FUZZ_MCAST_GROUPS];
 };
@@ -653,7 +654,8 @@ static void qp_new(struct harness *h, struct qpx *x)
 		/* As src/verbs/qp.c: a UD QP's source port is fixed at creation. */
 		x->qp.attr.peer.sport = (uint16_t)(0xc000 | ((x->qp.qpn * 0x61c88647u) >> 18));
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_INIT,
-				  state | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY) == 0);
+				  state | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY) ==
+			   0);
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTR, state) == 0);
 		a.sq_psn = x->is_r ? 0x000100 : FUZZ_Q_SQ_PSN;
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTS, state | URNIC_QP_SQ_PSN) == 0);
@@ -725,6 +727,7 @@ static void post_recv(struct harness *h, struct qpx *x)
 		h->srq_len[h->srq_posted++] = total;
 	} else {
 		x->recv_len[x->recv_posted % RQ_DEPTH] = total;
+		x->recv_addr[x->recv_posted % RQ_DEPTH] = w->sge[0].addr;
 		x->recv_posted++;
 	}
 	atomic_store_explicit(&rq->prod, prod + 1, memory_order_release);
@@ -823,8 +826,32 @@ static uint16_t wc_opcode_of(uint32_t wr_opcode)
 	}
 }
 
+/* The GRH area of a UD receive (ud.c build_grh, IPv4): 20 zero bytes, then an IPv4
+ * header from the peer to us or to a group, with a valid checksum (rdma-core's
+ * ibv_init_ah_from_wc tells IPv4 from IPv6 by it). A later datagram of the same batch
+ * may have rewritten the area since, but only with another such header. The first SGE
+ * of every receive template holds all 40 bytes, and it resolved: the address is ours. */
+static void check_grh(const uint8_t *grh)
+{
+	static const uint8_t zero[20];
+	const uint8_t *ip = grh + 20;
+	uint32_t sum = 0;
+
+	FUZZ_CHECK(memcmp(grh, zero, sizeof(zero)) == 0);
+	FUZZ_CHECK(ip[0] == 0x45 && ip[9] == 17);
+	FUZZ_CHECK(memcmp(ip + 12, peer_ip, 4) == 0);
+	FUZZ_CHECK(memcmp(ip + 16, local_ip, 4) == 0 || memcmp(ip + 16, group_ip[0], 4) == 0 ||
+		   memcmp(ip + 16, group_ip[1], 4) == 0);
+	for (int i = 0; i < 20; i += 2)
+		sum += urnic_get_be16(ip + i);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	FUZZ_CHECK(sum == 0xffff);
+}
+
 static void check_recv(struct harness *h, struct qpx *x, const struct urnic_cqe *c)
 {
+	uint64_t addr = 0;
 	uint32_t len;
 
 	FUZZ_CHECK(c->opcode == URNIC_WC_RECV || c->opcode == URNIC_WC_RECV_RDMA_WITH_IMM);
@@ -839,6 +866,7 @@ static void check_recv(struct harness *h, struct qpx *x, const struct urnic_cqe 
 		FUZZ_CHECK(x->recv_done < x->recv_posted);
 		FUZZ_CHECK(c->wr_id == x->recv_done);
 		len = x->recv_len[x->recv_done % RQ_DEPTH];
+		addr = x->recv_addr[x->recv_done % RQ_DEPTH];
 	}
 	x->recv_ok += c->status == URNIC_WC_SUCCESS;
 	x->recv_done++;
@@ -850,6 +878,7 @@ static void check_recv(struct harness *h, struct qpx *x, const struct urnic_cqe 
 		/* IBTA 11.4.2.1: the GRH area comes first, and the completion says so. */
 		FUZZ_CHECK(c->opcode == URNIC_WC_RECV);
 		FUZZ_CHECK((c->wc_flags & URNIC_WC_WITH_GRH) && c->byte_len >= URNIC_UD_GRH_BYTES);
+		check_grh((const uint8_t *)(uintptr_t)addr);
 	}
 }
 
@@ -1121,10 +1150,9 @@ static void act(struct harness *h, struct qpx *x, const uint8_t *p, size_t len)
 		break;
 	case FA_MW_ALLOC:
 		if (!s->mw) {
-			FUZZ_CHECK(urnic_mw_alloc(&h->e.mrs, &h->pd,
-						  a[2] & 1 ? URNIC_KEY_MW2 : URNIC_KEY_MW1,
-						  (uint16_t)urnic_engine_random(&h->e),
-						  &s->mw) == 0);
+			FUZZ_CHECK(urnic_mw_alloc(
+				       &h->e.mrs, &h->pd, a[2] & 1 ? URNIC_KEY_MW2 : URNIC_KEY_MW1,
+				       (uint16_t)urnic_engine_random(&h->e), &s->mw) == 0);
 			s->key = s->mw->key;
 		}
 		break;
