@@ -103,13 +103,29 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 	case 3: /* an action record's action or one of its arguments changed */
 		for (size_t i = 0; i < n; i++) {
 			size_t r = at[(k + i) % n], alen = at[(k + i) % n + 1] - r - FUZZ_REC_HDR;
+			uint8_t *b;
 			size_t j;
 
 			if ((data[r] & FUZZ_CTL_QP_MASK) != FUZZ_CTL_ACTION || !alen)
 				continue;
 			j = rng_next(&s) % (alen < ACTION_MAX ? alen : ACTION_MAX);
-			data[r + FUZZ_REC_HDR + j] =
-			    (uint8_t)(j == 0 ? rng_next(&s) % FA_COUNT : rng_next(&s) % 16);
+			b = data + r + FUZZ_REC_HDR + j;
+			/* Arguments: a small value (a region, a slot), one step from the old
+			 * (a count such as FA_CREATE's churn), or any. */
+			switch (j == 0 ? 3 : rng_next(&s) % 3) {
+			case 0:
+				*b = (uint8_t)(rng_next(&s) % 16);
+				break;
+			case 1:
+				*b = (uint8_t)(*b + (rng_next(&s) & 1 ? 1 : -1));
+				break;
+			case 2:
+				*b = (uint8_t)rng_next(&s);
+				break;
+			default:
+				*b = (uint8_t)(rng_next(&s) % FA_COUNT);
+				break;
+			}
 			return size;
 		}
 		break;
