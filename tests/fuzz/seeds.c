@@ -624,6 +624,12 @@ static void action_seeds(void)
 	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, W0, 0, 64);
 	rec(&o, 0, &h, 64);
 	save("responder", "act-window-after-destroy", &o);
+
+	/* The region a READ reads deregistered before its responses go out. */
+	h = req_reth(URNIC_OP_RC_RDMA_READ_REQUEST, 0, FR_RO, 0, 3000);
+	rec(&o, FUZZ_CTL_NO_PASS, &h, 0);
+	ACT(&o, 0, FA_DEREG, FR_RO);
+	save("responder", "act-read-dereg", &o);
 }
 
 /* Near misses of the known bugs (pending_seeds), so that one mutation reaches each: an
@@ -1135,6 +1141,23 @@ static void completer_seeds(void)
 		rec(&o, 6 << FUZZ_CTL_CLOCK_SHIFT, &h, 0);
 	}
 	save("completer", "timeouts", &o);
+
+	/* The READ's target region deregistered between its response packets; Q destroyed
+	 * with work outstanding, answered at its old QPN, made again. */
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST, p[3].first, 0x1f, 4);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_DEREG, FR_DST);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE, p[3].first + 1, 0, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_LAST, p[3].first + 2, 0x1f, 4);
+	rec(&o, 0, &h, p[3].len - 2 * FUZZ_MTU);
+	save("completer", "act-read-dereg", &o);
+	answer(&o, &p[0], 1, 0);
+	ACT(&o, 0, FA_DESTROY);
+	answer(&o, &p[1], 2, 0);
+	ACT(&o, 0, FA_CREATE, 0);
+	all_answers(&o, p, n, 0, 0);
+	save("completer", "act-destroy-create", &o);
 
 	/* More work posted as answers come (ctl bit 7). */
 	for (unsigned k = 0; k < n; k++)
