@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * replay.c - runs a fuzz target's entry point (fuzz_responder.c or fuzz_completer.c)
- * over fixed inputs under any compiler, so the corpus is a regression test everywhere.
+ * replay.c - runs a fuzz target's entry point (fuzz_<target>.c) over fixed inputs under
+ * any compiler, so the corpus is a regression test everywhere.
  *
  * Every file named (or found in a directory named) runs as it is, then each of its
  * record prefixes, then -m N (default 64) deterministic mutations of it (bytes flipped,
