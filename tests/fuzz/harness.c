@@ -1086,7 +1086,7 @@ static void qp_destroy(struct harness *h, struct qpx *x)
 }
 
 /* A destroyed QP made again, after `churn` other QPs came and went (a busy device's
- * QPNs move on: after FUZZ_QPN_PERIOD creations a slot's QPN comes back). */
+ * QPNs move on; harness.h, FUZZ_QPN_PERIOD). */
 static void qp_create(struct harness *h, struct qpx *x, unsigned churn)
 {
 	if (x->live)

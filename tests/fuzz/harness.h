@@ -83,8 +83,9 @@ enum {
 	FUZZ_MCAST_GROUPS = 2,
 	FUZZ_QKEY = 0x11111111, /* R's and Q's Q_Key (UD), the one the rxe capture uses */
 	FUZZ_SRQ_DEPTH = 16,
-	/* engine.c urnic_engine_qp_add: the 8-bit generation of a QPN skips 0, so a slot
-	 * gives out the same QPN again after this many QP creations. */
+	/* A QPN carries an 8-bit generation that skips 0: a slot reused at once would give
+	 * out the same QPN after this many creations. engine.c takes slots in turn, so it
+	 * does not; the seeds churn this many QPs to look for a new QP under an old number. */
 	FUZZ_QPN_PERIOD = 255,
 };
 
@@ -117,7 +118,8 @@ enum fuzz_action {
 	FA_MODIFY_ERR,	 /* the QP to the error state (ibv_modify_qp) */
 	FA_DESTROY,	 /* ibv_destroy_qp (EBUSY while attached to a group) */
 	FA_CREATE,	 /* a destroyed QP made again in RTS, after a0 other QPs were created
-			  * and destroyed: a0 = FUZZ_QPN_PERIOD - 2 gives R its old QPN back */
+			  * and destroyed (a0 = FUZZ_QPN_PERIOD - 2: R's old QPN would come back
+			  * if slots were reused at once) */
 	FA_MCAST_ATTACH, /* a0 group: ibv_attach_mcast (UD only) */
 	FA_MCAST_DETACH, /* a0 group: ibv_detach_mcast */
 	FA_SRQ_ARM,	 /* a0 limit (modulo FUZZ_SRQ_DEPTH + 1): ibv_modify_srq IBV_SRQ_LIMIT */

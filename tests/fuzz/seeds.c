@@ -16,7 +16,7 @@
  * limit, and, for the completer, the ideal answers to Q's planned work (harness.c
  * fuzz_plan) and their usual failures (RNR, sequence NAK, implicit NAK, remote errors,
  * duplicates). Inputs that show engine bugs not fixed yet go to corpus/pending-<target>/
- * (PENDING_*). The ICRC is left zero: the harness skips it.
+ * (README.md, "Known bugs"). The ICRC is left zero: the harness skips it.
  * Usage: fuzz_seeds GOLDEN_DIR OUT_DIR (writes OUT_DIR/<target> for each target).
  */
 #include <dirent.h>
@@ -509,15 +509,13 @@ enum {
 };
 
 /*
- * Inputs that break an invariant because of an engine bug not fixed yet (crash-*), and
- * their near misses (near-*): written here so that they are kept, but into
- * corpus/pending-<target>/, which neither the replay test nor the libFuzzer run reads
- * (fuzz_known_bugs_<target> checks that the first still fail and the others do not).
- * Once the engine is fixed, name the real target here, regenerate, and remove the
- * pending directory (README.md).
+ * Inputs that broke an invariant because of an engine bug (crash-*), kept so that the
+ * replay test runs them on every build, and their near misses (near-*). An input that
+ * shows a bug not fixed yet goes to corpus/pending-<target>/ instead (save() with
+ * "pending-<target>"), which neither the replay test nor the libFuzzer run reads:
+ * fuzz_known_bugs_<target> checks that its crash-* inputs still fail and its near-*
+ * ones do not, until the fix moves them here (README.md, "Known bugs").
  */
-#define PENDING_RESPONDER "pending-responder"
-#define PENDING_UC	  "pending-uc"
 
 static void action_seeds(void)
 {
@@ -632,11 +630,11 @@ static void action_seeds(void)
 	save("responder", "act-read-dereg", &o);
 }
 
-/* Near misses of the known bugs (pending_seeds), so that one mutation reaches each: an
+/* Near misses of the known bugs (bug_seeds), so that one mutation reaches each: an
  * action between the packets of a WRITE that leaves its target alone (another region
  * deregistered or moved, another window unbound), a QP made again one creation short of
  * its old QPN. They pass, but steer the fuzzer to the bugs within seconds, so they wait
- * beside the crash inputs until the engine is fixed. */
+ * beside the crash inputs. */
 static void near_miss_seeds(void)
 {
 	static struct out o;
@@ -662,7 +660,7 @@ static void near_miss_seeds(void)
 	ACT(&o, 0, FA_MW_DEALLOC, 1);
 	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 5);
 	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
-	save(PENDING_RESPONDER, "near-write-after-dereg", &o);
+	save("responder", "near-write-after-dereg", &o);
 
 	ACT(&o, 0, FA_MW_ALLOC, 0, 1);
 	ACT(&o, 0, FA_BIND, 0, FR_WIN, 0x00, 0x00, 0x10, 0x00, RW);
@@ -670,7 +668,7 @@ static void near_miss_seeds(void)
 	ACT(&o, 0, FA_CREATE, FUZZ_QPN_PERIOD - 3);
 	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, W0, 0, 64);
 	rec(&o, 0, &h, 64);
-	save(PENDING_RESPONDER, "near-mw2-qpn-reuse", &o);
+	save("responder", "near-mw2-qpn-reuse", &o);
 
 	h = req_reth(URNIC_OP_UC_RDMA_WRITE_FIRST, 0, FR_RW, 0, 3000);
 	h.bth.ackreq = false;
@@ -683,14 +681,14 @@ static void near_miss_seeds(void)
 	h = hdr(URNIC_OP_UC_RDMA_WRITE_LAST, 2);
 	h.bth.ackreq = false;
 	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
-	save(PENDING_UC, "near-uc-write-after-dereg", &o);
+	save("uc", "near-uc-write-after-dereg", &o);
 }
 
-/* Known engine bugs (PENDING_*): a WRITE's R_Key is resolved once, on its first packet,
- * and the rest of the message is placed through that pointer after the region or window
- * has gone; a type 2 window outlives the QP it was bound through, and a new QP given the
- * same QPN may use it. */
-static void pending_seeds(void)
+/* Engine bugs the fuzzer showed: a WRITE's R_Key was resolved once, on its first packet,
+ * and the rest of the message placed through that pointer after the region or window
+ * had gone; a type 2 window outlived the QP it was bound through, and a new QP given the
+ * same QPN could use it. */
+static void bug_seeds(void)
 {
 	static struct out o;
 	struct urnic_pkt h;
@@ -702,7 +700,7 @@ static void pending_seeds(void)
 	rec(&o, 0, &h, FUZZ_MTU);
 	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 2);
 	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
-	save(PENDING_RESPONDER, "crash-write-after-dereg", &o);
+	save("responder", "crash-write-after-dereg", &o);
 
 	h = req_reth(URNIC_OP_RC_RDMA_WRITE_FIRST, 0, FR_RW, 0, 3000);
 	rec(&o, 0, &h, FUZZ_MTU);
@@ -711,7 +709,7 @@ static void pending_seeds(void)
 	rec(&o, 0, &h, FUZZ_MTU);
 	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 2);
 	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
-	save(PENDING_RESPONDER, "crash-write-after-rereg", &o);
+	save("responder", "crash-write-after-rereg", &o);
 
 	ACT(&o, 0, FA_MW_ALLOC, 0, 0);
 	ACT(&o, 0, FA_BIND, 0, FR_WIN, 0x00, 0x00, 0x10, 0x00, RW);
@@ -722,7 +720,7 @@ static void pending_seeds(void)
 	rec(&o, 0, &h, FUZZ_MTU);
 	h = hdr(URNIC_OP_RC_RDMA_WRITE_LAST, 2);
 	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
-	save(PENDING_RESPONDER, "crash-write-after-unbind", &o);
+	save("responder", "crash-write-after-unbind", &o);
 
 	/* R's slot gets its QPN back after FUZZ_QPN_PERIOD creations: Q's, the churn, R's. */
 	ACT(&o, 0, FA_MW_ALLOC, 0, 1);
@@ -731,7 +729,7 @@ static void pending_seeds(void)
 	ACT(&o, 0, FA_CREATE, FUZZ_QPN_PERIOD - 2);
 	h = req_reth(URNIC_OP_RC_RDMA_WRITE_ONLY, 0, W0, 0, 64);
 	rec(&o, 0, &h, 64);
-	save(PENDING_RESPONDER, "crash-mw2-qpn-reuse", &o);
+	save("responder", "crash-mw2-qpn-reuse", &o);
 
 	h = req_reth(URNIC_OP_UC_RDMA_WRITE_FIRST, 0, FR_RW, 0, 3000);
 	h.bth.ackreq = false;
@@ -743,7 +741,7 @@ static void pending_seeds(void)
 	h = hdr(URNIC_OP_UC_RDMA_WRITE_LAST, 2);
 	h.bth.ackreq = false;
 	rec(&o, 0, &h, 3000 - 2 * FUZZ_MTU);
-	save(PENDING_UC, "crash-uc-write-after-dereg", &o);
+	save("uc", "crash-uc-write-after-dereg", &o);
 }
 
 /* ---- hand-made: UC (R a UC responder, Q a UC requester; no ACKs) ---- */
@@ -1192,13 +1190,11 @@ int main(int argc, char **argv)
 	mkdir_p("uc");
 	mkdir_p("ud");
 	mkdir_p("srq");
-	mkdir_p(PENDING_RESPONDER);
-	mkdir_p(PENDING_UC);
 	from_golden(argv[1]);
 	responder_seeds("responder");
 	responder_seeds("srq");
 	action_seeds();
-	pending_seeds();
+	bug_seeds();
 	near_miss_seeds();
 	uc_seeds();
 	ud_seeds();
