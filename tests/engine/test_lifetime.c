@@ -289,6 +289,78 @@ static void test_write_with_grant_intact_lands(void)
 	env_close(&v);
 }
 
+/* ibv_modify_qp to the error state between the FIRST and the rest: b takes no more of
+ * the message (IBTA 10.3.1: a QP in error processes no incoming packets); a's WRITE is
+ * never acknowledged and ends with a retry error. */
+static void test_write_after_modify_to_error(void)
+{
+	struct env v;
+	struct urnic_qp_attr none = {0};
+	struct urnic_cqe c;
+
+	env_open(&v, false, FAB_ALL_ACCESS, 61);
+	start_write(&v, v.rb.mr->key, v.rb.mr->iova + WOFF);
+	CHECK_EQ(fab_modify(v.p.b, &none, URNIC_QPS_ERR, URNIC_QP_STATE), 0);
+	for (int k = 0; k < 2; k++)
+		fab_inject(v.p.f, v.p.f->hosts[0].ip, 1, v.keep[k]->cap_info.sport, v.keep[k]->cap,
+			   v.keep[k]->cap_len, false);
+	fab_clear_rules(v.p.f);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	fabric_settle(v.p.f);
+	CHECK(memcmp(v.rb.p + WOFF + FIRST, v.before + WOFF + FIRST, RLEN - WOFF - FIRST) == 0);
+	CHECK_EQ(c.wr_id, 0xa1);
+	CHECK(c.status != URNIC_WC_SUCCESS);
+	CHECK(fab_ctr(v.p.f, 1, URNIC_CTR_drop_qp_error) >= 2);
+	env_close(&v);
+}
+
+/* The receive buffer's region deregistered between the FIRST and the rest of a SEND:
+ * the rest is not placed; the receive completes with a local protection error and a
+ * gets NAK remote operational error (IBTA 9.9.3.1, as rxe). */
+static void test_send_after_receive_buffer_dereg(void)
+{
+	struct env v;
+	struct urnic_cqe c, rc;
+
+	env_open(&v, false, FAB_ALL_ACCESS, 62);
+	CHECK_EQ(fab_post_recv(v.p.b, 0xb7,
+			       &(struct urnic_sge){v.rb.mr->iova + WOFF, WLEN, v.rb.mr->key}, 1),
+		 0);
+	for (int k = 0; k < 2; k++)
+		v.keep[k] =
+		    fab_add_rule(v.p.f, &(struct fab_rule){
+					    .match = FAB_M_SRC | FAB_M_OPCODE,
+					    .src = 0,
+					    .opcode = (uint8_t)(URNIC_OP_RC_SEND_FIRST + 1 + k),
+					    .count = 1,
+					    .action = FAB_DROP,
+					    .capture = true,
+					});
+	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){.wr_id = 0xa3,
+							    .opcode = URNIC_WR_SEND,
+							    .num_sge = 1,
+							    .sge = {fab_sge(v.la.mr, 0, WLEN)}}),
+		 0);
+	CHECK(fabric_run(v.p.f, first_arrived, NULL, 1000));
+	fab_flush(v.p.f);
+	CHECK(memcmp(v.rb.p + WOFF, v.la.p, FIRST) == 0);
+	fab_dereg(v.p.f, 1, v.rb.mr);
+	v.rb.mr = NULL;
+	for (int k = 0; k < 2; k++)
+		fab_inject(v.p.f, v.p.f->hosts[0].ip, 1, v.keep[k]->cap_info.sport, v.keep[k]->cap,
+			   v.keep[k]->cap_len, false);
+	fab_clear_rules(v.p.f);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	fabric_settle(v.p.f);
+	CHECK(memcmp(v.rb.p + WOFF + FIRST, v.before + WOFF + FIRST, RLEN - WOFF - FIRST) == 0);
+	CHECK_EQ(c.wr_id, 0xa3);
+	CHECK_EQ(c.status, URNIC_WC_REM_OP_ERR);
+	CHECK_EQ(fab_poll(&v.p.b->rcq, &rc, 1), 1);
+	CHECK_EQ(rc.wr_id, 0xb7);
+	CHECK_EQ(rc.status, URNIC_WC_LOC_PROT_ERR);
+	env_close(&v);
+}
+
 static bool responses_sent(struct fabric *f, void *arg)
 {
 	return fab_ctr(f, 1, URNIC_CTR_read_resp_sent) >= *(const uint64_t *)arg;
@@ -416,6 +488,8 @@ int main(void)
 	RUN(test_write_after_local_invalidate);
 	RUN(test_write_after_dealloc_mw);
 	RUN(test_write_after_rebind_same_key);
+	RUN(test_write_after_modify_to_error);
+	RUN(test_send_after_receive_buffer_dereg);
 	RUN(test_read_after_dereg);
 	RUN(test_read_after_rereg);
 	RUN(test_type2_window_freed_with_its_qp);
