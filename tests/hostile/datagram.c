@@ -254,7 +254,8 @@ static void expect_ud_in(int qi, const struct dwc *w, struct rwqe at, const uint
 	       w ? w->byte_len : 0, w ? w->flags : 0, w ? w->src_qp : 0, qi, at.wr_id,
 	       HOSTILE_UD_GRH + len, sqpn);
 	grh_of(A.shadow[HR_RECV] + at.off, src, dst, udp, tos, ttl);
-	memcpy(A.shadow[HR_RECV] + at.off + HOSTILE_UD_GRH, data, len);
+	if (len) /* a zero-length datagram's data may be NULL */
+		memcpy(A.shadow[HR_RECV] + at.off + HOSTILE_UD_GRH, data, len);
 	check_slot(at.off, what);
 }
 
