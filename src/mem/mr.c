@@ -180,18 +180,23 @@ static enum urnic_mr_check window_check(const struct urnic_mr *mw, const struct 
 	return URNIC_MR_OK;
 }
 
-enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
-					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
-					    uint64_t iova, uint64_t len, uint32_t need,
-					    uint8_t **host)
+enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
+						const struct urnic_pd *pd, uint32_t qpn,
+						uint32_t key, uint64_t iova, uint64_t len,
+						uint32_t need, uint8_t **host, uint32_t *gen)
 {
 	const struct urnic_mr *mr = lookup(t, key);
 	enum urnic_mr_check c;
 
 	if (!mr)
 		return URNIC_MR_BAD_KEY;
-	if (mr->kind == URNIC_KEY_MR)
-		return urnic_mr_resolve(t, pd, key, iova, len, need, host);
+	*gen = mr->gen;
+	if (mr->kind == URNIC_KEY_MR) {
+		c = region_check(mr, pd, iova, len, need);
+		if (c == URNIC_MR_OK)
+			*host = mr->host + (iova - mr->iova);
+		return c;
+	}
 	c = window_check(mr, pd, qpn, &iova, len, need, true);
 	if (c != URNIC_MR_OK)
 		return c;
@@ -200,6 +205,16 @@ enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 	mr = mr->mw_mr;
 	*host = mr->host + (iova - mr->iova);
 	return URNIC_MR_OK;
+}
+
+enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
+					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
+					    uint64_t iova, uint64_t len, uint32_t need,
+					    uint8_t **host)
+{
+	uint32_t gen;
+
+	return urnic_mr_resolve_remote_gen(t, pd, qpn, key, iova, len, need, host, &gen);
 }
 
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,

@@ -138,6 +138,13 @@ enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 					    uint64_t iova, uint64_t len, uint32_t need,
 					    uint8_t **host);
 
+/* The same, and the generation of the key's slot (urnic_mr_key_gen) in *gen when the
+ * key names a live slot: one lookup for a packet that checks both. */
+enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
+						const struct urnic_pd *pd, uint32_t qpn,
+						uint32_t key, uint64_t iova, uint64_t len,
+						uint32_t need, uint8_t **host, uint32_t *gen);
+
 /* The region an R_Key gives remote access to (the window's region for a window key),
  * after the same checks as urnic_mr_resolve_remote with len 0; NULL if they fail. */
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,

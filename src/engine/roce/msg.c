@@ -544,6 +544,8 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 
 	*host = NULL;
 	if (!(flags & URNIC_OPF_FIRST)) {
+		uint32_t gen = 0;
+
 		/* MIDDLE: strictly less than what is left; LAST: exactly what is left. */
 		if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != r->write_resid
 					     : pkt->payload_bytes >= r->write_resid)
@@ -551,10 +553,11 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 		/* IBTA 9.7.5.1.7 and 10.6.7: the key is checked for every packet that
 		 * touches memory, so deregistering a region or revoking a window takes
 		 * effect inside a message (as READ responses do, responder.c read_reply). */
-		if (urnic_mr_key_gen(&e->mrs, r->write_rkey) != r->write_gen ||
-		    urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, r->write_rkey, r->write_va,
-					    pkt->payload_bytes, URNIC_ACCESS_REMOTE_WRITE,
-					    host) != URNIC_MR_OK) {
+		if (urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, r->write_rkey,
+						r->write_va, pkt->payload_bytes,
+						URNIC_ACCESS_REMOTE_WRITE, host,
+						&gen) != URNIC_MR_OK ||
+		    gen != r->write_gen) {
 			urnic_count(e, URNIC_CTR_write_key_revoked);
 			return ROCE_WRITE_BAD_ACCESS;
 		}
@@ -566,13 +569,13 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 		return ROCE_WRITE_BAD_LENGTH;
 	/* IBTA 9.7.5.1.7: R_Key, bounds and rights for the whole WRITE. A zero-length
 	 * WRITE checks no R_Key, like a zero-length READ (C9-88). */
+	r->write_gen = 0;
 	if (pkt->reth.len &&
-	    urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
-				    pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE,
-				    host) != URNIC_MR_OK)
+	    urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
+					pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE, host,
+					&r->write_gen) != URNIC_MR_OK)
 		return ROCE_WRITE_BAD_ACCESS;
 	r->write_rkey = pkt->reth.rkey;
-	r->write_gen = urnic_mr_key_gen(&e->mrs, pkt->reth.rkey);
 	r->write_va = pkt->reth.va;
 	r->write_resid = pkt->reth.len;
 	r->write_len = pkt->reth.len;

@@ -689,6 +689,7 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		struct urnic_pkt h = { 0 };
 		struct urnic_txpkt *p;
 		uint8_t *host = NULL;
+		uint32_t gen = 0;
 
 		h.bth.opcode = first ? (last ? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
 					     : URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST)
@@ -701,10 +702,11 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		 * grant the READ was executed under: if the region was deregistered or
 		 * reregistered, or the window revoked, meanwhile, the READ fails with a
 		 * remote access error (rxe rechecks the region the same way). */
-		if (n && (urnic_mr_key_gen(&e->mrs, res->rkey) != res->key_gen ||
-			  urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, res->rkey,
-						  res->va + res->sent_bytes, n,
-						  URNIC_ACCESS_REMOTE_READ, &host) != URNIC_MR_OK)) {
+		if (n && (urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, res->rkey,
+						      res->va + res->sent_bytes, n,
+						      URNIC_ACCESS_REMOTE_READ, &host,
+						      &gen) != URNIC_MR_OK ||
+			  gen != res->key_gen)) {
 			urnic_count(e, URNIC_CTR_read_key_revoked);
 			res->replying = false;
 			qp->resp.replying--;
