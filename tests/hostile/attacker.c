@@ -92,6 +92,47 @@ void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+long target_rss_kb(void)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)A.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "VmRSS: %ld", &kb);
+	fclose(f);
+	return kb;
+}
+
+void send_all(struct mmsghdr *msg, uint32_t n)
+{
+	uint32_t done = 0;
+
+	while (done < n) {
+		int sent = sendmmsg(A.fd, msg + done, n - done, 0);
+
+		if (sent < 0) {
+			REQUIRE(errno == EAGAIN || errno == ENOBUFS || errno == EINTR,
+				"sendmmsg: %s", strerror(errno));
+			sleep_ms(1);
+			continue;
+		}
+		done += (uint32_t)sent;
+	}
+}
+
+void keep_up(uint64_t left)
+{
+	uint64_t end = now_ms() + 5000;
+
+	while (ctr("rx_packets") + left < A.rx_sent && now_ms() < end)
+		sleep_ms(1);
+}
+
 /* ---- the target process and its command pipe ---- */
 
 /* One line from the target's stdout into line (without the newline); false on EOF or

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "counters_file.h"
@@ -123,6 +124,15 @@ void fail_in(const char *file, int line, const char *expr, const char *fmt, ...)
 
 uint64_t now_ms(void);
 void sleep_ms(unsigned ms);
+
+/* The target's resident set (VmRSS, KiB), or -1. */
+long target_rss_kb(void);
+/* Sends n prepared datagrams on A.fd with sendmmsg, waiting out a full socket buffer. */
+void send_all(struct mmsghdr *msg, uint32_t n);
+/* Waits (at most 5 s) until the target has taken in all but `left` of the datagrams
+ * sent (A.rx_sent): a flood or spray that overflowed its socket would test the kernel,
+ * not the device, and a datagram lost there is not a guess tried. */
+void keep_up(uint64_t left);
 
 /* ---- the target process and its command pipe ---- */
 

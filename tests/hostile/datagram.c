@@ -414,32 +414,6 @@ void sc_ud_qkey(void)
 	probe(0);
 }
 
-static long target_rss(void)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)A.pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		sscanf(line, "VmRSS: %ld", &kb);
-	fclose(f);
-	return kb;
-}
-
-/* Waits until the target has taken in all but `left` of the datagrams sent: a flood
- * that overflowed its socket would test the kernel, not the device. */
-static void keep_up(uint64_t left)
-{
-	uint64_t end = now_ms() + 5000;
-
-	while (ctr("rx_packets") + left < A.rx_sent && now_ms() < end)
-		sleep_ms(1);
-}
-
 /* n datagrams of 64 bytes to QP qi with its Q_Key, in sendmmsg batches; datagram k
  * carries first + k in its first 4 bytes. */
 static void ud_spray(int qi, uint32_t first, uint32_t n)
@@ -451,7 +425,7 @@ static void ud_spray(int qi, uint32_t first, uint32_t n)
 
 	memcpy(&to.sin_addr, A.taddr, 4);
 	for (uint32_t k = 0; k < n;) {
-		uint32_t b = 0, done = 0;
+		uint32_t b = 0;
 
 		for (; b < SPRAY_BATCH && k < n; b++, k++) {
 			uint8_t data[64];
@@ -468,17 +442,7 @@ static void ud_spray(int qi, uint32_t first, uint32_t n)
 			msg[b].msg_hdr.msg_iov = &iov[b];
 			msg[b].msg_hdr.msg_iovlen = 1;
 		}
-		while (done < b) {
-			int sent = sendmmsg(A.fd, msg + done, b - done, 0);
-
-			if (sent < 0) {
-				REQUIRE(errno == EAGAIN || errno == ENOBUFS || errno == EINTR,
-					"sendmmsg: %s", strerror(errno));
-				sleep_ms(1);
-				continue;
-			}
-			done += (uint32_t)sent;
-		}
+		send_all(msg, b);
 		A.rx_sent += b;
 		keep_up(SPRAY_WINDOW);
 	}
@@ -503,9 +467,9 @@ void sc_ud_flood(void)
 	set_peer_ttl();
 	snap(&s);
 	ud_spray(1, 0, 1000);
-	rss0 = target_rss();
+	rss0 = target_rss_kb();
 	ud_spray(1, 1000, 10000);
-	rss1 = target_rss();
+	rss1 = target_rss_kb();
 	expect_silent_drop(&s, "11,000 datagrams with no receive posted");
 	EXPECT_CTR(s, "drop_no_rwqe", 11000);
 	EXPECT_CTR(s, "drop_socket_overflow", 0);

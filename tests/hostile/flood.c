@@ -14,22 +14,6 @@
 
 #include "attacker.h"
 
-static long target_rss_kb(void)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)A.pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		sscanf(line, "VmRSS: %ld", &kb);
-	fclose(f);
-	return kb;
-}
-
 /* Sends n SEND_ONLY at the same PSN to a QP without receive WQEs; each must draw an RNR
  * NAK (IBTA 9.7.5.1.5: syndrome 0x20 | our min_rnr_timer, the packet's PSN). Returns
  * how many correct RNR NAKs came back. */

@@ -26,16 +26,6 @@ enum {
 
 static const uint8_t guess_marker[12] = "urnic-guess:";
 
-/* Waits until the target has taken in all but `left` of the datagrams sent, so a spray
- * never overflows its socket (a datagram lost there is not a guess tried). */
-static void keep_up(uint64_t left)
-{
-	uint64_t end = now_ms() + 5000;
-
-	while (ctr("rx_packets") + left < A.rx_sent && now_ms() < end)
-		sleep_ms(1);
-}
-
 /* UC WRITE_ONLY of GUESS_BYTES to va with R_Keys idx << 16 | 0 .. 0xffff, in sendmmsg
  * batches. Returns the guesses sent (fewer if the deadline came first). */
 static uint32_t spray_index(int qi, uint64_t va, uint32_t idx, uint64_t deadline)
@@ -48,7 +38,7 @@ static uint32_t spray_index(int qi, uint64_t va, uint32_t idx, uint64_t deadline
 
 	memcpy(&to.sin_addr, A.taddr, 4);
 	while (k < 0x10000 && now_ms() < deadline) {
-		uint32_t n = 0, done = 0;
+		uint32_t n = 0;
 
 		for (; n < GUESS_BATCH && k < 0x10000; n++, k++) {
 			/* The PSN is anything: a UC ONLY resynchronises (IBTA 9.8). */
@@ -68,17 +58,7 @@ static uint32_t spray_index(int qi, uint64_t va, uint32_t idx, uint64_t deadline
 			msg[n].msg_hdr.msg_iov = &iov[n];
 			msg[n].msg_hdr.msg_iovlen = 1;
 		}
-		while (done < n) {
-			int sent = sendmmsg(A.fd, msg + done, n - done, 0);
-
-			if (sent < 0) {
-				REQUIRE(errno == EAGAIN || errno == ENOBUFS || errno == EINTR,
-					"sendmmsg: %s", strerror(errno));
-				sleep_ms(1);
-				continue;
-			}
-			done += (uint32_t)sent;
-		}
+		send_all(msg, n);
 		A.rx_sent += n;
 		keep_up(GUESS_WINDOW);
 	}
