@@ -116,17 +116,23 @@ static void start_write(struct env *v, uint32_t rkey, uint64_t raddr)
 	CHECK(memcmp(v->rb.p + WOFF, v->la.p, FIRST) == 0);
 }
 
+/* Delivers the two kept packets now and runs until a's completion and quiet. */
+static void deliver_kept(struct env *v, struct urnic_cqe *c)
+{
+	for (int k = 0; k < 2; k++)
+		fab_inject(v->p.f, v->p.f->hosts[0].ip, 1, v->keep[k]->cap_info.sport,
+			   v->keep[k]->cap, v->keep[k]->cap_len, false);
+	fab_clear_rules(v->p.f);
+	fab_wait_cqes(v->p.f, &v->p.a->scq, c, 1);
+	fabric_settle(v->p.f);
+}
+
 /* Delivers the kept MIDDLE and LAST now, runs to the end, checks the outcome. */
 static void finish_write(struct env *v)
 {
 	struct urnic_cqe c;
 
-	for (int k = 0; k < 2; k++)
-		fab_inject(v->p.f, v->p.f->hosts[0].ip, 1, v->keep[k]->cap_info.sport,
-			   v->keep[k]->cap, v->keep[k]->cap_len, false);
-	fab_clear_rules(v->p.f);
-	fab_wait_cqes(v->p.f, &v->p.a->scq, &c, 1);
-	fabric_settle(v->p.f);
+	deliver_kept(v, &c);
 	/* The FIRST landed before the grant ended; nothing after it, anywhere. */
 	CHECK(memcmp(v->rb.p, v->before, WOFF) == 0);
 	CHECK(memcmp(v->rb.p + WOFF, v->la.p, FIRST) == 0);
@@ -277,12 +283,7 @@ static void test_write_with_grant_intact_lands(void)
 
 	env_open(&v, false, FAB_ALL_ACCESS, 21);
 	start_write(&v, v.rb.mr->key, v.rb.mr->iova + WOFF);
-	for (int k = 0; k < 2; k++)
-		fab_inject(v.p.f, v.p.f->hosts[0].ip, 1, v.keep[k]->cap_info.sport, v.keep[k]->cap,
-			   v.keep[k]->cap_len, false);
-	fab_clear_rules(v.p.f);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
-	fabric_settle(v.p.f);
+	deliver_kept(&v, &c);
 	CHECK_CQE(c, 0xa1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, WLEN);
 	CHECK(memcmp(v.rb.p + WOFF, v.la.p, WLEN) == 0);
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_write_key_revoked), 0);
@@ -301,12 +302,7 @@ static void test_write_after_modify_to_error(void)
 	env_open(&v, false, FAB_ALL_ACCESS, 61);
 	start_write(&v, v.rb.mr->key, v.rb.mr->iova + WOFF);
 	CHECK_EQ(fab_modify(v.p.b, &none, URNIC_QPS_ERR, URNIC_QP_STATE), 0);
-	for (int k = 0; k < 2; k++)
-		fab_inject(v.p.f, v.p.f->hosts[0].ip, 1, v.keep[k]->cap_info.sport, v.keep[k]->cap,
-			   v.keep[k]->cap_len, false);
-	fab_clear_rules(v.p.f);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
-	fabric_settle(v.p.f);
+	deliver_kept(&v, &c);
 	CHECK(memcmp(v.rb.p + WOFF + FIRST, v.before + WOFF + FIRST, RLEN - WOFF - FIRST) == 0);
 	CHECK_EQ(c.wr_id, 0xa1);
 	CHECK(c.status != URNIC_WC_SUCCESS);
@@ -346,12 +342,7 @@ static void test_send_after_receive_buffer_dereg(void)
 	CHECK(memcmp(v.rb.p + WOFF, v.la.p, FIRST) == 0);
 	fab_dereg(v.p.f, 1, v.rb.mr);
 	v.rb.mr = NULL;
-	for (int k = 0; k < 2; k++)
-		fab_inject(v.p.f, v.p.f->hosts[0].ip, 1, v.keep[k]->cap_info.sport, v.keep[k]->cap,
-			   v.keep[k]->cap_len, false);
-	fab_clear_rules(v.p.f);
-	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
-	fabric_settle(v.p.f);
+	deliver_kept(&v, &c);
 	CHECK(memcmp(v.rb.p + WOFF + FIRST, v.before + WOFF + FIRST, RLEN - WOFF - FIRST) == 0);
 	CHECK_EQ(c.wr_id, 0xa3);
 	CHECK_EQ(c.status, URNIC_WC_REM_OP_ERR);
