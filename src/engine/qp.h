@@ -125,7 +125,7 @@ struct urnic_res {
 	/* READ: the whole request and the replay cursor. */
 	uint64_t va;
 	uint32_t rkey;
-	uint32_t key_gen; /* urnic_mr_key_gen of rkey when the READ was executed */
+	uint32_t key_gen; /* the key's generation when the READ was executed */
 	uint32_t len;
 	uint32_t next_psn;  /* next response PSN to send */
 	uint32_t sent_bytes;
@@ -185,7 +185,7 @@ struct urnic_resp {
 	 * packet resolved (msg.c, roce_write_check). */
 	uint64_t write_va; /* where the next packet's data goes */
 	uint32_t write_rkey;
-	uint32_t write_gen; /* urnic_mr_key_gen of write_rkey at the FIRST packet */
+	uint32_t write_gen; /* write_rkey's generation at the FIRST packet */
 	uint32_t write_resid;
 	uint32_t write_len;
 	/* Coalesced ACK waiting to go out (IBTA 9.7.5.1.1: an ACK covers all earlier PSNs),

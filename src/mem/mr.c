@@ -233,13 +233,6 @@ const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
 	return mr->mw_mr;
 }
 
-uint32_t urnic_mr_key_gen(const struct urnic_mr_table *t, uint32_t key)
-{
-	uint32_t idx = KEY_INDEX(key);
-
-	return idx && idx < t->nslots ? t->slots[idx].gen : 0;
-}
-
 const char *urnic_mr_check_name(enum urnic_mr_check c)
 {
 	static const char *const names[] = {

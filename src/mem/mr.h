@@ -72,7 +72,7 @@ struct urnic_mr {
 	uint32_t nwindows;      /* region: windows bound to it */
 	/* Bumped by every change of what the key grants (deregistration, reregistration,
 	 * a window's bind, invalidation or deallocation): a message that resolved the key
-	 * under one grant is not finished under another (urnic_mr_key_gen). */
+	 * under one grant is not finished under another (urnic_mr_resolve_remote_gen). */
 	uint32_t gen;
 };
 
@@ -138,8 +138,9 @@ enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 					    uint64_t iova, uint64_t len, uint32_t need,
 					    uint8_t **host);
 
-/* The same, and the generation of the key's slot (urnic_mr_key_gen) in *gen when the
- * key names a live slot: one lookup for a packet that checks both. */
+/* The same, and in *gen the generation of the key's slot (struct urnic_mr.gen) when the
+ * key names a live slot: a multi-packet message records it with its first packet and
+ * refuses the rest when it has moved. */
 enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
 						const struct urnic_pd *pd, uint32_t qpn,
 						uint32_t key, uint64_t iova, uint64_t len,
@@ -150,11 +151,6 @@ enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
 					      const struct urnic_pd *pd, uint32_t qpn,
 					      uint32_t key, uint32_t need);
-
-/* The generation of the slot an R_Key names (struct urnic_mr.gen), whatever its state;
- * 0 for a key outside the table. A multi-packet message records it with its first
- * packet and refuses the rest of the message when it has moved. */
-uint32_t urnic_mr_key_gen(const struct urnic_mr_table *t, uint32_t key);
 
 const char *urnic_mr_check_name(enum urnic_mr_check c);
 

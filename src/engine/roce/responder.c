@@ -602,7 +602,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 			return;
 	} else if (flags & URNIC_OPF_READ) {
 		struct urnic_res *res;
-		uint32_t npsn;
+		uint32_t npsn, gen = 0;
 
 		/* C9-94: no longer than the port's largest message (max_msg_sz, 2^31 by
 		 * default): the most response bytes one READ request may draw. */
@@ -613,9 +613,10 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		}
 		/* C9-88: a zero-length READ checks no R_Key. */
 		if (pkt->reth.len) {
-			chk = urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
-						      pkt->reth.va, pkt->reth.len,
-						      URNIC_ACCESS_REMOTE_READ, &host);
+			chk = urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn,
+							  pkt->reth.rkey, pkt->reth.va,
+							  pkt->reth.len, URNIC_ACCESS_REMOTE_READ,
+							  &host, &gen);
 			if (chk != URNIC_MR_OK) {
 				class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 				return;
@@ -631,7 +632,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		res->last_psn = urnic_psn_add(psn, npsn - 1);
 		res->va = pkt->reth.va;
 		res->rkey = pkt->reth.rkey;
-		res->key_gen = urnic_mr_key_gen(&e->mrs, pkt->reth.rkey);
+		res->key_gen = gen; /* 0 for a zero-length READ: no packet checks it */
 		res->len = pkt->reth.len;
 		res->next_psn = psn;
 		res->replying = true;
