@@ -103,8 +103,8 @@ int main(int argc, char **argv)
 	c.mtu = 4096;
 	fab_pair_open(&p, &c, 1);
 	/* The tests' audit of idle QPs visits every QP after every pass: not measured. */
-	fab_engine(p.f, 0)->audit_idle = false;
-	fab_engine(p.f, 1)->audit_idle = false;
+	fab_engine(p.f, 0)->cfg.audit_idle = false;
+	fab_engine(p.f, 1)->cfg.audit_idle = false;
 	fab_buf_new(p.f, &la, 0, &p.pd[0], size, FAB_ALL_ACCESS);
 	fab_buf_new(p.f, &ra, 1, &p.pd[1], size, FAB_ALL_ACCESS);
 	fab_fill(la.p, size, 1);

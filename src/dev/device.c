@@ -460,7 +460,7 @@ static void shm_open_counters(struct urnic_dev *d)
 	pthread_mutex_lock(&d->lock);
 	urnic_engine_set_qp_counters(d->eng,
 				     (struct urnic_qp_counters *)(d->shm_counters + URNIC_CTR_COUNT));
-	h->qp_end = d->eng->qp_end;
+	h->qp_end = d->eng->qpt.end;
 	pthread_mutex_unlock(&d->lock);
 	return;
 unlink_file:
@@ -488,9 +488,9 @@ void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f)
 {
 	fprintf(f, "urnic: counters of %s (%s)\n", d->name, d->addr_str);
 	for (int i = 0; i < URNIC_CTR_COUNT; i++)
-		if (d->eng->counters[i])
+		if (d->eng->stats.counters[i])
 			fprintf(f, "  %-24s %llu\n", urnic_counter_names[i],
-				(unsigned long long)d->eng->counters[i]);
+				(unsigned long long)d->eng->stats.counters[i]);
 }
 
 /* The engine state exists from the first open; the port and the thread only from the
@@ -516,14 +516,14 @@ static int start(struct urnic_dev *d)
 	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, urnic_dev_flush_tx, d, seed);
 	if (ret)
 		goto free_mem;
-	d->eng->icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
-	d->eng->max_msg_bytes = d->lim.max_msg_sz; /* limits.def */
-	d->eng->ack_hold_slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
+	d->eng->cfg.icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
+	d->eng->cfg.max_msg_bytes = d->lim.max_msg_sz; /* limits.def */
+	d->eng->hold.slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
 	hold = secure_getenv("URNIC_ACK_HOLD_US");
 	if (hold && *hold) {
 		unsigned long us = strtoul(hold, NULL, 10);
 
-		d->eng->ack_hold_max_ns = (uint32_t)(us < 1000000ul ? us : 1000000ul) * 1000u;
+		d->eng->hold.max_ns = (uint32_t)(us < 1000000ul ? us : 1000000ul) * 1000u;
 	}
 	return 0;
 
@@ -548,7 +548,7 @@ static int start_io(struct urnic_dev *d)
 
 		if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 			seed = urnic_dev_now_ns();
-		ret = urnic_udp_set_fault(d->udp, &fault_conf, seed, d->eng->counters);
+		ret = urnic_udp_set_fault(d->udp, &fault_conf, seed, d->eng->stats.counters);
 		if (ret)
 			goto close_udp;
 		urnic_fault_format(&d->udp->fault->conf, spec, sizeof(spec));
@@ -562,7 +562,7 @@ static int start_io(struct urnic_dev *d)
 				"from the UDP socket\n", d->name, d->addr_str, strerror(-ret));
 	}
 	pthread_mutex_lock(&d->lock);
-	d->eng->qpn_owner = d->udp->share.slot;
+	d->eng->cfg.qpn_owner = d->udp->share.slot;
 	pthread_mutex_unlock(&d->lock);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {

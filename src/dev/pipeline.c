@@ -8,6 +8,7 @@
 #include "dev/device.h"
 #include "dev/counters_shm.h"
 #include "dev/spin.h"
+#include "engine/roce/roce.h"
 
 #include <poll.h>
 #include <sched.h>
@@ -17,9 +18,16 @@
 
 void urnic_dev_flush_tx(struct urnic_engine *e)
 {
-	struct urnic_dev *d = e->io;
+	struct urnic_dev *d = e->hooks.io;
 
-	urnic_udp_send(d->udp, e);
+	urnic_udp_send(d->udp, &e->tx, e->stats.counters);
+}
+
+/* The transport's sink: each received RoCE packet goes to the engine's receive entry
+ * point. */
+static void rx_to_engine(void *ctx, const struct urnic_rx_meta *m, const uint8_t *buf, size_t len)
+{
+	urnic_roce_rx(ctx, m, buf, len);
 }
 
 /* How long after an application thread last drove the pipeline (ibv_poll_cq,
@@ -137,40 +145,44 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	uint64_t held;
 	bool did = false;
 
-	uint64_t rx0 = e->counters[URNIC_CTR_rx_packets], tx0 = e->counters[URNIC_CTR_tx_packets];
+	uint64_t rx0 = e->stats.counters[URNIC_CTR_rx_packets], tx0 = e->stats.counters[URNIC_CTR_tx_packets];
 	uint64_t rxn, txn;
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
 
 	/* This pass sends what posts left to it (POST_STREAK_NS). */
 	if (atomic_load_explicit(&d->posts_deferred, memory_order_relaxed))
 		atomic_store_explicit(&d->posts_deferred, 0, memory_order_relaxed);
-	e->now_ns = now_ns ? now_ns : urnic_dev_now_ns();
+	struct urnic_udp_sink sink = { rx_to_engine, e, e->stats.counters };
+
+	if (!now_ns)
+		now_ns = urnic_dev_now_ns();
 	/* ACKs and UC completions may wait for an answer while the application polls
 	 * (it armed no CQ since, urnic_dev_app_idle) or did so within the engine thread's
 	 * longest nap, and in a doorbell's pass (!rx), run by an application thread that
 	 * just posted: it polls for the completion next, unless it armed the CQ, which the
 	 * engine checks. A UC requester whose completions were never held never saw its
 	 * application poll an empty CQ, so it would never have held one. */
-	e->app_polling = !rx || (app && e->now_ns - app < URNIC_APP_NAP_MAX_NS);
-	e->rx_requests = 0;
-	e->answers_due = 0;
+	e->hold.app_polling = !rx || (app && now_ns - app < URNIC_APP_NAP_MAX_NS);
+	e->hold.rx_requests = 0;
+	e->hold.answers_due = 0;
 	if (rx)
-		did = urnic_udp_recv(d->udp, e, atomic_exchange(&d->forwarded_due, false)) > 0;
-	did |= urnic_engine_pass(e, deadline);
+		did = urnic_udp_recv(d->udp, &sink, now_ns,
+				     atomic_exchange(&d->forwarded_due, false)) > 0;
+	did |= urnic_engine_pass(e, now_ns, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;
-	if (e->ntx) {
+	if (e->tx.n) {
 		urnic_dev_flush_tx(e);
 		did = true;
 	}
-	rxn = e->counters[URNIC_CTR_rx_packets] - rx0;
-	txn = e->counters[URNIC_CTR_tx_packets] - tx0;
+	rxn = e->stats.counters[URNIC_CTR_rx_packets] - rx0;
+	txn = e->stats.counters[URNIC_CTR_tx_packets] - tx0;
 	atomic_store_explicit(&d->last_pass_pkts, (uint32_t)(rxn > txn ? rxn : txn),
 			      memory_order_relaxed);
 	if (did && d->shm_counters) {
-		memcpy(d->shm_counters, e->counters, sizeof(e->counters));
-		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qp_end;
+		memcpy(d->shm_counters, e->stats.counters, sizeof(e->stats.counters));
+		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qpt.end;
 	}
 	return did;
 }
@@ -185,7 +197,7 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
  * the slack (ack_hold_slack_ns) and holds only where the QP's timeout leaves room. */
 static uint64_t kick_deadline(const struct urnic_engine *e)
 {
-	uint64_t hard = e->timer_deadline, soft = e->ack_hold_deadline;
+	uint64_t hard = e->timers.deadline, soft = e->hold.deadline;
 
 	if (soft)
 		soft += URNIC_APP_NAP_MAX_NS;
@@ -228,7 +240,7 @@ static bool pass_combined(struct urnic_dev *d, bool must, bool rx, bool *did, bo
 		awaited = atomic_exchange_explicit(&d->last_awaits, awaits, memory_order_relaxed);
 		/* This pass gave the application the last completion it waited for, on a
 		 * QP whose peer answers, and no answer came with it: see progress(). */
-		if (alone && awaited && !awaits && e->answers_due && !e->rx_requests)
+		if (alone && awaited && !awaits && e->hold.answers_due && !e->hold.rx_requests)
 			*alone = true;
 		pthread_mutex_unlock(&d->lock);
 		ran = true;

@@ -9,11 +9,6 @@
 
 #include "engine/mcast.h"
 
-bool urnic_mcast_ip(bool ipv6, const uint8_t *ip)
-{
-	return ipv6 ? ip[0] == 0xff : (ip[0] & 0xf0) == 0xe0; /* ff00::/8, 224.0.0.0/4 */
-}
-
 static bool same(bool ipv6, const uint8_t *a, const uint8_t *b)
 {
 	return memcmp(a, b, ipv6 ? 16 : 4) == 0;

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wire/addr.h"
+
 #define URNIC_MCAST_QPN 0xffffffu /* the DestQP of a multicast packet (IB_MULTICAST_QPN) */
 
 enum {
@@ -35,9 +37,6 @@ struct urnic_mcast_table {
 	struct urnic_mcast_group grp[URNIC_MAX_MCAST_GRP];
 };
 
-/* Whether ip (4 bytes for IPv4, else 16) is a multicast address (rdma_is_multicast_addr
- * on the GID it comes from). */
-bool urnic_mcast_ip(bool ipv6, const uint8_t *ip);
 
 /* Attaches qpn to the group at ip (4 bytes for IPv4, else 16). 1, or 0 when it already
  * was (a no-op: rxe), -ENOMEM (no free group or the group is full). *joined: the group

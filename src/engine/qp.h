@@ -210,8 +210,11 @@ struct urnic_resp {
 	uint32_t replying;  /* resources with READ responses or an atomic ACK still to send */
 };
 
+struct urnic_qp_ops;
+
 struct urnic_qp {
 	uint32_t qpn;
+	const struct urnic_qp_ops *ops; /* its type's (engine/core.h), set by urnic_engine_qp_add */
 	enum urnic_qp_type type;
 	enum urnic_qp_state state;
 	bool sq_sig_all;
@@ -226,7 +229,6 @@ struct urnic_qp {
 	struct urnic_comp comp;
 	struct urnic_resp resp;
 	uint32_t flushed_rq; /* RQ entries already flushed, engine-private */
-	struct urnic_qp *next_active; /* device list of QPs the engine visits */
 	void *owner; /* the ibv_qp, for async events */
 };
 

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "wire/addr.h"
+
 enum {
 	URNIC_MAX_SGE = 32,
 	URNIC_MAX_INLINE = URNIC_MAX_SGE * 16,
@@ -64,17 +66,6 @@ enum urnic_send_flag {
 	URNIC_SEND_SIGNALED = 2,
 	URNIC_SEND_SOLICITED = 4,
 	URNIC_SEND_INLINE = 8,
-};
-
-/* Where a packet goes: the peer of a connected QP (its address vector) or the address
- * handle of a UD work request. RoCEv2: the GID is the IP address (IBTA Annex A17.4). */
-struct urnic_peer {
-	bool ipv6;
-	uint8_t ip[16]; /* IPv4 in the first four bytes */
-	uint16_t sport; /* UDP source port, the kernel's convention (rxe-siw-perftest.md 2.5) */
-	uint8_t hop_limit;
-	uint8_t traffic_class;
-	uint32_t flow_label;
 };
 
 /* A send work queue element as posted, plus the requester's bookkeeping for it. */

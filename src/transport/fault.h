@@ -23,7 +23,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include <stddef.h>
+
+#include "stats/counters.h"
 
 enum {
 	URNIC_FAULT_PPM = 1000000,      /* probabilities are in parts per million */

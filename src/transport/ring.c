@@ -15,7 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "wire/addr.h"
+#include "wire/pkt.h"
 #include "transport/ring.h"
 #include "wire/frame.h"
 

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "wire/addr.h"
 #include "wire/byteorder.h"
 
 /* BTH bytes 5..7 are the destination QP (IBTA 9.2, the BTH layout). */

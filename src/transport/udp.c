@@ -10,6 +10,7 @@
 #include "wire/pkt.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -212,7 +213,7 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	int fd, ret, lock;
 
 	memset(u, 0, offsetof(struct urnic_udp, rx_msgs));
-	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
+	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++)
 		atomic_init(&u->groups[g].fd, -1);
 	u->ipv6 = ipv6;
 	memcpy(u->addr, addr, ipv6 ? 16 : 4);
@@ -237,8 +238,8 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	u->fd = fd;
 	/* The buffers the data path writes are faulted in here, not by the first packets:
 	 * ~580 first-touch page faults in the first milliseconds of a stream cost a short
-	 * ib_write_bw (-n 5000) 8 % (docs/performance.md, session 9). The send side's,
-	 * the engine's tx_wire, is zeroed by urnic_engine_init. */
+	 * ib_write_bw (-n 5000) 8 %. The send side's, the engine's tx batch, is zeroed
+	 * by urnic_engine_init. */
 	memset(u->rx_buf, 0, sizeof(u->rx_buf));
 	for (int i = 0; i < URNIC_UDP_RX_BATCH; i++) {
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
@@ -303,7 +304,7 @@ void urnic_udp_close(struct urnic_udp *u)
 		urnic_ring_close(&u->ring, u->fd);
 		u->ring_on = false;
 	}
-	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++)
+	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++)
 		if (atomic_load(&u->groups[g].fd) >= 0)
 			close(atomic_exchange(&u->groups[g].fd, -1));
 	for (uint32_t i = 0; i < u->nsports; i++)
@@ -348,9 +349,9 @@ int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 	socklen_t len = fill_addr(&ss, u->ipv6, ip, URNIC_ROCE_UDP_PORT);
 	int one = 1, bufsz = 8 << 20, g, fd, ret;
 
-	for (g = 0; g < URNIC_MAX_MCAST_GRP && atomic_load(&u->groups[g].fd) >= 0; g++)
+	for (g = 0; g < URNIC_UDP_MAX_GROUPS && atomic_load(&u->groups[g].fd) >= 0; g++)
 		;
-	if (g == URNIC_MAX_MCAST_GRP)
+	if (g == URNIC_UDP_MAX_GROUPS)
 		return -ENOMEM;
 	fd = socket(u->ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -389,7 +390,7 @@ int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 
 void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip)
 {
-	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
+	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++) {
 		int fd = atomic_load(&u->groups[g].fd);
 
 		if (fd >= 0 && memcmp(u->groups[g].ip, ip, u->ipv6 ? 16 : 4) == 0) {
@@ -441,51 +442,80 @@ uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn)
 	return (uint16_t)(((fl & 0x3fff) ^ ((fl & 0xfc000) >> 14)) | 0xc000);
 }
 
-struct fault_ctx {
+/* One receive call: where packets go, and the envelope of the packet being handed on
+ * (its source, destination and ports are set per packet; TOS, TTL and the IPv4 ID hint
+ * per datagram, put back to Linux's defaults after each). */
+struct rx_pass {
 	struct urnic_udp *u;
-	struct urnic_engine *e;
+	const struct urnic_udp_sink *s;
+	struct urnic_rx_meta m;
 };
+
+static void count(struct rx_pass *p, enum urnic_counter c, uint64_t n)
+{
+	p->s->counters[c] += n;
+}
+
+static void rx_defaults(struct rx_pass *p)
+{
+	p->m.ip_id_hint = 0;
+	p->m.tos = 0;
+	p->m.ttl = URNIC_DEFAULT_TTL;
+}
+
+/* To the sink: one RoCE packet from src:sport to dst. */
+static void hand(struct rx_pass *p, const uint8_t *src, uint16_t sport, const uint8_t *dst,
+		 const uint8_t *buf, uint32_t len)
+{
+	size_t alen = p->u->ipv6 ? 16 : 4;
+
+	memcpy(p->m.src_ip, src, alen);
+	memcpy(p->m.dst_ip, dst, alen);
+	p->m.sport = sport;
+	p->s->rx(p->s->ctx, &p->m, buf, len);
+}
 
 static void fault_deliver(void *ctx, const uint8_t *src, uint16_t sport, const uint8_t *buf,
 			  uint32_t len)
 {
-	struct fault_ctx *c = ctx;
+	struct rx_pass *p = ctx;
 
-	urnic_engine_rx(c->e, src, sport, c->u->addr, buf, len);
+	hand(p, src, sport, p->u->addr, buf, len);
 }
 
-/* A packet for one of our QPs: to the engine, through the faulty wire if there is one
+/* A packet for one of our QPs: to the sink, through the faulty wire if there is one
  * (after steering, so that a corrupted QPN is the engine's to catch, not the
  * steering's). */
-static void to_engine(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
-		      uint16_t sport, uint8_t *buf, uint32_t len)
+static void to_engine(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8_t *buf,
+		      uint32_t len)
 {
-	struct fault_ctx c = { u, e };
+	struct urnic_udp *u = p->u;
 
 	if (u->fault)
-		urnic_fault_rx(u->fault, e->now_ns, src, sport, buf, len, fault_deliver, &c);
+		urnic_fault_rx(u->fault, p->m.now_ns, src, sport, buf, len, fault_deliver, p);
 	else
-		urnic_engine_rx(e, src, sport, u->addr, buf, len);
+		hand(p, src, sport, u->addr, buf, len);
 }
 
 /* Hands the gathered batch to its owner, counting each packet in it. */
-static void forward_flush(struct urnic_udp *u, struct urnic_engine *e)
+static void forward_flush(struct rx_pass *p)
 {
+	struct urnic_udp *u = p->u;
 	uint32_t n = u->share.batch_n;
 
 	switch (urnic_share_flush(&u->share)) {
 	case 0:
-		e->counters[URNIC_CTR_rx_forwarded] += n;
+		count(p, URNIC_CTR_rx_forwarded, n);
 		break;
 	case -EAGAIN:
-		e->counters[URNIC_CTR_drop_forward_full] += n; /* the owner is not draining */
+		count(p, URNIC_CTR_drop_forward_full, n); /* the owner is not draining */
 		break;
 	case -EPERM:
 		/* The slot's name is another user's: never hand it our peers' packets. */
-		e->counters[URNIC_CTR_drop_forward_foreign_owner] += n;
+		count(p, URNIC_CTR_drop_forward_foreign_owner, n);
 		break;
 	default:
-		e->counters[URNIC_CTR_drop_unknown_qp] += n; /* no process owns that QPN */
+		count(p, URNIC_CTR_drop_unknown_qp, n); /* no process owns that QPN */
 		break;
 	}
 }
@@ -493,32 +523,33 @@ static void forward_flush(struct urnic_udp *u, struct urnic_engine *e)
 /* One received RoCE packet: ours, or another process's on this address (gathered into
  * one batch per owner, sent when the owner changes, the batch is full, or the receive
  * ends: recv_batch). */
-static void deliver(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
-		    uint16_t sport, uint8_t *buf, uint32_t len)
+static void deliver(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8_t *buf,
+		    uint32_t len)
 {
+	struct urnic_udp *u = p->u;
 	int owner = urnic_share_owner(buf, len);
 	struct urnic_share_rec r = {
-		.sport = sport, .ip_id_hint = e->rx_ip_id_hint, .tos = e->rx_tos,
-		.ttl = e->rx_ttl, .pkt = buf, .len = len,
+		.sport = sport, .ip_id_hint = p->m.ip_id_hint, .tos = p->m.tos,
+		.ttl = p->m.ttl, .pkt = buf, .len = len,
 	};
 
 	if (owner < 0 || (uint32_t)owner == u->share.slot) {
-		to_engine(u, e, src, sport, buf, len);
+		to_engine(p, src, sport, buf, len);
 		return;
 	}
-	memcpy(r.src, src, 16);
+	memcpy(r.src, src, u->ipv6 ? 16 : 4);
 	if (!urnic_share_fits(&u->share, (uint32_t)owner, &r))
-		forward_flush(u, e);
+		forward_flush(p);
 	urnic_share_add(&u->share, (uint32_t)owner, &r);
 }
 
 /* A received datagram, or a GRO/GSO super-packet: the original datagrams back to back,
  * each seg bytes but the last (seg 0: one packet). Segment k is handed on with IPv4 ID
- * hint id0 + k: to the engine with the group as the destination for a multicast
- * group's socket, else through deliver(). Returns the number of segments. */
-static uint32_t deliver_segments(struct urnic_udp *u, struct urnic_engine *e, const uint8_t *src,
-			     uint16_t sport, const uint8_t *group, uint8_t *buf, uint32_t len,
-			     uint32_t seg, uint16_t id0)
+ * hint id0 + k: to the sink with the group as the destination for a multicast group's
+ * socket, else through deliver(). Returns the number of segments. */
+static uint32_t deliver_segments(struct rx_pass *p, const uint8_t *src, uint16_t sport,
+				 const uint8_t *group, uint8_t *buf, uint32_t len, uint32_t seg,
+				 uint16_t id0)
 {
 	uint32_t n = 0;
 
@@ -527,11 +558,11 @@ static uint32_t deliver_segments(struct urnic_udp *u, struct urnic_engine *e, co
 	for (uint32_t off = 0; off < len || off == 0; off += seg, n++) {
 		uint32_t plen = len - off < seg ? len - off : seg;
 
-		e->rx_ip_id_hint = (uint16_t)(id0 + off / seg);
+		p->m.ip_id_hint = (uint16_t)(id0 + off / seg);
 		if (group)
-			urnic_engine_rx(e, src, sport, group, buf + off, plen);
+			hand(p, src, sport, group, buf + off, plen);
 		else
-			deliver(u, e, src, sport, buf + off, plen);
+			deliver(p, src, sport, buf + off, plen);
 	}
 	return n;
 }
@@ -539,8 +570,9 @@ static uint32_t deliver_segments(struct urnic_udp *u, struct urnic_engine *e, co
 /* Packets other processes on this address received for our QPs, in batches of records
  * (share.h), each with the source, IPv4 ID hint, TOS and TTL it arrived with; only from
  * processes of our own user (urnic_share_trusted). */
-static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
+static int recv_forwarded(struct rx_pass *p)
 {
+	struct urnic_udp *u = p->u;
 	int n;
 
 	u->rx_set = false;
@@ -562,38 +594,74 @@ static int recv_forwarded(struct urnic_udp *u, struct urnic_engine *e)
 		int ret;
 
 		if (!urnic_share_trusted(&u->share, &u->rx_msgs[i].msg_hdr)) {
-			urnic_count(e, URNIC_CTR_drop_forward_foreign);
+			count(p, URNIC_CTR_drop_forward_foreign, 1);
 			continue;
 		}
 		/* Our rings saw every packet of our slot that reached the interface, this
 		 * one too: what another process forwards is a second copy. */
 		if (u->ring_on) {
 			while (urnic_share_next(u->rx_buf[i], len, &off, &r) > 0)
-				urnic_count(e, URNIC_CTR_rx_forwarded_dup);
+				count(p, URNIC_CTR_rx_forwarded_dup, 1);
 			continue;
 		}
 		while ((ret = urnic_share_next(u->rx_buf[i], len, &off, &r)) > 0) {
-			e->rx_ip_id_hint = r.ip_id_hint;
-			e->rx_tos = r.tos;
-			e->rx_ttl = r.ttl;
-			to_engine(u, e, r.src, r.sport, (uint8_t *)r.pkt, r.len);
+			p->m.ip_id_hint = r.ip_id_hint;
+			p->m.tos = r.tos;
+			p->m.ttl = r.ttl;
+			to_engine(p, r.src, r.sport, (uint8_t *)r.pkt, r.len);
 		}
 		if (ret < 0 || (u->rx_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
-			urnic_count(e, URNIC_CTR_drop_bad_header);
+			count(p, URNIC_CTR_drop_bad_header, 1);
 	}
-	e->rx_ip_id_hint = 0;
-	e->rx_tos = 0;
-	e->rx_ttl = URNIC_DEFAULT_TTL;
+	rx_defaults(p);
 	return n;
+}
+
+/* The datagram's TOS/traffic class, TTL/hop limit, overflow count and GRO segment size
+ * from its control messages. Returns the segment size (0: one packet). */
+static uint32_t read_cmsgs(struct rx_pass *p, struct msghdr *m, bool group)
+{
+	struct urnic_udp *u = p->u;
+	uint32_t seg = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		int v;
+
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
+			p->m.tos = *CMSG_DATA(c); /* one byte (ip_cmsg_recv_tos) */
+		} else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
+			   (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_HOPLIMIT)) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			p->m.ttl = (uint8_t)v;
+		} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			p->m.tos = (uint8_t)v;
+		} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t ovfl;
+
+			memcpy(&ovfl, CMSG_DATA(c), sizeof(ovfl));
+			if (!group) {
+				count(p, URNIC_CTR_drop_socket_overflow, ovfl - u->last_ovfl);
+				u->last_ovfl = ovfl;
+			}
+		} else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+			int gso_size;
+
+			memcpy(&gso_size, CMSG_DATA(c), sizeof(gso_size));
+			seg = gso_size > 0 ? (uint32_t)gso_size : 0;
+		}
+	}
+	return seg;
 }
 
 /* One recvmmsg of fd, each datagram (each segment of a GRO one) handed on: from the
  * address's socket through the share steering and the faulty wire (deliver), from a
- * multicast group's socket straight to the engine with the group as the destination
+ * multicast group's socket straight to the sink with the group as the destination
  * (each process has its own group socket; the fault injector is for unicast tests).
  * Returns the number of datagrams. */
-static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const uint8_t *group)
+static int recv_batch(struct rx_pass *p, int fd, const uint8_t *group)
 {
+	struct urnic_udp *u = p->u;
 	int n;
 
 	/* Most calls find nothing (an application polling, the engine thread's passes):
@@ -616,44 +684,14 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 		return 0;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
+		uint32_t seg, len = u->rx_msgs[i].msg_len;
 		const uint8_t *src;
 		uint16_t sport;
 
-		uint32_t seg = 0, len = u->rx_msgs[i].msg_len;
-
-		e->rx_tos = 0;
-		e->rx_ttl = URNIC_DEFAULT_TTL;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-			int v;
-
-			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
-				e->rx_tos = *CMSG_DATA(c); /* one byte (ip_cmsg_recv_tos) */
-			} else if ((c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TTL) ||
-				   (c->cmsg_level == IPPROTO_IPV6 &&
-				    c->cmsg_type == IPV6_HOPLIMIT)) {
-				memcpy(&v, CMSG_DATA(c), sizeof(v));
-				e->rx_ttl = (uint8_t)v;
-			} else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_TCLASS) {
-				memcpy(&v, CMSG_DATA(c), sizeof(v));
-				e->rx_tos = (uint8_t)v;
-			} else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-				uint32_t ovfl;
-
-				memcpy(&ovfl, CMSG_DATA(c), sizeof(ovfl));
-				if (!group) {
-					e->counters[URNIC_CTR_drop_socket_overflow] +=
-						ovfl - u->last_ovfl;
-					u->last_ovfl = ovfl;
-				}
-			} else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-				int gso_size;
-
-				memcpy(&gso_size, CMSG_DATA(c), sizeof(gso_size));
-				seg = gso_size > 0 ? (uint32_t)gso_size : 0;
-			}
-		}
+		rx_defaults(p);
+		seg = read_cmsgs(p, m, group != NULL);
 		if (m->msg_flags & MSG_TRUNC) {
-			urnic_count(e, URNIC_CTR_drop_bad_header);
+			count(p, URNIC_CTR_drop_bad_header, 1);
 			continue;
 		}
 		if (u->ipv6) {
@@ -668,13 +706,11 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
 			sport = ntohs(s4->sin_port);
 		}
 		/* Segment k of a GSO send left as IPv4 ID k (icrc_gso.h). */
-		deliver_segments(u, e, src, sport, group, u->rx_buf[i], len, seg, 0);
-		e->rx_ip_id_hint = 0;
+		deliver_segments(p, src, sport, group, u->rx_buf[i], len, seg, 0);
 	}
 	if (!group)
-		forward_flush(u, e);
-	e->rx_tos = 0; /* for what is delivered outside a batch (forwarded, delayed) */
-	e->rx_ttl = URNIC_DEFAULT_TTL;
+		forward_flush(p);
+	rx_defaults(p); /* for what is delivered outside a batch (forwarded, delayed) */
 	return n;
 }
 
@@ -682,8 +718,9 @@ static int recv_batch(struct urnic_udp *u, struct urnic_engine *e, int fd, const
  * kernel's IP and UDP layers would have (frame.h) and cut at its GSO segment size; the
  * headers give the source, TOS, TTL and the exact IPv4 ID of every segment (a GSO
  * send's segments count up from the first one's, inet_gso_segment). */
-static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
+static int recv_ring(struct rx_pass *p)
 {
+	struct urnic_udp *u = p->u;
 	struct urnic_ring_frame f;
 	int n = 0;
 
@@ -693,61 +730,59 @@ static int recv_ring(struct urnic_udp *u, struct urnic_engine *e)
 
 		n++;
 		if (f.lost_before)
-			e->counters[URNIC_CTR_drop_ring_full] += urnic_ring_drops(&u->ring);
+			count(p, URNIC_CTR_drop_ring_full, urnic_ring_drops(&u->ring));
 		/* Not for this host: the IP layer would drop it (ip_rcv_core), so does the
 		 * device, whatever its IP destination says. */
 		if (f.other_host) {
-			urnic_count(e, URNIC_CTR_drop_ring_otherhost);
+			count(p, URNIC_CTR_drop_ring_otherhost, 1);
 			urnic_ring_release(&u->ring);
 			continue;
 		}
 		if (f.len < f.wire_len || f.gso_size == UINT32_MAX ||
 		    urnic_frame_decode(f.frame, f.len, &fr) < 0) {
-			urnic_count(e, URNIC_CTR_drop_bad_header);
+			count(p, URNIC_CTR_drop_bad_header, 1);
 			urnic_ring_release(&u->ring);
 			continue;
 		}
 		memcpy(src, fr.src, 4);
-		e->rx_tos = fr.tos;
-		e->rx_ttl = fr.ttl;
-		e->counters[URNIC_CTR_rx_ring] +=
-			deliver_segments(u, e, src, fr.sport, NULL, f.frame + fr.payload_off,
-					 fr.payload_len, f.gso_size, fr.ip_id);
+		p->m.tos = fr.tos;
+		p->m.ttl = fr.ttl;
+		count(p, URNIC_CTR_rx_ring,
+		      deliver_segments(p, src, fr.sport, NULL, f.frame + fr.payload_off,
+				       fr.payload_len, f.gso_size, fr.ip_id));
 		urnic_ring_release(&u->ring);
 	}
 	if (n)
-		forward_flush(u, e);
-	e->rx_ip_id_hint = 0;
-	e->rx_tos = 0;
-	e->rx_ttl = URNIC_DEFAULT_TTL;
+		forward_flush(p);
+	rx_defaults(p);
 	return n;
 }
 
-int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded)
+int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t now_ns,
+		   bool forwarded)
 {
+	struct rx_pass p = { .u = u, .s = s, .m = { .now_ns = now_ns } };
 	int n = 0;
 
-	if (u->fault) {
-		struct fault_ctx c = { u, e };
-
-		n = (int)urnic_fault_release(u->fault, e->now_ns, fault_deliver, &c);
-	}
+	rx_defaults(&p);
+	if (u->fault)
+		n = (int)urnic_fault_release(u->fault, now_ns, fault_deliver, &p);
 	/* With the rings, the socket only has what they leave to it (ring.h): read it
 	 * now and then, not in every pass (a polling application's turn would be a
 	 * system call again). */
 	if (u->ring_on)
-		n += recv_ring(u, e);
-	if (!u->ring_on || e->now_ns - u->sock_read_ns >= URNIC_UDP_RING_SOCKET_NS) {
-		u->sock_read_ns = e->now_ns;
-		n += recv_batch(u, e, u->fd, NULL);
+		n += recv_ring(&p);
+	if (!u->ring_on || now_ns - u->sock_read_ns >= URNIC_UDP_RING_SOCKET_NS) {
+		u->sock_read_ns = now_ns;
+		n += recv_batch(&p, u->fd, NULL);
 	}
-	for (int g = 0; g < URNIC_MAX_MCAST_GRP; g++) {
+	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++) {
 		int fd = atomic_load_explicit(&u->groups[g].fd, memory_order_relaxed);
 
 		if (fd >= 0)
-			n += recv_batch(u, e, fd, u->groups[g].ip);
+			n += recv_batch(&p, fd, u->groups[g].ip);
 	}
-	return forwarded ? n + recv_forwarded(u, e) : n;
+	return forwarded ? n + recv_forwarded(&p) : n;
 }
 
 static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
@@ -846,25 +881,25 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
  * possibly a shorter last one (the rule of UDP_SEGMENT). Returns the message count.
  *
  * Each message is one buffer: the engine laid the batch's packets out back to back in
- * tx_wire (urnic_tx_commit, which copies the payload as it computes the ICRC), so a
+ * the batch (urnic_txbatch_commit, which copies the payload as it computes the ICRC), so a
  * run is one iovec. The kernel's gather of three or more iovecs per packet (zero-copy
  * from the memory region) cost more than the copy: for a 64 KiB WRITE's 48 pieces, a
- * RoCE-shaped raw stream ran 33.2 against 35.7 Gb/s (docs/performance.md, session 9).
+ * RoCE-shaped raw stream ran 33.2 against 35.7 Gb/s (bench/roce_shape).
  */
-static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t from)
+static uint32_t build_msgs(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t from)
 {
 	uint32_t nmsg = 0;
 	uint32_t k = from;
 
-	while (k < e->ntx) {
-		struct urnic_txpkt *first = &e->tx[k];
+	while (k < b->n) {
+		struct urnic_txpkt *first = &b->pkts[k];
 		uint32_t seg = urnic_txpkt_bytes(first), total = 0, nseg = 0;
 		struct msghdr *m = &u->tx_msgs[nmsg].msg_hdr;
 
 		memset(m, 0, sizeof(*m));
 		u->tx_first_pkt[nmsg] = k;
 		do {
-			struct urnic_txpkt *p = &e->tx[k];
+			struct urnic_txpkt *p = &b->pkts[k];
 
 			if (!u->ipv6)
 				set_ip_id(u, p, k, (uint16_t)nseg);
@@ -873,9 +908,9 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 			k++;
 			if (!u->gso || urnic_txpkt_bytes(p) < seg)
 				break; /* a short segment ends a GSO run */
-		} while (k < e->ntx && nseg < URNIC_UDP_GSO_MAX_SEGS &&
-			 same_flow(first, &e->tx[k]) && urnic_txpkt_bytes(&e->tx[k]) <= seg &&
-			 total + urnic_txpkt_bytes(&e->tx[k]) <= URNIC_UDP_GSO_MAX_BYTES);
+		} while (k < b->n && nseg < URNIC_UDP_GSO_MAX_SEGS &&
+			 same_flow(first, &b->pkts[k]) && urnic_txpkt_bytes(&b->pkts[k]) <= seg &&
+			 total + urnic_txpkt_bytes(&b->pkts[k]) <= URNIC_UDP_GSO_MAX_BYTES);
 		m->msg_name = &u->tx_to[nmsg];
 		m->msg_namelen = fill_addr(&u->tx_to[nmsg], u->ipv6, first->dst.ip,
 					   URNIC_ROCE_UDP_PORT);
@@ -890,13 +925,13 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_engine *e, uint32_t
 	return nmsg;
 }
 
-void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e)
+void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)
 {
 	uint32_t nmsg, i = 0;
 
-	memset(u->tx_ip_id, 0, e->ntx * sizeof(u->tx_ip_id[0]));
+	memset(u->tx_ip_id, 0, b->n * sizeof(u->tx_ip_id[0]));
 again:
-	nmsg = build_msgs(u, e, i);
+	nmsg = build_msgs(u, b, i);
 	i = 0;
 	/* One sendmmsg per run of messages that leave from the same socket. */
 	while (i < nmsg) {
@@ -908,8 +943,7 @@ again:
 			j++;
 		while (i < j) {
 			/* One message: sendmsg, which skips sendmmsg's per-call setup
-			 * (~0.1 us of a ping-pong's one-way trip here, docs/performance.md
-			 * session 11). */
+			 * (~0.1 us of a ping-pong's one-way trip on a 2-vCPU VM). */
 			if (j - i == 1) {
 				ssize_t n = sendmsg(fd, &u->tx_msgs[i].msg_hdr, 0);
 
@@ -933,19 +967,19 @@ again:
 					 * packet by packet. */
 					u->gso = false;
 					i = u->tx_first_pkt[i];
-					for (uint32_t k = i; k < e->ntx; k++)
-						set_ip_id(u, &e->tx[k], k, 0);
+					for (uint32_t k = i; k < b->n; k++)
+						set_ip_id(u, &b->pkts[k], k, 0);
 					goto again;
 				}
 				/* Unreachable peer and the like: the packet is lost and the
 				 * reliability protocol recovers, as on a real wire. */
-				urnic_count(e, URNIC_CTR_drop_tx_failed);
+				counters[URNIC_CTR_drop_tx_failed]++;
 				i++;
 				continue;
 			}
-			urnic_count(e, URNIC_CTR_tx_sends);
+			counters[URNIC_CTR_tx_sends]++;
 			i += (uint32_t)sent;
 		}
 	}
-	e->ntx = 0;
+	b->n = 0;
 }

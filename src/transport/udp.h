@@ -17,10 +17,13 @@
 #define URNIC_TRANSPORT_UDP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "engine/engine.h"
+#include "stats/counters.h"
+#include "wire/addr.h"
+#include "wire/txbatch.h"
 #include "transport/fault.h"
 #include "transport/ring.h"
 #include "transport/share.h"
@@ -31,6 +34,7 @@ enum {
 	URNIC_UDP_MAX_SPORTS = 256,
 	URNIC_UDP_GSO_MAX_SEGS = 64,  /* UDP_MAX_SEGMENTS in Linux 6.1 */
 	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
+	URNIC_UDP_MAX_GROUPS = 16,	 /* multicast group sockets */
 };
 
 /* With packet rings, how often the socket is read for what they leave to it. */
@@ -62,7 +66,7 @@ struct urnic_udp {
 	struct urnic_ring ring;
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
-	struct urnic_udp_group groups[URNIC_MAX_MCAST_GRP];
+	struct urnic_udp_group groups[URNIC_UDP_MAX_GROUPS];
 	/* rx_msgs are set up for the address's and groups' sockets (recv_batch), and the
 	 * last recvmmsg filled the first rx_used of them: only those need their lengths
 	 * reset. The share socket's batch (recv_forwarded) sets them up its own way. */
@@ -78,7 +82,7 @@ struct urnic_udp {
 	struct mmsghdr tx_msgs[URNIC_TX_BATCH];
 	int tx_fd[URNIC_TX_BATCH];
 	uint32_t tx_first_pkt[URNIC_TX_BATCH]; /* the batch packet each message starts at */
-	struct iovec tx_iov[URNIC_TX_BATCH]; /* message i's bytes in the engine's tx_wire */
+	struct iovec tx_iov[URNIC_TX_BATCH]; /* message i's bytes in the batch's wire buffer */
 	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
 	_Alignas(struct cmsghdr) char tx_ctrl[URNIC_TX_BATCH][64]; /* UDP_SEGMENT, TOS */
 	bool tx_gso[URNIC_TX_BATCH]; /* message i is a GSO run */
@@ -122,11 +126,21 @@ uint64_t urnic_udp_deadline(const struct urnic_udp *u);
  * will really be used: sport, or 4791 when it cannot be bound. */
 uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport);
 
-/* Receives one batch without blocking and hands each datagram to the engine, after
- * the held packets of the faulty wire that are due at e->now_ns; with `forwarded`, also
- * the packets other processes on this address forwarded here (share.h: a second
- * recvmmsg, on the share socket). Returns the number received and released. */
-int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded);
+/* Where received packets go: rx (the device points it at the engine's receive entry
+ * point) with each RoCE packet (BTH .. ICRC) and its envelope, and the counters
+ * (URNIC_CTR_COUNT of them, stats/counters.h) the transport's own drops are counted in. */
+struct urnic_udp_sink {
+	void (*rx)(void *ctx, const struct urnic_rx_meta *m, const uint8_t *buf, size_t len);
+	void *ctx;
+	uint64_t *counters;
+};
+
+/* Receives one batch without blocking and hands each datagram to the sink, after the
+ * held packets of the faulty wire that are due at now_ns; with `forwarded`, also the
+ * packets other processes on this address forwarded here (share.h: a second recvmmsg,
+ * on the share socket). Returns the number received and released. */
+int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t now_ns,
+		   bool forwarded);
 
 /* Joins the multicast group at ip (4 or 16 bytes as u->ipv6) on this address's
  * interface: a socket bound to the group and port 4791 that urnic_udp_recv reads too.
@@ -136,8 +150,8 @@ int urnic_udp_recv(struct urnic_udp *u, struct urnic_engine *e, bool forwarded);
 int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip);
 void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip);
 
-/* Sends the engine's tx batch and empties it. */
-void urnic_udp_send(struct urnic_udp *u, struct urnic_engine *e);
+/* Sends the batch and empties it; counts sends and failures in counters. */
+void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters);
 
 /* The kernel's RoCEv2 UDP source port for a flow (rdma_get_udp_sport). */
 uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);

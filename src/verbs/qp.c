@@ -205,9 +205,8 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (v->mcast_attached)
 		return EBUSY;
 	pthread_mutex_lock(&v->dev->lock);
-	/* The engine's clock dates the parting ACK (rc_parting_ack) from now. */
-	v->dev->eng->now_ns = urnic_dev_now_ns();
-	urnic_engine_qp_remove(v->dev->eng, &v->qp);
+	/* The parting ACK (rc_parting_ack) is dated from now. */
+	urnic_engine_qp_remove(v->dev->eng, &v->qp, urnic_dev_now_ns());
 	pthread_mutex_unlock(&v->dev->lock);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;
@@ -346,7 +345,7 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 		mask |= IBV_QP_AV;
 	}
 	if (ret == 0) {
-		urnic_engine_qp_apply(d->eng, &v->qp, &a, next, mask);
+		urnic_engine_qp_apply(d->eng, &v->qp, &a, next, mask, urnic_dev_now_ns());
 		ibqp->state = (enum ibv_qp_state)v->qp.state;
 	}
 	pthread_mutex_unlock(&d->lock);

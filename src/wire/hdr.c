@@ -331,6 +331,7 @@ ssize_t urnic_pkt_decode(struct urnic_pkt *pkt, const uint8_t *buf, size_t len)
 	if (tail_bytes - p.bth.pad > UINT32_MAX)
 		return -EBADMSG;
 	p.payload_bytes = (uint32_t)(tail_bytes - p.bth.pad);
+	p.bytes = (uint32_t)(hdr_bytes + tail_bytes + URNIC_ICRC_BYTES);
 	*pkt = p;
 	return (ssize_t)hdr_bytes;
 }

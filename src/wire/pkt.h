@@ -137,6 +137,7 @@ struct urnic_pkt {
 	uint32_t feth;
 	const uint8_t *payload;
 	uint32_t payload_bytes; /* excluding pad and ICRC */
+	uint32_t bytes;		/* the whole packet, BTH to ICRC (the UDP payload) */
 };
 
 /* Per-header codecs: decode returns the header size or -EBADMSG (too short, reserved

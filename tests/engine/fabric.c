@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/roce/roce.h"
 #include "wire/byteorder.h"
 
 static void *xcalloc(size_t n, size_t sz)
@@ -256,11 +257,11 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 
 static void flush_cb(struct urnic_engine *e)
 {
-	struct fab_host *h = e->io;
+	struct fab_host *h = e->hooks.io;
 
-	for (uint32_t i = 0; i < e->ntx; i++)
-		send_one(h->f, h, &e->tx[i]);
-	e->ntx = 0;
+	for (uint32_t i = 0; i < e->tx.n; i++)
+		send_one(h->f, h, &e->tx.pkts[i]);
+	e->tx.n = 0;
 }
 
 /* ---- setup ---- */
@@ -285,8 +286,7 @@ struct fabric *fabric_new(int nhosts, uint64_t seed)
 		CHECK_EQ(urnic_engine_init(h->e, false, h->ip, flush_cb, h,
 					   seed * 31 + (uint64_t)i + 1),
 			 0);
-		h->e->now_ns = f->now_ns;
-		h->e->audit_idle = true; /* every engine test checks the active set */
+		h->e->cfg.audit_idle = true; /* every engine test checks the active set */
 	}
 	return f;
 }
@@ -299,9 +299,9 @@ void fabric_free(struct fabric *f)
 		/* Pools: every QP and MR a test made is gone (house style 7). */
 		CHECK_EQ(h->nqps, 0);
 		for (uint32_t k = 0; k < URNIC_MAX_QP; k++)
-			CHECK(h->e->qps[k] == NULL);
+			CHECK(h->e->qpt.qps[k] == NULL);
 		CHECK_EQ(h->e->mrs.nlive, 0);
-		CHECK_EQ(h->e->ntx, 0);
+		CHECK_EQ(h->e->tx.n, 0);
 		urnic_engine_fini(h->e);
 		free(h->e);
 	}
@@ -362,14 +362,24 @@ static bool pass(struct fabric *f)
 		struct fab_host *h = &f->hosts[i];
 		struct urnic_engine *e = h->e;
 
-		e->now_ns = f->now_ns;
-		did |= urnic_engine_pass(e, &h->deadline);
-		if (e->ntx) {
+		did |= urnic_engine_pass(e, f->now_ns, &h->deadline);
+		if (e->tx.n) {
 			flush_cb(e);
 			did = true;
 		}
 	}
 	return did;
+}
+
+/* A packet to host d, as its transport would hand it to the engine. */
+static void rx(struct fabric *f, struct fab_host *d, const uint8_t *src_ip, uint16_t sport,
+	       const uint8_t *buf, uint32_t len)
+{
+	struct urnic_rx_meta m = { .sport = sport, .ttl = URNIC_DEFAULT_TTL, .now_ns = f->now_ns };
+
+	memcpy(m.src_ip, src_ip, 4);
+	memcpy(m.dst_ip, d->ip, 4);
+	urnic_roce_rx(d->e, &m, buf, len);
 }
 
 static bool deliver(struct fabric *f)
@@ -390,8 +400,7 @@ static bool deliver(struct fabric *f)
 			enqueue(f, &in);
 			continue;
 		}
-		d->e->now_ns = f->now_ns;
-		urnic_engine_rx(d->e, f->hosts[in.src].ip, in.sport, d->ip, in.buf, in.len);
+		rx(f, d, f->hosts[in.src].ip, in.sport, in.buf, in.len);
 		free(in.buf);
 		f->ndelivered++;
 		did = true;
@@ -458,7 +467,7 @@ void fabric_settle(struct fabric *f)
 void fab_flush(struct fabric *f)
 {
 	for (int i = 0; i < f->nhosts; i++)
-		if (f->hosts[i].e->ntx)
+		if (f->hosts[i].e->tx.n)
 			flush_cb(f->hosts[i].e);
 }
 
@@ -469,8 +478,7 @@ void fab_inject(struct fabric *f, const uint8_t *src_ip, int dst, uint16_t sport
 
 	if (fix_icrc)
 		fab_icrc_fix(src_ip, d->ip, sport, buf, len);
-	d->e->now_ns = f->now_ns;
-	urnic_engine_rx(d->e, src_ip, sport, d->ip, buf, len);
+	rx(f, d, src_ip, sport, buf, len);
 }
 
 /* ---- memory ---- */
@@ -564,7 +572,7 @@ struct fab_qp *fab_qp_new_type(struct fabric *f, int host, struct urnic_pd *pd,
 
 void fab_qp_free(struct fab_qp *q)
 {
-	urnic_engine_qp_remove(q->h->e, &q->qp);
+	urnic_engine_qp_remove(q->h->e, &q->qp, q->h->f->now_ns);
 	urnic_wq_fini(&q->qp.sq);
 	urnic_wq_fini(&q->qp.rq);
 	urnic_cq_fini(&q->scq);
@@ -598,7 +606,7 @@ int fab_modify(struct fab_qp *q, const struct urnic_qp_attr *attr, enum urnic_qp
 	int ret = urnic_qp_check_modify(&q->qp, attr, q->qp.state, next, mask);
 
 	if (ret == 0)
-		urnic_engine_qp_apply(q->h->e, &q->qp, attr, next, mask);
+		urnic_engine_qp_apply(q->h->e, &q->qp, attr, next, mask, q->h->f->now_ns);
 	return ret;
 }
 

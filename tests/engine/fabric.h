@@ -166,7 +166,7 @@ static inline struct urnic_engine *fab_engine(struct fabric *f, int host)
 
 static inline uint64_t fab_ctr(struct fabric *f, int host, enum urnic_counter c)
 {
-	return f->hosts[host].e->counters[c];
+	return f->hosts[host].e->stats.counters[c];
 }
 
 uint32_t fab_random(struct fabric *f);

@@ -239,17 +239,17 @@ static void test_answers_due(void)
 	f = v.f;
 	wpp_run(&v, ROUNDS);
 	fabric_settle(f);
-	CHECK_EQ(fab_engine(f, 0)->answers_due, 0);
-	CHECK(fab_engine(f, 1)->answers_due <= 2);
+	CHECK_EQ(fab_engine(f, 0)->hold.answers_due, 0);
+	CHECK(fab_engine(f, 1)->hold.answers_due <= 2);
 	wpp_close(&v);
 
 	wpp_open(&v, URNIC_QPT_RC, 14, 17);
 	f = v.f;
-	fab_engine(f, 1)->ack_hold_max_ns = 0; /* b never holds */
+	fab_engine(f, 1)->hold.max_ns = 0; /* b never holds */
 	wpp_run(&v, ROUNDS);
 	fabric_settle(f);
 	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_held), 0);
-	CHECK(fab_engine(f, 0)->answers_due >= ROUNDS - 2);
+	CHECK(fab_engine(f, 0)->hold.answers_due >= ROUNDS - 2);
 	wpp_close(&v);
 }
 

@@ -30,7 +30,7 @@ static uint32_t active_qps(struct fabric *f, int host)
 	uint32_t n = 0;
 
 	for (uint32_t w = 0; w < URNIC_QP_WORDS; w++)
-		n += (uint32_t)__builtin_popcountll(e->active[w]);
+		n += (uint32_t)__builtin_popcountll(e->qpt.active[w]);
 	return n;
 }
 

@@ -34,11 +34,10 @@ static void env_open(struct env *v, uint8_t timeout)
 	v->rto = urnic_qp_rto_ns(timeout);
 }
 
-/* Destroys b's QP (the application at host 1 exits), as ibv_destroy_qp does: the
- * engine's clock is read first. */
+/* Destroys b's QP (the application at host 1 exits), as ibv_destroy_qp does: at the
+ * fabric's time (fab_qp_free). */
 static void b_exits(struct env *v)
 {
-	fab_engine(v->p.f, 1)->now_ns = v->p.f->now_ns;
 	fab_qp_free(v->p.b);
 	v->p.b = NULL;
 }

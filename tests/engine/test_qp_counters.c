@@ -16,7 +16,7 @@
 static const struct urnic_qp_counters *slot(struct fabric *f, int host, const struct fab_qp *q)
 {
 	const struct urnic_qp_counters *s =
-		&fab_engine(f, host)->qp_ctrs[q->qp.qpn & (URNIC_MAX_QP - 1)];
+		&fab_engine(f, host)->stats.qp[q->qp.qpn & (URNIC_MAX_QP - 1)];
 
 	CHECK_EQ(s->qpn, q->qp.qpn);
 	return s;
@@ -110,7 +110,7 @@ static void test_faults_move_only_their_qps_counters(void)
 
 		fab_qp_free(a2);
 		fab_qp_free(b2);
-		CHECK_EQ(fab_engine(p.f, 0)->qp_ctrs[idx].qpn, 0);
+		CHECK_EQ(fab_engine(p.f, 0)->stats.qp[idx].qpn, 0);
 		/* Slots are taken in turn (urnic_engine_qp_add): the slot comes round
 		 * again after every other free one. */
 		for (;;) {

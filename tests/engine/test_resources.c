@@ -109,7 +109,7 @@ static void test_read_longer_than_max_msg_is_refused(void)
 	struct urnic_cqe c;
 
 	env_open(&v, 4, 4);
-	fab_engine(v.p.f, 1)->max_msg_bytes = 8192;
+	fab_engine(v.p.f, 1)->cfg.max_msg_bytes = 8192;
 	read_of(&v, 1, 8192);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
 	CHECK_CQE(c, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 8192);
@@ -132,7 +132,7 @@ static void test_work_request_longer_than_max_msg_fails_locally(void)
 	struct urnic_cqe c;
 
 	env_open(&v, 4, 4);
-	fab_engine(v.p.f, 0)->max_msg_bytes = 4096;
+	fab_engine(v.p.f, 0)->cfg.max_msg_bytes = 4096;
 	read_of(&v, 3, 4097);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
 	CHECK_EQ(c.wr_id, 3);

@@ -63,9 +63,9 @@ static void env_open(struct env *v, uint32_t srq_wr, uint64_t seed)
 	v->c = fab_conn_default();
 	v->srq = fab_srq_new(&v->pd[1], srq_wr);
 	for (int i = 0; i < 2; i++) {
-		v->f->hosts[i].e->srq_limit = on_srq_limit;
-		v->f->hosts[i].e->qp_last_wqe = on_last_wqe;
-		v->f->hosts[i].e->qp_fatal = on_fatal;
+		v->f->hosts[i].e->hooks.srq_limit = on_srq_limit;
+		v->f->hosts[i].e->hooks.qp_last_wqe = on_last_wqe;
+		v->f->hosts[i].e->hooks.qp_fatal = on_fatal;
 	}
 	limit_events = last_wqe_events = fatal_events = 0;
 	limit_srq = NULL;

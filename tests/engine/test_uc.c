@@ -81,7 +81,7 @@ static void check_unacknowledged(const struct fabric *f)
 		CHECK(!pi->ackreq);
 		CHECK(!pi->has_aeth);
 	}
-	CHECK_EQ(f->hosts[1].e->counters[URNIC_CTR_tx_packets], 0);
+	CHECK_EQ(f->hosts[1].e->stats.counters[URNIC_CTR_tx_packets], 0);
 }
 
 static void test_uc_send_segmented_without_acks(void)
@@ -305,10 +305,9 @@ static void test_uc_completion_only_after_the_packets_left(void)
 	wr.sge[0] = (struct urnic_sge){ (uint64_t)(uintptr_t)v.la.p, 300, 0 };
 	CHECK_EQ(fab_post_send(v.p.a, &wr), 0);
 	/* As the device runs it: completed WQEs have no packet left in the tx batch. */
-	e->now_ns = v.p.f->now_ns;
-	CHECK(urnic_engine_progress(e));
+	CHECK(urnic_engine_progress(e, v.p.f->now_ns));
 	CHECK_EQ(fab_poll(&v.p.a->scq, sc, 3), 2);
-	CHECK_EQ(e->ntx, 0);
+	CHECK_EQ(e->tx.n, 0);
 	CHECK_EQ(v.p.f->ntrace, 4);
 	fabric_settle(v.p.f);
 	env_close(&v);

@@ -352,10 +352,9 @@ static void test_ud_completion_only_after_the_packet_left(void)
 	/* One progress call, as the device runs it: the WQEs complete, and by then their
 	 * packets are out of the tx batch (it points into their memory and inline data,
 	 * which the application may reuse once it sees the completion). */
-	e->now_ns = v.f->now_ns;
-	CHECK(urnic_engine_progress(e));
+	CHECK(urnic_engine_progress(e, v.f->now_ns));
 	CHECK_EQ(fab_poll(&v.q[0]->scq, sc, 4), 3);
-	CHECK_EQ(e->ntx, 0);
+	CHECK_EQ(e->tx.n, 0);
 	CHECK_EQ(v.f->ntrace, 3);
 	fabric_settle(v.f);
 	env_close(&v);

@@ -36,7 +36,7 @@ static void take(struct env *v, struct snap *s)
 {
 	struct urnic_engine *e = fab_engine(v->p.f, 1);
 
-	memcpy(s->counters, e->counters, sizeof(s->counters));
+	memcpy(s->counters, e->stats.counters, sizeof(s->counters));
 	s->epsn = v->p.b->qp.resp.epsn;
 	s->msn = v->p.b->qp.resp.msn;
 	s->rq_cons = atomic_load(&v->p.b->qp.rq.cons);
@@ -111,7 +111,7 @@ static void expect_drop(struct env *v, const uint8_t *src_ip, uint32_t len, bool
 	CHECK_EQ(after.rq_cons, before.rq_cons);
 	CHECK_EQ(after.rcq_prod, before.rcq_prod);
 	CHECK_EQ(after.state, before.state);
-	CHECK_EQ(e->ntx, 0); /* not even an ACK or NAK */
+	CHECK_EQ(e->tx.n, 0); /* not even an ACK or NAK */
 	CHECK(!v->p.b->qp.resp.ack_pending);
 }
 
@@ -177,11 +177,11 @@ static void test_bad_icrc(void)
 	/* The ICRC covers the addresses and the UDP source port too (Annex A17.3.3). */
 	{
 		struct urnic_engine *e = fab_engine(v.p.f, 1);
-		uint64_t n = e->counters[URNIC_CTR_drop_bad_icrc];
+		uint64_t n = e->stats.counters[URNIC_CTR_drop_bad_icrc];
 
 		fresh(&v);
 		fab_inject(v.p.f, ip_of(&v, 0), 1, (uint16_t)(v.sport + 1), v.buf, v.len, false);
-		CHECK_EQ(e->counters[URNIC_CTR_drop_bad_icrc], n + 1);
+		CHECK_EQ(e->stats.counters[URNIC_CTR_drop_bad_icrc], n + 1);
 	}
 	deliver_original(&v);
 	env_close(&v);
@@ -348,13 +348,13 @@ static void test_response_to_qp_in_rtr(void)
 	n = urnic_pkt_encode_hdr(&h, v.buf, sizeof(v.buf));
 	{
 		struct urnic_engine *ea = fab_engine(v.p.f, 0);
-		uint64_t stale = ea->counters[URNIC_CTR_drop_stale_response];
+		uint64_t stale = ea->stats.counters[URNIC_CTR_drop_stale_response];
 		uint32_t comp = v.p.a->qp.comp.psn;
 
 		fab_inject(v.p.f, ip_of(&v, 1), 0, v.sport, v.buf, (uint32_t)n + 4, true);
-		CHECK_EQ(ea->counters[URNIC_CTR_drop_stale_response], stale + 1);
+		CHECK_EQ(ea->stats.counters[URNIC_CTR_drop_stale_response], stale + 1);
 		CHECK_EQ(v.p.a->qp.comp.psn, comp);
-		CHECK_EQ(ea->ntx, 0);
+		CHECK_EQ(ea->tx.n, 0);
 	}
 	fab_qp_free(c);
 	deliver_original(&v);
@@ -453,15 +453,15 @@ static void test_every_truncation(void)
 
 	env_open(&v, 9);
 	e = fab_engine(v.p.f, 1);
-	hdr0 = e->counters[URNIC_CTR_drop_bad_header];
-	icrc0 = e->counters[URNIC_CTR_drop_bad_icrc];
+	hdr0 = e->stats.counters[URNIC_CTR_drop_bad_header];
+	icrc0 = e->stats.counters[URNIC_CTR_drop_bad_icrc];
 	for (uint32_t n = 0; n < v.len; n++) {
 		fresh(&v);
 		expect_drop(&v, ip_of(&v, 0), n, false, damage_counter(v.buf, n));
 	}
 	/* Up to BTH + ICRC nothing decodes. */
-	CHECK(e->counters[URNIC_CTR_drop_bad_header] - hdr0 >= 16);
-	CHECK_EQ(e->counters[URNIC_CTR_drop_bad_header] + e->counters[URNIC_CTR_drop_bad_icrc] -
+	CHECK(e->stats.counters[URNIC_CTR_drop_bad_header] - hdr0 >= 16);
+	CHECK_EQ(e->stats.counters[URNIC_CTR_drop_bad_header] + e->stats.counters[URNIC_CTR_drop_bad_icrc] -
 			 hdr0 - icrc0,
 		 v.len);
 	deliver_original(&v);

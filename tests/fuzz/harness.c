@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/roce/roce.h"
 #include "mem/mw.h"
 #include "wire/byteorder.h"
 #include "wire/psn.h"
@@ -55,6 +56,8 @@ enum {
 
 static const uint8_t local_ip[16] = { 10, 0, 0, 1 };
 static const uint8_t peer_ip[16] = { 10, 0, 0, 2 };
+/* The GRH area of a UD receive (IBTA 11.4.1.2). */
+enum { FUZZ_GRH_BYTES = 40 };
 static const uint8_t group_ip[FUZZ_MCAST_GROUPS][16] = { { 239, 1, 1, 1 }, { 239, 1, 1, 2 } };
 
 const struct fuzz_wqe_plan fuzz_plan[] = {
@@ -195,6 +198,7 @@ struct qpx {
 
 struct harness {
 	struct urnic_engine e;
+	uint64_t now_ns; /* the clock the engine is given */
 	enum fuzz_mode mode;
 	enum fuzz_role role;
 	struct urnic_pd pd, pd2;
@@ -564,18 +568,18 @@ static void check_tx(struct harness *h, const struct urnic_txpkt *p)
 
 static void flush_cb(struct urnic_engine *e)
 {
-	struct harness *h = e->io;
+	struct harness *h = e->hooks.io;
 
-	for (uint32_t i = 0; i < e->ntx; i++)
-		check_tx(h, &e->tx[i]);
-	e->ntx = 0;
+	for (uint32_t i = 0; i < e->tx.n; i++)
+		check_tx(h, &e->tx.pkts[i]);
+	e->tx.n = 0;
 }
 
 /* ---- engine events ---- */
 
 static void srq_limit_cb(struct urnic_engine *e, struct urnic_srq *srq)
 {
-	struct harness *h = e->io;
+	struct harness *h = e->hooks.io;
 
 	/* IBTA 10.2.9: once per arming, when fewer WQEs than the limit are left. */
 	FUZZ_CHECK(srq == &h->srq);
@@ -587,7 +591,7 @@ static void srq_limit_cb(struct urnic_engine *e, struct urnic_srq *srq)
 
 static void last_wqe_cb(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	struct harness *h = e->io;
+	struct harness *h = e->hooks.io;
 	struct qpx *x = qp == &h->r.qp ? &h->r : &h->q;
 
 	FUZZ_CHECK(qp == &h->r.qp || qp == &h->q.qp);
@@ -603,7 +607,7 @@ static int modify(struct harness *h, struct qpx *x, const struct urnic_qp_attr *
 	int ret = urnic_qp_check_modify(&x->qp, a, x->qp.state, next, mask);
 
 	if (ret == 0)
-		urnic_engine_qp_apply(&h->e, &x->qp, a, next, mask);
+		urnic_engine_qp_apply(&h->e, &x->qp, a, next, mask, h->now_ns);
 	return ret;
 }
 
@@ -877,7 +881,7 @@ static void check_recv(struct harness *h, struct qpx *x, const struct urnic_cqe 
 	if (h->mode == FUZZ_MODE_UD) {
 		/* IBTA 11.4.2.1: the GRH area comes first, and the completion says so. */
 		FUZZ_CHECK(c->opcode == URNIC_WC_RECV);
-		FUZZ_CHECK((c->wc_flags & URNIC_WC_WITH_GRH) && c->byte_len >= URNIC_UD_GRH_BYTES);
+		FUZZ_CHECK((c->wc_flags & URNIC_WC_WITH_GRH) && c->byte_len >= FUZZ_GRH_BYTES);
 		check_grh((const uint8_t *)(uintptr_t)addr);
 	}
 }
@@ -937,7 +941,7 @@ static void check_all(struct harness *h)
 	check_qp(&h->q);
 	check_table(h);
 	check_memory(h);
-	FUZZ_CHECK(h->e.ntx == 0);
+	FUZZ_CHECK(h->e.tx.n == 0);
 	if (h->mode == FUZZ_MODE_SRQ)
 		FUZZ_CHECK(urnic_srq_count(&h->srq) <= h->srq.rq.depth);
 }
@@ -948,8 +952,8 @@ static uint64_t pass(struct harness *h)
 {
 	uint64_t next;
 
-	urnic_engine_pass(&h->e, &next);
-	if (h->e.ntx)
+	urnic_engine_pass(&h->e, h->now_ns, &next);
+	if (h->e.tx.n)
 		flush_cb(&h->e);
 	check_all(h);
 	grants_update(h, false);
@@ -1074,8 +1078,8 @@ static void qp_destroy(struct harness *h, struct qpx *x)
 		if (x->attached[g])
 			return;
 	check_cqs(h, x);
-	urnic_engine_qp_remove(&h->e, &x->qp);
-	if (h->e.ntx)
+	urnic_engine_qp_remove(&h->e, &x->qp, h->now_ns);
+	if (h->e.tx.n)
 		flush_cb(&h->e);
 	check_cqs(h, x);
 	urnic_wq_fini(&x->qp.sq);
@@ -1098,7 +1102,7 @@ static void qp_create(struct harness *h, struct qpx *x, unsigned churn)
 		tmp.type = URNIC_QPT_RC;
 		tmp.state = URNIC_QPS_RESET;
 		FUZZ_CHECK(urnic_engine_qp_add(&h->e, &tmp) == 0);
-		urnic_engine_qp_remove(&h->e, &tmp);
+		urnic_engine_qp_remove(&h->e, &tmp, h->now_ns);
 	}
 	qp_new(h, x);
 	qp_fill(h, x);
@@ -1133,7 +1137,7 @@ static void act(struct harness *h, struct qpx *x, const uint8_t *p, size_t len)
 	what = (enum fuzz_action)(a[0] % FA_COUNT);
 	/* What the engine built before the action leaves first, and memory is checked
 	 * against the grants as they were. */
-	if (h->e.ntx)
+	if (h->e.tx.n)
 		flush_cb(&h->e);
 	check_memory(h);
 	s = &h->mw[a[1] % FUZZ_MW_SLOTS];
@@ -1208,11 +1212,11 @@ static struct harness *harness_new(enum fuzz_mode mode, enum fuzz_role role)
 	h->role = role;
 	h->plan = fuzz_plan_of(mode, &h->plan_len);
 	FUZZ_CHECK(urnic_engine_init(&h->e, false, local_ip, flush_cb, h, 0x5eed) == 0);
-	h->e.skip_icrc_check = true; /* the fuzz build bypasses the ICRC, as lwIP's switch */
-	h->e.now_ns = 1000000000ull;
-	h->e.audit_idle = true; /* a QP left out of the active set aborts the run */
-	h->e.srq_limit = srq_limit_cb;
-	h->e.qp_last_wqe = last_wqe_cb;
+	h->e.cfg.skip_icrc_check = true; /* the fuzz build bypasses the ICRC, as lwIP's switch */
+	h->now_ns = 1000000000ull;
+	h->e.cfg.audit_idle = true; /* a QP left out of the active set aborts the run */
+	h->e.hooks.srq_limit = srq_limit_cb;
+	h->e.hooks.qp_last_wqe = last_wqe_cb;
 	h->pd.handle = 1;
 	h->pd2.handle = 2;
 	for (int r = 0; r < FR_COUNT; r++) {
@@ -1265,9 +1269,9 @@ static void trace(const struct harness *h)
 		(unsigned long long)h->r.send_ok, (unsigned long long)h->r.send_done,
 		h->srq_events);
 	for (int i = 0; i < URNIC_CTR_COUNT; i++)
-		if (h->e.counters[i])
+		if (h->e.stats.counters[i])
 			fprintf(stderr, " %s=%llu", urnic_counter_names[i],
-				(unsigned long long)h->e.counters[i]);
+				(unsigned long long)h->e.stats.counters[i]);
 	fprintf(stderr, "\n");
 }
 
@@ -1320,6 +1324,20 @@ static void map_key(const struct harness *h, uint32_t *key, uint64_t *va)
 	}
 	if (va)
 		*va += g->iova;
+}
+
+/* A datagram from src to dst, as the UDP transport hands it to the engine: TOS 0 and
+ * TTL 64 (Linux's defaults), IPv4 ID hint 0. */
+static void rx(struct harness *h, const uint8_t *src, const uint8_t *dst, const uint8_t *buf,
+	       size_t len)
+{
+	struct urnic_rx_meta m = {
+		.sport = PEER_SPORT, .ttl = URNIC_DEFAULT_TTL, .now_ns = h->now_ns,
+	};
+
+	memcpy(m.src_ip, src, 4);
+	memcpy(m.dst_ip, dst, 4);
+	urnic_roce_rx(&h->e, &m, buf, len);
 }
 
 /* Points the packet at the chosen QP, rebases its PSN and maps selectors. Returns the
@@ -1376,7 +1394,7 @@ int fuzz_one(const uint8_t *data, size_t size, enum fuzz_mode mode, enum fuzz_ro
 			if (mode == FUZZ_MODE_UC || mode == FUZZ_MODE_UD || role == FUZZ_COMPLETER)
 				post_send(h);
 		}
-		h->e.now_ns += fuzz_clock_step_ns[(ctl >> FUZZ_CTL_CLOCK_SHIFT) & 7];
+		h->now_ns += fuzz_clock_step_ns[(ctl >> FUZZ_CTL_CLOCK_SHIFT) & 7];
 		if ((ctl & FUZZ_CTL_QP_MASK) == FUZZ_CTL_ACTION) {
 			bool other = ctl & FUZZ_CTL_ACT_OTHER;
 
@@ -1390,7 +1408,7 @@ int fuzz_one(const uint8_t *data, size_t size, enum fuzz_mode mode, enum fuzz_ro
 			memcpy(buf, data + off, len);
 			off += len;
 			dst = rewrite(h, buf, len, ctl);
-			urnic_engine_rx(&h->e, peer_ip, PEER_SPORT, dst, buf, len);
+			rx(h, peer_ip, dst, buf, len);
 			free(buf);
 		}
 		if (!(ctl & FUZZ_CTL_NO_PASS))
@@ -1399,8 +1417,8 @@ int fuzz_one(const uint8_t *data, size_t size, enum fuzz_mode mode, enum fuzz_ro
 	/* Let the timers run out: retransmissions, RNR waits, retry exhaustion. */
 	next = pass(h);
 	for (int k = 0; k < END_PASSES && next; k++) {
-		if (next > h->e.now_ns)
-			h->e.now_ns = next;
+		if (next > h->now_ns)
+			h->now_ns = next;
 		next = pass(h);
 	}
 	harness_free(h);

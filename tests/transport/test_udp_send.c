@@ -4,10 +4,10 @@
  * message of a batch is one buffer, the batch's packets laid out as they go on the wire
  * (headers, payload gathered from its fragments, pad and ICRC), whether the message is a
  * single packet or a GSO run. The kernel's gather of many small iovecs per message cost
- * more than the copy (docs/performance.md, session 9).
+ * more than the copy (docs/performance.md, "Tx batch and wire buffer").
  *
  * The packets are built as the protocol builds them (urnic_tx_begin, urnic_tx_commit,
- * which lays them out in the engine's tx_wire). The test's own sendmmsg and sendmsg
+ * which lay them out in the engine's tx batch). The test's own sendmmsg and sendmsg
  * (a run of one message) stand in front of libc's (the executable's symbols win) and
  * record each message's iovec count before passing the call on; a plain socket on
  * 127.0.9.2:4791 (loopback, without UDP_GRO, so GSO runs arrive cut into their
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "engine/engine.h"
 #include "transport/udp.h"
 
 static unsigned int sends, msgs_seen, max_iovlen;
@@ -71,7 +72,7 @@ static uint8_t payload[3][4096];
  * bytes of pattern k, payload from up to three fragments of the payload buffers. */
 static void queue(uint32_t hdr, const uint32_t *frag_len, uint32_t nfrags)
 {
-	uint8_t k = (uint8_t)e.ntx;
+	uint8_t k = (uint8_t)e.tx.n;
 	struct urnic_txpkt *p = urnic_tx_begin(&e, &qp);
 
 	p->hdr_bytes = hdr;
@@ -136,10 +137,10 @@ static void test_one_buffer_per_message(void)
 	queue(28, tiny, 1);
 	queue(12, tail, 1);
 	queue(12, tail + 1, 1);
-	npkts = e.ntx;
-	memcpy(sent, e.tx, sizeof(sent[0]) * npkts);
-	urnic_udp_send(&u, &e);
-	CHECK_EQ(e.ntx, 0);
+	npkts = e.tx.n;
+	memcpy(sent, e.tx.pkts, sizeof(sent[0]) * npkts);
+	urnic_udp_send(&u, &e.tx, e.stats.counters);
+	CHECK_EQ(e.tx.n, 0);
 	CHECK(sends >= 1);
 	CHECK(msgs_seen < npkts); /* runs were formed */
 	CHECK_EQ(max_iovlen, 1);
@@ -158,7 +159,7 @@ static void test_one_buffer_per_message(void)
 
 /* The buffers the data path writes are resident from the start: no page faults in the
  * first packets of a stream (urnic_udp_open for the receive buffers, urnic_engine_init
- * for the send side's tx_wire). */
+ * for the send side's tx batch). */
 static void test_buffers_resident(void)
 {
 	const uint8_t src[4] = { 127, 0, 9, 1 };
@@ -168,7 +169,7 @@ static void test_buffers_resident(void)
 	const struct {
 		const uint8_t *p;
 		size_t len;
-	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) }, { en->tx_wire, sizeof(en->tx_wire) } };
+	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) }, { en->tx.wire, sizeof(en->tx.wire) } };
 
 	CHECK(v && en);
 	CHECK_EQ(urnic_udp_open(v, false, src, "127.0.9.1"), 0);
@@ -191,23 +192,23 @@ static void test_buffers_resident(void)
 	free(v);
 }
 
-/* tx_wire has room for a batch of the largest packets the protocol builds (a path MTU
+/* The tx batch has room for a batch of the largest packets the protocol builds (a path MTU
  * of payload): a packet larger than that is refused at commit and counted, not laid
  * out past its slot; the next packet takes the slot. */
 static void test_oversize_packet_refused(void)
 {
 	static const uint32_t too_big[2] = { 4096, 4 }, fits[1] = { 4096 };
-	uint64_t refused = e.counters[URNIC_CTR_drop_tx_failed];
+	uint64_t refused = e.stats.counters[URNIC_CTR_drop_tx_failed];
 
-	e.ntx = 0;
+	e.tx.n = 0;
 	queue(12, too_big, 2);
-	CHECK_EQ(e.ntx, 0);
-	CHECK_EQ(e.counters[URNIC_CTR_drop_tx_failed], refused + 1);
+	CHECK_EQ(e.tx.n, 0);
+	CHECK_EQ(e.stats.counters[URNIC_CTR_drop_tx_failed], refused + 1);
 	queue(12, fits, 1);
-	CHECK_EQ(e.ntx, 1);
-	CHECK(e.tx[0].wire == e.tx_wire);
-	CHECK_EQ(urnic_txpkt_bytes(&e.tx[0]), 12 + 4096 + 4);
-	e.ntx = 0;
+	CHECK_EQ(e.tx.n, 1);
+	CHECK(e.tx.pkts[0].wire == e.tx.wire);
+	CHECK_EQ(urnic_txpkt_bytes(&e.tx.pkts[0]), 12 + 4096 + 4);
+	e.tx.n = 0;
 }
 
 int main(void)

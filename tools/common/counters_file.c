@@ -20,13 +20,13 @@
 
 const char *const urnic_ctrfile_names[URNIC_CTRFILE_COUNT] = {
 #define URNIC_COUNTER(name, desc) [URNIC_CTRFILE_##name] = #name,
-#include "engine/counters.def"
+#include "stats/counters.def"
 #undef URNIC_COUNTER
 };
 
 const char *const urnic_ctrfile_descs[URNIC_CTRFILE_COUNT] = {
 #define URNIC_COUNTER(name, desc) [URNIC_CTRFILE_##name] = desc,
-#include "engine/counters.def"
+#include "stats/counters.def"
 #undef URNIC_COUNTER
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * counters_file.h - reading a device's counters file, /dev/shm/urnic.<pid>.<dev>, whose
- * layout is src/dev/counters_shm.h and whose counters are src/engine/counters.def.
+ * layout is src/dev/counters_shm.h and whose counters are src/stats/counters.def.
  * Used by `urnic counters` and by urnic-demo's summary. Read-only: the engine thread of
  * the owning process is the file's only writer, and a value read may be one update
  * behind. Scanning /dev/shm for files is the caller's business.
@@ -16,7 +16,7 @@
 
 enum urnic_ctrfile_counter {
 #define URNIC_COUNTER(name, desc) URNIC_CTRFILE_##name,
-#include "engine/counters.def"
+#include "stats/counters.def"
 #undef URNIC_COUNTER
 	URNIC_CTRFILE_COUNT
 };

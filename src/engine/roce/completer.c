@@ -20,6 +20,13 @@
 #include "mem/sge.h"
 #include "wire/psn.h"
 
+void rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
+
+	qp->req.rto_deadline_ns = rto ? e->now_ns + rto : 0;
+}
+
 void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
 {
 	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
@@ -350,13 +357,13 @@ void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint
 
 	if (r->rnr_deadline_ns && e->now_ns >= r->rnr_deadline_ns) {
 		r->rnr_deadline_ns = 0; /* need_retry is set: the requester resends */
-		e->timers_fired = true;
+		e->timers.fired = true;
 	}
 	if (r->rto_deadline_ns && e->now_ns >= r->rto_deadline_ns) {
 		if (qp->comp.psn == r->psn) {
 			r->rto_deadline_ns = 0;
 		} else {
-			e->timers_fired = true;
+			e->timers.fired = true;
 			urnic_count(e, URNIC_CTR_retry_timeout);
 			if (r->retry_left == 0) {
 				urnic_count(e, URNIC_CTR_retry_exceeded);

@@ -74,7 +74,7 @@ uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 	    (w->flush_type == 0 || (w->flush_type & ~(uint32_t)URNIC_FLUSH_TYPE_MASK) ||
 	     w->flush_level > URNIC_FLUSH_LEVEL_MR || w->length || w->remote_len > (1u << 31)))
 		return URNIC_WC_LOC_QP_OP_ERR;
-	if (w->length > e->max_msg_bytes)
+	if (w->length > e->cfg.max_msg_bytes)
 		return URNIC_WC_LOC_LEN_ERR; /* IBTA C9-94 / ibv_port_attr.max_msg_sz */
 	if (!(w->flags & URNIC_SEND_INLINE)) {
 		/* Reads from memory need no right; READ and atomic results are written. */
@@ -300,14 +300,15 @@ void roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (qp->comp.idx == qp->req.idx)
 		return;
-	if (e->ntx)
-		e->flush(e);
+	if (e->tx.n)
+		e->hooks.flush(e);
 	/* A CQ overrun puts the QP in error, which flushes the rest (IBTA 11.4.2.1). */
 	while (qp->comp.idx != qp->req.idx && qp->state != URNIC_QPS_ERR)
 		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 }
 
-bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send)
+bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
+			  roce_hold_fn hold)
 {
 	struct urnic_req *r = &qp->req;
 	uint32_t budget = UNRELIABLE_BUDGET_PKTS;
@@ -349,7 +350,7 @@ bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send
 		r->off_bytes = 0;
 		qp->comp.psn = r->psn;
 	}
-	if (!(qp->type == URNIC_QPT_UC && urnic_uc_comp_held(e, qp)))
+	if (!(hold && hold(e, qp)))
 		roce_complete_sent(e, qp);
 	return did;
 
@@ -389,8 +390,8 @@ static void srq_took_one(struct urnic_engine *e, struct urnic_srq *srq)
 	if (srq->limit && urnic_srq_count(srq) < srq->limit) {
 		srq->limit = 0;
 		urnic_count(e, URNIC_CTR_srq_limit_reached);
-		if (e->srq_limit)
-			e->srq_limit(e, srq);
+		if (e->hooks.srq_limit)
+			e->hooks.srq_limit(e, srq);
 	}
 }
 
@@ -563,7 +564,7 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 		}
 		return ROCE_WRITE_OK;
 	}
-	if (pkt->reth.len > e->max_msg_bytes ||
+	if (pkt->reth.len > e->cfg.max_msg_bytes ||
 	    ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != pkt->reth.len
 				      : pkt->reth.len <= qp->attr.path_mtu))
 		return ROCE_WRITE_BAD_LENGTH;
@@ -595,4 +596,38 @@ void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 	if ((flags & URNIC_OPF_LAST) && (flags & URNIC_OPF_IMMDT))
 		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
 				   URNIC_WC_SUCCESS);
+}
+
+void roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&qp->rq.prod, memory_order_acquire);
+
+	/* With an SRQ only the WQE this QP took out of it is the QP's to flush; the rest
+	 * stays in the shared ring for the other QPs (IBTA 10.2.9). */
+	if (qp->srq) {
+		roce_flush_held_rwqe(e, qp);
+		return;
+	}
+	if (!qp->recv_cq || qp->rq.depth == 0)
+		return;
+	for (; cons != prod; cons++) {
+		const struct urnic_recv_wqe *w = urnic_wq_slot(&qp->rq, cons);
+		struct urnic_cqe cqe = {
+			.wr_id = w->wr_id,
+			.status = URNIC_WC_WR_FLUSH_ERR,
+			.opcode = URNIC_WC_RECV,
+			.qp_num = qp->qpn,
+		};
+
+		if (!urnic_cq_has_room(qp->recv_cq)) {
+			urnic_count(e, URNIC_CTR_cq_overflow);
+			break;
+		}
+		/* The slot is free before its completion is visible, as for sends
+		 * (roce_complete_swqe): a reaper that reposts at once finds room. */
+		atomic_store_explicit(&qp->rq.cons, cons + 1, memory_order_release);
+		urnic_cq_push(qp->recv_cq, &cqe, false);
+	}
+	qp->resp.have_rwqe = false;
 }

@@ -17,7 +17,8 @@
 #ifndef URNIC_ENGINE_ROCE_MSG_H
 #define URNIC_ENGINE_ROCE_MSG_H
 
-#include "engine/engine.h"
+#include "engine/core.h"
+#include "wire/psn.h"
 
 /* ---- send ---- */
 
@@ -109,7 +110,14 @@ typedef bool (*roce_send_fn)(struct urnic_engine *e, struct urnic_qp *qp,
 /* The send loop of UC and UD: validate, send, and complete each WQE when its last
  * packet has left (nothing acknowledges it): the loop flushes the tx batch before it
  * completes what it sent. Returns true if it did anything. */
-bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send);
+/* Whether the WQEs just sent wait to complete (held for the peer's answer, UC). */
+typedef bool (*roce_hold_fn)(struct urnic_engine *e, struct urnic_qp *qp);
+bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
+			  roce_hold_fn hold);
+
+/* UD: the GRH area at the start of every receive buffer (IBTA 11.4.1.2, Post Receive
+ * Request: the first 40 bytes receive the GRH, here the IP header standing for it). */
+enum { URNIC_UD_GRH_BYTES = 40 };
 
 /* ---- receive ---- */
 
@@ -145,6 +153,27 @@ void roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struc
 
 /* In error: the WQE a QP took out of its SRQ completes with FLUSH_ERR. */
 void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
+/* The QP is in error: its posted receive WQEs (or the one it took from its SRQ)
+ * complete with FLUSH_ERR (IBTA 10.3.1, 10.2.9). */
+void roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp);
+
+enum {
+	/* Requests within this many PSNs of the expected one count as the peer's for the
+	 * IPv4 ID table (ip_id.h): what rxe (128) or urnic (256, qp.h) may have
+	 * outstanding, so that the packets a loss makes the responder discard before
+	 * go-back-N still move a counting source's last ID with it (each of them took an
+	 * ID). A blind forger names such a PSN once in 2^15 tries, besides the QPN, the
+	 * peer's address and an ID the source could send. */
+	ROCE_PEER_PSN_NEAR = 256,
+};
+
+/* A request PSN near the one the responder expects (IBTA 9.7.5.1.1, 9.8). */
+static inline bool roce_request_near(const struct urnic_qp *qp, uint32_t psn)
+{
+	int32_t d = urnic_psn_diff(psn, qp->resp.epsn);
+
+	return d >= -ROCE_PEER_PSN_NEAR && d <= ROCE_PEER_PSN_NEAR;
+}
 
 /* A SEND packet into the held WQE; completes it on the LAST packet. Returns 0, or
  * -EMSGSIZE (the message is longer than the buffer) or -EFAULT (an SGE does not

@@ -8,8 +8,20 @@
 #ifndef URNIC_ENGINE_ROCE_RC_H
 #define URNIC_ENGINE_ROCE_RC_H
 
-#include "engine/engine.h"
+#include "engine/core.h"
 #include "engine/roce/msg.h"
+
+/* The RC protocol parts, for the RC ops (rc.c). */
+void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_pkt *pkt);
+void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp,
+			   const struct urnic_pkt *pkt);
+bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp);
+/* answered: the requester of the same QP sent in this pass (a held ACK goes behind). */
+bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered);
+void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
+/* Completes the send queue's posted work with FLUSH_ERR (any QP type in error). */
+void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp);
 
 static inline struct urnic_send_wqe *rc_swqe(struct urnic_qp *qp, uint32_t idx)
 {

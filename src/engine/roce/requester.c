@@ -19,13 +19,6 @@
 
 enum { REQ_BUDGET_PKTS = 128 };
 
-void rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
-
-	qp->req.rto_deadline_ns = rto ? e->now_ns + rto : 0;
-}
-
 static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)
 {
 	struct urnic_req *r = &qp->req;

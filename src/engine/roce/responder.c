@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "engine/roce/hold.h"
 #include "engine/roce/rc.h"
 #include "wire/psn.h"
 
@@ -46,99 +47,7 @@ void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
 	rc_send_ack(e, qp, qp->resp.ack_psn, qp->resp.ack_syndrome);
 }
 
-/*
- * Holding an ACK for the application's answer. IBTA 9.7.5.1.1 lets the responder
- * coalesce acknowledgements: an ACK covers every earlier PSN, and nothing says when it
- * must leave except that it must come before the requester's timeout (9.7.6.1.3). When
- * the application answers each message it receives with a request of its own on the
- * same QP (ping-pong: ib_write_lat, ib_send_lat, ibv_rc_pingpong, RPC), an ACK sent at
- * once is a packet of its own and, worse, ends the peer's poll for its completion just
- * before the answer arrives; the answer must then be taken in by the peer's engine
- * thread, woken on the other CPU (docs/performance.md, "Latency"). Held, the ACK leaves
- * in the same batch right behind the answer, and the peer's poll takes in both.
- *
- * A QP becomes interactive when its requester sends within the hold time of an ACK
- * that left alone (it could have been carried), and stops being so when
- * ROCE_HOLD_MISSES holds in a row expire (the application does not answer in time:
- * one-way traffic is then not held again until it answers). Never held: NAKs; an ACK
- * waiting behind READ responses; an ACK of a QP whose requester cannot send now (not in
- * RTS, or work queued that the window, an RNR wait or a fence holds back), so that two
- * QPs never hold for each other; and an ACK of a QP whose CQ is armed, or while no
- * application polls (engine.app_polling, from the driver): an application that waits
- * for events answers only after a wake-up, and its completions must keep their order
- * (perftest -e takes one completion per event; a send and a receive completion arriving
- * together overflowed its CQ). An ACK that is not held leaves before the requests of the
- * same pass, as rxe sends it on receipt (engine.c, urnic_engine_progress). A held ACK
- * leaves at once when its QP changes state or is destroyed (engine.c, release_held),
- * so an application that exits after its last receive leaves nothing unacknowledged.
- * The hold time is engine.ack_hold_max_ns (URNIC_ACK_HOLD_US); the ACK may leave up to
- * engine.ack_hold_slack_ns later, and a QP holds only if both together stay under a
- * quarter of its own retransmission timeout (timeout attribute, IBTA 9.7.6.1.3), which
- * the peer's usually equals.
- */
 
-/* A hold whose application still waits for its own request's ACK is extended once by
- * this many hold times (rc_ack_held). */
-enum { ACK_HOLD_EXTEND = 4 };
-
-/* The hold time, or 0 if `times` of it and the slack do not fit under a quarter of the
- * QP's timeout. */
-static uint64_t ack_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp,
-			      uint64_t times)
-{
-	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
-	uint64_t hold = e->ack_hold_max_ns;
-
-	if (rto && (hold * times + e->ack_hold_slack_ns) * 4 > rto)
-		return 0;
-	return hold;
-}
-
-static bool requester_blocked(const struct urnic_qp *qp)
-{
-	return qp->req.idx != atomic_load_explicit(&qp->sq.prod, memory_order_acquire) ||
-	       qp->req.rnr_deadline_ns || qp->req.need_retry;
-}
-
-static bool rc_ack_held(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
-{
-	struct urnic_resp *r = &qp->resp;
-	uint64_t hold;
-
-	if (answered || !r->ack_interactive || r->ack_syndrome != URNIC_AETH_ACK_UNLIMITED ||
-	    qp->state != URNIC_QPS_RTS || !e->app_polling || roce_cq_armed(qp->send_cq) ||
-	    roce_cq_armed(qp->recv_cq))
-		return false;
-	if (r->ack_hold_ns) {
-		if (e->now_ns < r->ack_hold_ns)
-			return true;
-		/* The application cannot have answered yet: its own request still waits
-		 * for the peer's ACK, which the peer sends behind the rest of its message
-		 * when that message takes more than one datagram (ib_write_lat -s 8192: the
-		 * hold begins with the first, the application's completion comes with the
-		 * second). Sent alone now, the ACK would end the peer's poll before the
-		 * answer it waits for. Held once more, ACK_HOLD_EXTEND times as long. */
-		if (!r->ack_hold_extended && qp->comp.idx != qp->req.idx &&
-		    ack_hold_time(e, qp, 1 + ACK_HOLD_EXTEND)) {
-			r->ack_hold_extended = true;
-			r->ack_hold_ns += (uint64_t)e->ack_hold_max_ns * ACK_HOLD_EXTEND;
-			return true;
-		}
-		if (++r->ack_hold_misses == ROCE_HOLD_MISSES) {
-			r->ack_interactive = false;
-			r->ack_hold_misses = 0;
-		}
-		urnic_count(e, URNIC_CTR_ack_hold_expired);
-		return false;
-	}
-	hold = ack_hold_time(e, qp, 1);
-	if (!hold || requester_blocked(qp))
-		return false;
-	r->ack_hold_ns = e->now_ns + hold;
-	r->ack_hold_extended = false;
-	urnic_count(e, URNIC_CTR_ack_held);
-	return true;
-}
 
 void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
 {
@@ -606,7 +515,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 
 		/* C9-94: no longer than the port's largest message (max_msg_sz, 2^31 by
 		 * default): the most response bytes one READ request may draw. */
-		if (pkt->reth.len > e->max_msg_bytes) {
+		if (pkt->reth.len > e->cfg.max_msg_bytes) {
 			urnic_count(e, URNIC_CTR_refused_read_len);
 			class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
@@ -732,16 +641,6 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 	return sent;
 }
 
-void urnic_rc_responder_answered(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	struct urnic_resp *r = &qp->resp;
-
-	if (!r->ack_interactive && r->ack_alone_ns &&
-	    e->now_ns - r->ack_alone_ns <= ack_hold_time(e, qp, 1))
-		r->ack_interactive = true;
-	r->ack_alone_ns = 0;
-}
-
 bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 {
 	uint32_t budget = READ_BUDGET_PKTS;
@@ -770,7 +669,7 @@ bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bo
 		did = true;
 	}
 	if (r->ack_pending && !r->replying && qp->state != URNIC_QPS_ERR &&
-	    !rc_ack_held(e, qp, answered)) {
+	    !roce_hold_ack(e, qp, answered)) {
 		if (answered && r->ack_hold_ns)
 			r->ack_hold_misses = 0; /* carried, as hoped */
 		rc_flush_pending_ack(e, qp);

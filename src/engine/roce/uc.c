@@ -18,7 +18,9 @@
  */
 #include <errno.h>
 
+#include "engine/roce/hold.h"
 #include "engine/roce/rc.h"
+#include "engine/roce/roce.h"
 #include "wire/psn.h"
 
 static bool uc_send_packet(struct urnic_engine *e, struct urnic_qp *qp,
@@ -27,84 +29,15 @@ static bool uc_send_packet(struct urnic_engine *e, struct urnic_qp *qp,
 	return roce_send_data_packet(e, qp, w, err);
 }
 
-bool urnic_uc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
+static bool uc_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	return roce_unreliable_send(e, qp, uc_send_packet);
-}
-
-/*
- * Holding send completions for the peer's answer. UC has no ACK: a SEND or WRITE is
- * complete once its last packet has left (IBTA 9.8). In a ping-pong (ib_write_lat -c
- * UC, a request/response protocol) the application then has its completion at once
- * and waits for the answer; when it waits on memory (for the peer's RDMA WRITE), no
- * verbs call lets urnic take the answer in, and only the engine thread, woken on the
- * other CPU, can: 62-88 us per one-way trip here, against 7 us for RC, whose
- * responder holds its ACK and sends it with the answer (responder.c, rc_ack_held).
- * So a UC requester holds the completion while the application polls, and the poll
- * that takes the answer in reports both. When a completion is reported is the
- * device's to choose, within the order of the queue (a slow NIC reports late too),
- * and the hold is short: UC_HOLD_FACTOR times engine.ack_hold_max_ns
- * (URNIC_ACK_HOLD_US, 100 us; 0 turns both holds off). It spans a round trip, 10-20
- * us here (at 20 us, half the holds expired; 100 us was 5 x the ACK hold of 20 us
- * until session 11 made that 100 us too).
- *
- * A QP holds once the peer's request came within UC_ANSWER_WINDOW_NS of completions
- * released without an answer (in the slow path above the answer takes 30-80 us, more
- * when the scheduler gives a spinning thread a whole slice: with a 250 us window some
- * runs held only a third of their rounds), and stops after ROCE_HOLD_MISSES holds in a
- * row expire, so a stream one way is held at most that often. Nothing is held while
- * no application polls or the send CQ is armed (an event-driven application answers
- * after a wake-up), nor unless the send queue is a ping-pong's: one signaled WQE out,
- * nothing behind it (a stream's completions, held until the peer's next request, would
- * hold back its next posts).
- * Released: by the peer's next request on the QP, before it is executed (the send
- * completion comes first, as it happened first); on expiry; when the application
- * stops polling or posts again; before the QP changes state or goes away (engine.c,
- * release_held).
- */
-enum { UC_ANSWER_WINDOW_NS = 2000000, UC_HOLD_FACTOR = 1 };
-
-/* A ping-pong's send queue: one WQE sent and not completed, nothing behind it, and
- * the application asked for its completion. A stream has more in the queue (held, its
- * completions would hold back the application's next posts). */
-static bool one_signaled_wqe(const struct urnic_qp *qp)
-{
-	const struct urnic_send_wqe *w = urnic_wq_slot(&qp->sq, qp->comp.idx);
-
-	return qp->req.idx - qp->comp.idx == 1 &&
-	       atomic_load_explicit(&qp->sq.prod, memory_order_acquire) == qp->req.idx &&
-	       (qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED));
-}
-
-bool urnic_uc_comp_held(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	struct urnic_comp *c = &qp->comp;
-
-	if (!c->uc_interactive || !e->app_polling || !e->ack_hold_max_ns ||
-	    roce_cq_armed(qp->send_cq) || !one_signaled_wqe(qp)) {
-		c->uc_hold_ns = 0;
-		c->uc_alone_ns = e->now_ns;
+	if (qp->state != URNIC_QPS_RTS)
 		return false;
-	}
-	if (c->uc_hold_ns) {
-		if (e->now_ns < c->uc_hold_ns)
-			return true;
-		if (++c->uc_hold_misses == ROCE_HOLD_MISSES) {
-			c->uc_interactive = false;
-			c->uc_hold_misses = 0;
-		}
-		urnic_count(e, URNIC_CTR_comp_hold_expired);
-		e->answers_due++; /* the answer is still to come */
-		c->uc_hold_ns = 0;
-		c->uc_alone_ns = e->now_ns;
-		return false;
-	}
-	c->uc_hold_ns = e->now_ns + (uint64_t)e->ack_hold_max_ns * UC_HOLD_FACTOR;
-	urnic_count(e, URNIC_CTR_comp_held);
-	return true;
+	return roce_unreliable_send(e, qp, uc_send_packet, roce_hold_uc_comp);
 }
 
-void urnic_uc_release_held(struct urnic_engine *e, struct urnic_qp *qp)
+
+static void uc_release(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (!qp->comp.uc_hold_ns)
 		return;
@@ -119,9 +52,9 @@ static void peer_answered(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (c->uc_hold_ns) {
 		c->uc_hold_misses = 0;
-		urnic_uc_release_held(e, qp);
+		uc_release(e, qp);
 	} else if (!c->uc_interactive && c->uc_alone_ns &&
-		   e->now_ns - c->uc_alone_ns <= UC_ANSWER_WINDOW_NS) {
+		   e->now_ns - c->uc_alone_ns <= ROCE_UC_ANSWER_WINDOW_NS) {
 		c->uc_interactive = true;
 	}
 }
@@ -142,12 +75,15 @@ static void drop_message(struct urnic_engine *e, struct urnic_qp *qp, enum urnic
 	urnic_count(e, why);
 }
 
-void urnic_uc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+static void uc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		  const struct urnic_rx_meta *m)
 {
 	struct urnic_resp *r = &qp->resp;
 	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
 	bool first = flags & URNIC_OPF_FIRST;
 
+	(void)m;
+	e->hold.rx_requests++;
 	peer_answered(e, qp);
 	/* 1. PSN (IBTA 9.8: no retransmission on UC, so a gap is loss): resynchronise on
 	 * a FIRST/ONLY, drop anything else. */
@@ -216,3 +152,52 @@ void urnic_uc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		}
 	}
 }
+
+/* A request near the PSN the responder expects (IBTA 9.8: what UC takes). */
+static bool uc_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	return roce_request_near(qp, pkt->bth.psn);
+}
+
+/* Held completions: the requester's progress releases them once the hold ends. */
+static void uc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold)
+{
+	(void)next;
+	if (qp->comp.uc_hold_ns)
+		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
+}
+
+static void uc_flush(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	urnic_rc_flush(e, qp);
+	roce_flush_rq(e, qp);
+}
+
+/* Send completions held for the answer are reported before the QP changes state or
+ * goes away. */
+static void uc_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
+{
+	(void)parting;
+	uc_release(e, qp);
+}
+
+/* Sends held for the answer left: they complete successfully, before the flush (a CQ
+ * overrun while they do ends here again with nothing held). */
+static void uc_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
+{
+	(void)fatal;
+	uc_release(e, qp);
+}
+
+const struct urnic_qp_ops urnic_roce_uc_ops = {
+	.name = "UC",
+	.opcode_flag = URNIC_OPF_UC,
+	.connected = true,
+	.rx = uc_rx,
+	.from_peer = uc_from_peer,
+	.progress = uc_progress,
+	.timers = uc_timers,
+	.flush = uc_flush,
+	.release_held = uc_release_held,
+	.enter_error = uc_enter_error,
+};

@@ -19,13 +19,14 @@
  * the datagram is dropped and counted, the WQE stays for the next one (with an SRQ it
  * completes with REM_INV_REQ_ERR), the QP goes on (rxe: classes D and E).
  * Multicast: a datagram to DestQP 0xFFFFFF reaches every QP attached to its group
- * (engine/mcast.h, engine.c rx_mcast), each through this same receive path.
+ * (engine/mcast.h, roce/rx.c rx_mcast), each through this same receive path.
  * Out of scope: QP1 (GSI) and its privileged Q_Keys.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "engine/roce/rc.h"
+#include "engine/roce/roce.h"
 #include "wire/byteorder.h"
 #include "wire/psn.h"
 
@@ -65,9 +66,11 @@ static bool ud_send_packet(struct urnic_engine *e, struct urnic_qp *qp,
 	return true;
 }
 
-bool urnic_ud_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
+static bool ud_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	return roce_unreliable_send(e, qp, ud_send_packet);
+	if (qp->state != URNIC_QPS_RTS)
+		return false;
+	return roce_unreliable_send(e, qp, ud_send_packet, NULL);
 }
 
 static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
@@ -85,45 +88,46 @@ static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
  * The GRH area of a UD receive buffer. The engine sees the UDP payload, not the IP
  * header, so the header is rebuilt as the sender's kernel wrote it from an unconnected
  * DF socket (the same assumption as the ICRC check, docs/differences-from-rxe.md):
- * IPv4 ID 0, DF, the TOS and TTL the socket reported (e->rx_tos, rx_ttl), a valid
+ * IPv4 ID 0, DF, the TOS and TTL the socket reported (the envelope's tos and ttl), a valid
  * header checksum (ibv_init_ah_from_wc() checks it to tell IPv4 from IPv6); IPv6 with
  * the traffic class and hop limit reported and flow label 0.
  */
-static void build_grh(uint8_t grh[URNIC_UD_GRH_BYTES], const struct urnic_engine *e,
-		      const uint8_t *src_ip, const uint8_t *dst_ip, size_t udp_bytes)
+static void build_grh(uint8_t grh[URNIC_UD_GRH_BYTES], bool ipv6, const struct urnic_rx_meta *m,
+		      size_t udp_bytes)
 {
 	enum { IPV4_HDR = 20, UDP_HDR = 8, IPPROTO_UDP_ = 17 };
 
 	memset(grh, 0, URNIC_UD_GRH_BYTES);
-	if (e->ipv6) {
-		urnic_put_be32(grh, 6u << 28 | (uint32_t)e->rx_tos << 20);
+	if (ipv6) {
+		urnic_put_be32(grh, 6u << 28 | (uint32_t)m->tos << 20);
 		urnic_put_be16(grh + 4, (uint16_t)(UDP_HDR + udp_bytes));
 		grh[6] = IPPROTO_UDP_;
-		grh[7] = e->rx_ttl;
-		memcpy(grh + 8, src_ip, 16);
-		memcpy(grh + 24, dst_ip, 16);
+		grh[7] = m->ttl;
+		memcpy(grh + 8, m->src_ip, 16);
+		memcpy(grh + 24, m->dst_ip, 16);
 	} else {
 		uint8_t *ip = grh + URNIC_UD_GRH_BYTES - IPV4_HDR;
 
 		ip[0] = 0x45; /* version 4, 5 words */
-		ip[1] = e->rx_tos;
+		ip[1] = m->tos;
 		urnic_put_be16(ip + 2, (uint16_t)(IPV4_HDR + UDP_HDR + udp_bytes));
 		urnic_put_be16(ip + 6, 0x4000); /* DF */
-		ip[8] = e->rx_ttl;
+		ip[8] = m->ttl;
 		ip[9] = IPPROTO_UDP_;
-		memcpy(ip + 12, src_ip, 4);
-		memcpy(ip + 16, dst_ip, 4);
+		memcpy(ip + 12, m->src_ip, 4);
+		memcpy(ip + 16, m->dst_ip, 4);
 		urnic_put_be16(ip + 10, ipv4_checksum(ip, IPV4_HDR));
 	}
 }
 
-void urnic_ud_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   const uint8_t *src_ip, const uint8_t *dst_ip, size_t udp_bytes)
+static void ud_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		  const struct urnic_rx_meta *m)
 {
 	const struct urnic_recv_wqe *rw;
 	uint8_t grh[URNIC_UD_GRH_BYTES];
 	int ret;
 
+	e->hold.rx_requests++;
 	/* IBTA 10.2.5: a datagram is accepted only with the receiving QP's Q_Key. */
 	if (pkt->deth.qkey != qp->attr.qkey) {
 		urnic_count(e, URNIC_CTR_drop_bad_qkey);
@@ -141,7 +145,7 @@ void urnic_ud_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	    pkt->payload_bytes > rw->length - URNIC_UD_GRH_BYTES) {
 		ret = -EMSGSIZE;
 	} else {
-		build_grh(grh, e, src_ip, dst_ip, udp_bytes);
+		build_grh(grh, e->cfg.ipv6, m, pkt->bytes);
 		ret = roce_place(e, qp, grh, sizeof(grh));
 		if (ret == 0)
 			ret = roce_place(e, qp, pkt->payload, pkt->payload_bytes);
@@ -160,3 +164,45 @@ void urnic_ud_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	}
 	roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, qp->resp.rwqe_off, URNIC_WC_SUCCESS);
 }
+
+/* UD has no connected peer (IBTA 10.2.5): a datagram with the QP's Q_Key is all the
+ * proof there is, and its source's IPv4 IDs go to a table of their own (roce/rx.c). */
+static bool ud_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	return pkt->deth.qkey == qp->attr.qkey;
+}
+
+static void ud_no_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
+			 uint64_t *hold)
+{
+	(void)e, (void)qp, (void)next, (void)hold;
+}
+
+static void ud_flush(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	urnic_rc_flush(e, qp);
+	roce_flush_rq(e, qp);
+}
+
+static void ud_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
+{
+	(void)e, (void)qp, (void)parting; /* nothing is held on UD */
+}
+
+static void ud_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
+{
+	(void)e, (void)qp, (void)fatal;
+}
+
+const struct urnic_qp_ops urnic_roce_ud_ops = {
+	.name = "UD",
+	.opcode_flag = URNIC_OPF_UD,
+	.connected = false,
+	.rx = ud_rx,
+	.from_peer = ud_from_peer,
+	.progress = ud_progress,
+	.timers = ud_no_timers,
+	.flush = ud_flush,
+	.release_held = ud_release_held,
+	.enter_error = ud_enter_error,
+};

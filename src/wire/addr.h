@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * addr.h - where a packet goes and where a received one came from: the peer of a QP
+ * (RoCEv2: the GID is the IP address, IBTA Annex A17.4) and what the transport saw of a
+ * datagram that the packet's own bytes do not carry (addresses, ports, IP header
+ * fields, the time). The transport fills a urnic_rx_meta per packet and passes it to
+ * the engine's receive entry point as an argument.
+ */
+#ifndef URNIC_WIRE_ADDR_H
+#define URNIC_WIRE_ADDR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Where a packet goes: the peer of a connected QP (its address vector) or the address
+ * handle of a UD work request. */
+struct urnic_peer {
+	bool ipv6;
+	uint8_t ip[16]; /* IPv4 in the first four bytes */
+	/* UDP source port: Linux's rdma_get_udp_sport() folds the flow label into
+	 * 0xC000..0xFFFF (IBTA A17.3.1 leaves the choice to the sender). */
+	uint16_t sport;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;
+};
+
+/* urnic's QPNs: owner << 20 | generation << 12 | index (engine.c, urnic_engine_qp_add).
+ * The owner is the process's slot among those sharing an address, which the transport
+ * steers a received packet by (transport/share.h). */
+enum {
+	URNIC_QPN_INDEX_BITS = 12,
+	URNIC_QPN_OWNER_SHIFT = 20, /* QPN bits 23..20: which process on the address owns it */
+	URNIC_QPN_OWNERS = 16,
+};
+
+/* Linux's default IP TTL / hop limit, which the kernel also gives RoCEv2 address
+ * vectors (ib_resolve_eth_dmac takes the route's hop limit, not the caller's). */
+#define URNIC_DEFAULT_TTL 64
+
+/* A received datagram's envelope. src_ip/dst_ip: IPv4 in the first four bytes.
+ * ip_id_hint: the IPv4 ID to try first when checking the ICRC (segment k of a GRO
+ * super-packet has k, the ID Linux gave segment k of the GSO send, inet_gso_segment;
+ * 0 otherwise). tos/ttl: IPv4 TOS or IPv6 traffic class and TTL or hop limit where the
+ * socket shows them (0 and URNIC_DEFAULT_TTL where not), for a UD receive's GRH
+ * (IBTA 11.4.1.2). now_ns: the time the packet is handled at. */
+struct urnic_rx_meta {
+	uint8_t src_ip[16];
+	uint8_t dst_ip[16];
+	uint16_t sport;
+	uint16_t ip_id_hint;
+	uint8_t tos;
+	uint8_t ttl;
+	uint64_t now_ns;
+};
+
+/* Whether ip (4 bytes for IPv4, else 16) is a multicast address (rdma_is_multicast_addr
+ * on the GID it comes from): ff00::/8, 224.0.0.0/4. */
+static inline bool urnic_mcast_ip(bool ipv6, const uint8_t *ip)
+{
+	return ipv6 ? ip[0] == 0xff : (ip[0] & 0xf0) == 0xe0;
+}
+
+#endif
