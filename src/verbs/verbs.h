@@ -16,6 +16,7 @@
 #include <infiniband/verbs.h>
 
 #include "dev/device.h"
+#include "dev/verbs_mem.h"
 #include "engine/qp.h"
 #include "export.h"
 
