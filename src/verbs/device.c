@@ -324,9 +324,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = d;
-	d->eng->qp_fatal = urnic_verbs_qp_fatal;
-	d->eng->qp_last_wqe = urnic_verbs_qp_last_wqe;
-	d->eng->srq_limit = urnic_verbs_srq_limit;
+	urnic_dev_events_set(d, &urnic_verbs_events);
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;
