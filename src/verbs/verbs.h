@@ -5,7 +5,8 @@
  * The public structs (ibv_context inside verbs_context, ibv_pd, ibv_mr, ibv_cq, ibv_qp,
  * ibv_comp_channel) come first in each wrapper, so the pointer an application holds
  * converts back with container_of. Layouts are Debian's <infiniband/verbs.h>, filled
- * as rdma-core does (reference/verbs-abi-dropin.md §2). This is the only place that
+ * as rdma-core's libibverbs and providers fill them (verbs_init_context(): a whole
+ * verbs_context, abi_compat and sz set). This is the only place that
  * converts between urnic's conventions and libibverbs' (errno, NULL + errno).
  * urnic's side of each object is reached through the device (dev/verbs_qp.h,
  * dev/verbs_mem.h), which also brings the plain data the ABI is translated to and from:
@@ -28,7 +29,11 @@
 
 struct urnic_vdevice {
 	struct ibv_device ibdev;
-	void *verbs_device_ops; /* stays NULL: see verbs-abi-dropin.md §1.1 option B */
+	/* Where rdma-core's struct verbs_device keeps its provider's ops. The real
+	 * provider libraries that perftest and UCX load beside us (libmlx5, libefa) tell
+	 * their own devices by comparing this pointer with their ops table: NULL is no
+	 * provider's, so their direct-verbs entry points leave our devices alone. */
+	void *verbs_device_ops;
 	struct urnic_dev *dev;
 };
 
