@@ -115,8 +115,8 @@ URNIC_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 	}
 }
 
-/* The engine's hook (engine.h qp_fatal), under the device lock. */
-void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp)
+/* The engine's events (dev/verbs_qp.h), under the device lock. */
+static void qp_fatal(struct urnic_qp *qp)
 {
 	struct ibv_qp *ibqp = qp->owner;
 
@@ -124,8 +124,7 @@ void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp)
 		urnic_async_event(ibqp->context, IBV_EVENT_QP_FATAL, ibqp);
 }
 
-/* The engine's hook (engine.h qp_last_wqe), under the device lock. */
-void urnic_verbs_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp)
+static void qp_last_wqe(struct urnic_qp *qp)
 {
 	struct ibv_qp *ibqp = qp->owner;
 
@@ -133,14 +132,19 @@ void urnic_verbs_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp)
 		urnic_async_event(ibqp->context, IBV_EVENT_QP_LAST_WQE_REACHED, ibqp);
 }
 
-/* The engine's hook (engine.h srq_limit), under the device lock. */
-void urnic_verbs_srq_limit(struct urnic_engine *e, struct urnic_srq *srq)
+static void srq_limit(struct urnic_srq *srq)
 {
 	struct ibv_srq *ibsrq = srq->owner;
 
 	if (ibsrq)
 		urnic_async_event(ibsrq->context, IBV_EVENT_SRQ_LIMIT_REACHED, ibsrq);
 }
+
+const struct urnic_dev_events urnic_verbs_events = {
+	.qp_fatal = qp_fatal,
+	.qp_last_wqe = qp_last_wqe,
+	.srq_limit = srq_limit,
+};
 
 /* ---- port state: the watch thread ---- */
 

@@ -67,13 +67,12 @@ static struct urnic_vcq *create_cq(struct ibv_context *context, int cqe, void *c
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
-	if (!v || urnic_cq_init(&v->cq, (uint32_t)cqe)) {
+	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe)) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_CQ);
 		errno = ENOMEM;
 		return NULL;
 	}
-	v->cq.clock_ns = &urnic_ctx_dev(context)->eng->now_ns;
 	v->ibcq.context = context;
 	v->ibcq.channel = channel;
 	v->ibcq.cq_context = cq_context;
@@ -104,15 +103,11 @@ URNIC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (v->users)
 		return EBUSY;
-	/* The engine may be delivering an event to this CQ: take the device lock. */
-	pthread_mutex_lock(&d->lock);
-	v->cq.event_fd = -1;
-	pthread_mutex_unlock(&d->lock);
+	urnic_dev_cq_destroy(d, &v->cq); /* no event to its channel after this */
 	if (v->vch)
 		v->vch->users--;
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
-	urnic_cq_fini(&v->cq);
 	free(v);
 	urnic_dev_res_put(d, URNIC_RES_CQ);
 	return 0;
@@ -128,15 +123,10 @@ URNIC_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 	if (cqe < 1 || (uint32_t)cqe > d->lim.max_cqe)
 		return EINVAL;
-	/* The engine pushes completions under the device lock, pollers under poll_lock
-	 * (an extended poll holds it from ibv_start_poll to ibv_end_poll). */
-	pthread_mutex_lock(&d->lock);
-	pthread_spin_lock(&v->cq.poll_lock);
-	rc = urnic_cq_resize(&v->cq, (uint32_t)cqe);
+	rc = urnic_dev_cq_resize(d, &v->cq, (uint32_t)cqe);
+	/* The ABI's copy for the application: nothing in urnic reads it. */
 	if (rc == 0)
 		cq->cqe = cqe;
-	pthread_spin_unlock(&v->cq.poll_lock);
-	pthread_mutex_unlock(&d->lock);
 	return -rc;
 }
 

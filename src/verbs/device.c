@@ -4,11 +4,12 @@
  *
  * Devices are urnic's configured addresses (src/dev/device.c). Each has one Ethernet
  * port, ACTIVE while its address's interface is up (async.c), with RoCEv2 GIDs only,
- * as rxe registers them (reference
- * rxe-siw-perftest.md §2.7): index 0 the link-local GID from the derived EUI-64, index 1
- * the address itself (::ffff:a.b.c.d for IPv4). The context is a full verbs_context
- * with abi_compat = __VERBS_ABI_IS_EXTENDED and sz = sizeof, as verbs_init_context() in
- * rdma-core does, so the inline wrappers find query_port and query_device_ex.
+ * as the kernel's GID cache holds them for rxe (which declares RoCE v2 alone,
+ * RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP): index 0 the link-local GID from the derived
+ * EUI-64, index 1 the address itself (::ffff:a.b.c.d for IPv4). The context is a full
+ * verbs_context with abi_compat = __VERBS_ABI_IS_EXTENDED and sz = sizeof, as
+ * verbs_init_context() in rdma-core does, so the inline wrappers find query_port and
+ * query_device_ex.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,8 +56,9 @@ URNIC_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	struct ibv_device **list;
 
 	pthread_once(&vdev_once, make_vdevs);
-	/* Devices are static: pointers stay valid after ibv_free_device_list, which
-	 * perftest and librdmacm rely on (verbs-abi-dropin.md §2.3 rule 9). */
+	/* Devices are static: pointers stay valid after ibv_free_device_list and across
+	 * calls, as rdma-core keeps them. perftest never frees the list and keeps using
+	 * its device; librdmacm compares the pointers of one call with the next. */
 	list = calloc((size_t)nvdevs + 1, sizeof(*list));
 	if (!list) {
 		errno = ENOMEM;
@@ -163,7 +165,9 @@ static int query_device_ex(struct ibv_context *context, const struct ibv_query_d
 	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
-	/* Copy what the caller's struct has room for, zero the rest (§2.3 rule 6). */
+	/* attr_size is the caller's sizeof (the inline ibv_query_device_ex passes it): a
+	 * binary built against older headers has a smaller struct, one built against newer
+	 * headers a larger one. Copy what it has room for, zero the rest. */
 	if (attr_size > sizeof(ex)) {
 		memset(attr, 0, attr_size);
 		attr_size = sizeof(ex);
@@ -324,9 +328,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = d;
-	d->eng->hooks.qp_fatal = urnic_verbs_qp_fatal;
-	d->eng->hooks.qp_last_wqe = urnic_verbs_qp_last_wqe;
-	d->eng->hooks.srq_limit = urnic_verbs_srq_limit;
+	urnic_dev_events_set(d, &urnic_verbs_events);
 	ctx = &c->vctx.context;
 	ctx->device = device;
 	ctx->cmd_fd = -1;

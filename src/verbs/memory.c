@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "mem/mw.h"
 #include "verbs/mapping.h"
 #include "verbs/verbs.h"
 
@@ -132,10 +131,7 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_lock(&d->lock);
-	ret = urnic_mr_register(&d->eng->mrs, &vpd->pd, addr, iova, length, access, key_rand,
-				&v->mr);
-	pthread_mutex_unlock(&d->lock);
+	ret = urnic_dev_mr_register(d, &vpd->pd, addr, iova, length, access, key_rand, &v->mr);
 	if (ret) {
 		free(v);
 		errno = -ret;
@@ -147,9 +143,9 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	v->ibmr.pd = pd;
 	v->ibmr.addr = addr;
 	v->ibmr.length = length;
-	v->ibmr.handle = v->mr->key;
-	v->ibmr.lkey = v->mr->key;
-	v->ibmr.rkey = v->mr->key;
+	v->ibmr.handle = urnic_dev_mr_key(v->mr);
+	v->ibmr.lkey = urnic_dev_mr_key(v->mr);
+	v->ibmr.rkey = urnic_dev_mr_key(v->mr);
 	return &v->ibmr;
 }
 
@@ -203,7 +199,7 @@ URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	if (!ret && (flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS))) {
 		void *to = ibmr->addr;
 		size_t to_len = ibmr->length;
-		unsigned int to_acc = v->mr->access;
+		unsigned int to_acc = urnic_dev_mr_access(v->mr);
 
 		if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 			to = addr;
@@ -213,13 +209,9 @@ URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 			to_acc = acc;
 		ret = -urnic_mapping_check((uintptr_t)to, to_len, access_writes(to_acc));
 	}
-	if (!ret) {
-		/* The engine reads regions under the device lock only. */
-		pthread_mutex_lock(&d->lock);
-		ret = -urnic_mr_reregister(v->mr, (uint32_t)flags, &new_vpd->pd, addr, length,
-					   acc);
-		pthread_mutex_unlock(&d->lock);
-	}
+	if (!ret)
+		ret = -urnic_dev_mr_reregister(d, v->mr, (uint32_t)flags, &new_vpd->pd, addr,
+					       length, acc);
 	if (ret) {
 		errno = ret;
 		return IBV_REREG_MR_ERR_CMD;
@@ -248,11 +240,9 @@ URNIC_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct urnic_dev *d = urnic_ctx_dev(ibmr->context);
 	int ret;
 
-	/* Under the device lock: once this returns the engine will never touch the
-	 * memory again (a READ in progress fails with a remote access error). */
-	pthread_mutex_lock(&d->lock);
-	ret = urnic_mr_deregister(&d->eng->mrs, v->mr);
-	pthread_mutex_unlock(&d->lock);
+	/* Once this returns the engine will never touch the memory again (a READ in
+	 * progress fails with a remote access error). */
+	ret = urnic_dev_mr_deregister(d, v->mr);
 	if (ret)
 		return EINVAL; /* windows are bound to it (rxe_dereg_mr) */
 	v->vpd->users--;
@@ -285,10 +275,7 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_lock(&d->lock);
-	ret = urnic_mw_alloc(&d->eng->mrs, &vpd->pd, (enum urnic_key_kind)type, key_rand,
-			     &v->mw);
-	pthread_mutex_unlock(&d->lock);
+	ret = urnic_dev_mw_alloc(d, &vpd->pd, (enum urnic_key_kind)type, key_rand, &v->mw);
 	if (ret) {
 		free(v);
 		errno = -ret;
@@ -299,8 +286,8 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	v->dev = d;
 	v->ibmw.context = pd->context;
 	v->ibmw.pd = pd;
-	v->ibmw.rkey = v->mw->key;
-	v->ibmw.handle = v->mw->key;
+	v->ibmw.rkey = urnic_dev_mr_key(v->mw);
+	v->ibmw.handle = urnic_dev_mr_key(v->mw);
 	v->ibmw.type = type;
 	return &v->ibmw;
 }
@@ -311,9 +298,7 @@ int urnic_dealloc_mw(struct ibv_mw *ibmw)
 
 	/* A bound window goes too, its binding released (rxe_dealloc_mw); from then on
 	 * its R_Key validates nothing. */
-	pthread_mutex_lock(&v->dev->lock);
-	urnic_mw_dealloc(&v->dev->eng->mrs, v->mw);
-	pthread_mutex_unlock(&v->dev->lock);
+	urnic_dev_mw_dealloc(v->dev, v->mw);
 	v->vpd->users--;
 	free(v);
 	return 0;

@@ -212,7 +212,7 @@ void urnic_send_doorbell(struct urnic_vqp *v, uint32_t last_len)
 	/* The next pass visits this QP (the engine's passes skip idle QPs); then send
 	 * now from this thread if the pipeline is free (or leave it to the next pass, in
 	 * a streak of small posts); else make sure the engine thread is awake to do it. */
-	urnic_engine_doorbell(v->dev->eng, v->qp.qpn);
+	urnic_dev_qp_posted(v->dev, v->qp.qpn);
 	if (!urnic_dev_doorbell(v->dev, last_len <= POST_BATCH_PKTS * v->qp.attr.path_mtu))
 		urnic_dev_kick(v->dev);
 }
@@ -269,7 +269,7 @@ int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 	}
 	ret = urnic_post_recv_ring(&qp->rq, wr, bad_wr);
 	/* A pass looks at the QP again: it awaits a receive now, or flushes it in error. */
-	urnic_engine_doorbell(v->dev->eng, qp->qpn);
+	urnic_dev_qp_posted(v->dev, qp->qpn);
 	if (qp->state == URNIC_QPS_ERR)
 		urnic_dev_kick(v->dev);
 	return ret;

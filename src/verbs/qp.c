@@ -4,15 +4,12 @@
  *
  * ibv_create_qp(3) and ibv_modify_qp(3): capabilities beyond the device's are refused
  * with EINVAL and the granted ones written back into cap; transitions and attributes
- * are checked against IBTA 10.3.1 table 91 (engine/qp.c); on RoCE the address vector
- * must carry a GRH (is_global), whose GID names the peer's IP address (RoCEv2, IBTA
- * Annex A17.4). The UDP source port follows the kernel's conventions: a connected QP
- * (RC, UC) takes rdma_get_udp_sport(flow label, its QPN, the peer's) when it gets its
- * address vector; a UD QP, which talks to many peers, one port chosen at creation,
- * 0xc000 + hash_32(qpn, 14) as rxe_qp.c does. A UD QP's messages are limited to the
- * port MTU, kept in its path_mtu (UD has no path MTU attribute, table 91). A QP
- * created with an SRQ takes its receives from it (its own receive queue is empty);
- * RC, UC and UD QPs may use one, as in rxe.
+ * are checked against IBTA 10.3.1 table 91 (by the device, dev/verbs_qp.h); on RoCE the
+ * address vector must carry a GRH (is_global), whose GID names the peer's IP address
+ * (RoCEv2, IBTA Annex A17.4). The device chooses each QP's UDP source port as the
+ * kernel does and gives a UD QP the port MTU (dev/verbs_qp.c). A QP created with an SRQ
+ * takes its receives from it (its own receive queue is empty); RC, UC and UD QPs may
+ * use one, as in rxe.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,14 +23,18 @@ _Static_assert((int)IBV_QPS_RESET == (int)URNIC_QPS_RESET && (int)IBV_QPS_ERR ==
 _Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UC == (int)URNIC_QPT_UC &&
 		       (int)IBV_QPT_UD == (int)URNIC_QPT_UD,
 	       "QP types");
-_Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE && (int)IBV_QP_DEST_QPN == (int)URNIC_QP_DEST_QPN &&
-	       (int)IBV_QP_RATE_LIMIT == (int)URNIC_QP_RATE_LIMIT, "attribute mask bits");
+_Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE &&
+		       (int)IBV_QP_CUR_STATE == (int)URNIC_QP_CUR_STATE &&
+		       (int)IBV_QP_AV == (int)URNIC_QP_AV &&
+		       (int)IBV_QP_DEST_QPN == (int)URNIC_QP_DEST_QPN &&
+		       (int)IBV_QP_RATE_LIMIT == (int)URNIC_QP_RATE_LIMIT,
+	       "attribute mask bits");
 
-/* rxe_qp.c: the UDP source port of a QP until an address vector sets the flow's. */
-static uint16_t create_sport(uint32_t qpn)
+/* enum ibv_mtu (IBV_MTU_256 = 1 .. IBV_MTU_4096 = 5) in bytes, as the kernel's
+ * ib_mtu_enum_to_int; 0 for any other value. */
+static uint32_t mtu_bytes(int mtu)
 {
-	/* include/linux/hash.h hash_32(): GOLDEN_RATIO_32 multiply, top 14 bits. */
-	return (uint16_t)(0xc000 | ((qpn * 0x61c88647u) >> (32 - 14)));
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0;
 }
 
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
@@ -85,29 +86,16 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = urnic_wq_init(&v->qp.sq, cap->max_send_wr, sizeof(struct urnic_send_wqe));
-	if (!ret)
-		ret = urnic_wq_init(&v->qp.rq, cap->max_recv_wr, sizeof(struct urnic_recv_wqe));
-	if (ret)
-		goto free_queues;
 	/* What we grant: the depths asked for, every SGE slot, the full inline area. */
-	v->qp.sq.max_sge = cap->max_send_sge;
-	v->qp.rq.max_sge = cap->max_recv_sge;
 	cap->max_inline_data = URNIC_MAX_INLINE;
-	v->qp.sq.max_inline = URNIC_MAX_INLINE;
 	v->cap = *cap;
 	v->qp.type = (enum urnic_qp_type)init->qp_type;
-	v->qp.state = URNIC_QPS_RESET;
 	v->qp.sq_sig_all = init->sq_sig_all;
 	v->qp.pd = &to_vpd(pd)->pd;
 	v->send_vcq = to_vcq(init->send_cq);
 	v->recv_vcq = to_vcq(init->recv_cq);
 	v->qp.send_cq = &v->send_vcq->cq;
 	v->qp.recv_cq = &v->recv_vcq->cq;
-	v->qp.attr.path_mtu = 256; /* IBTA: a new QP's path MTU; rxe starts the same */
-	/* UD: messages up to the port MTU (C10-93.1.1, rxe uses mtu_cap). */
-	if (v->qp.type == URNIC_QPT_UD)
-		v->qp.attr.path_mtu = urnic_mtu_bytes(d->active_mtu);
 	v->qp.owner = &v->ibqp;
 	v->vpd = to_vpd(pd);
 	if (init->srq) {
@@ -115,15 +103,10 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		v->qp.srq = &v->vsrq->srq;
 	}
 	v->dev = d;
-
-	pthread_mutex_lock(&d->lock);
-	ret = urnic_engine_qp_add(d->eng, &v->qp);
-	/* The port really used goes into the ICRC, so ask the transport now. */
-	if (ret == 0 && v->qp.type == URNIC_QPT_UD)
-		v->qp.attr.peer.sport = urnic_udp_prepare_sport(d->udp, create_sport(v->qp.qpn));
-	pthread_mutex_unlock(&d->lock);
+	ret = urnic_dev_qp_create(d, &v->qp, cap->max_send_wr, cap->max_send_sge,
+				  cap->max_recv_wr, cap->max_recv_sge);
 	if (ret)
-		goto free_queues;
+		goto free_qp;
 	v->send_vcq->users++;
 	v->recv_vcq->users++;
 	v->vpd->users++;
@@ -146,12 +129,10 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		urnic_wr_ops_init(v);
 	return &v->ibqp;
 
-free_queues:
-	urnic_wq_fini(&v->qp.sq);
-	urnic_wq_fini(&v->qp.rq);
+free_qp:
 	free(v);
 	urnic_dev_res_put(d, URNIC_RES_QP);
-	errno = ret ? -ret : ENOMEM;
+	errno = -ret;
 	return NULL;
 }
 
@@ -204,30 +185,24 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	 * use count) and refuses to destroy it until it is detached. */
 	if (v->mcast_attached)
 		return EBUSY;
-	pthread_mutex_lock(&v->dev->lock);
-	/* The parting ACK (rc_parting_ack) is dated from now. */
-	urnic_engine_qp_remove(v->dev->eng, &v->qp, urnic_dev_now_ns());
-	pthread_mutex_unlock(&v->dev->lock);
+	urnic_dev_qp_destroy(v->dev, &v->qp);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;
 	v->recv_vcq->users--;
 	v->vpd->users--;
 	if (v->vsrq)
 		v->vsrq->users--;
-	urnic_wq_fini(&v->qp.sq);
-	urnic_wq_fini(&v->qp.rq);
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
 	free(v);
 	return 0;
 }
 
-/* The group address of a multicast GID of this device's family, or -EINVAL
- * (ib_attach_mcast: rdma_is_multicast_addr; a UD QP only). */
+/* The address of a GID of this device's family, or -EINVAL (ib_attach_mcast: a UD QP
+ * only; the device checks that the address is multicast, rdma_is_multicast_addr). */
 static int mcast_ip(const struct urnic_vqp *v, const union ibv_gid *gid, uint8_t ip[16])
 {
-	if (v->ibqp.qp_type != IBV_QPT_UD || urnic_gid_to_ip(v->dev, gid->raw, ip) ||
-	    !urnic_mcast_ip(v->dev->ipv6, ip))
+	if (v->ibqp.qp_type != IBV_QPT_UD || urnic_gid_to_ip(v->dev, gid->raw, ip))
 		return -EINVAL;
 	return 0;
 }
@@ -242,27 +217,13 @@ static int mcast_ip(const struct urnic_vqp *v, const union ibv_gid *gid, uint8_t
 URNIC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	struct urnic_vqp *v = to_vqp(qp);
-	struct urnic_dev *d = v->dev;
 	uint8_t ip[16];
-	bool joined, left;
-	int ret = mcast_ip(v, gid, ip), added;
+	int ret = mcast_ip(v, gid, ip);
 
 	(void)lid;
-	if (ret)
-		return -ret;
-	pthread_mutex_lock(&d->lock);
-	ret = added = urnic_mcast_attach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &joined);
-	if (ret > 0 && joined) {
-		ret = d->udp ? urnic_udp_join(d->udp, ip) : -ENODEV;
-		if (ret)
-			urnic_mcast_detach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &left);
-	}
-	if (ret >= 0 && added > 0)
-		v->mcast_attached++;
-	pthread_mutex_unlock(&d->lock);
-	if (ret >= 0 && joined)
-		urnic_dev_kick(d); /* the engine thread sleeps on the new socket too */
-	return ret < 0 ? -ret : 0;
+	if (!ret)
+		ret = urnic_dev_mcast_attach(v->dev, v->qp.qpn, ip, &v->mcast_attached);
+	return -ret;
 }
 
 /* ibv_detach_mcast(3): EINVAL if the QP is not attached to the group (rxe). The last
@@ -270,22 +231,12 @@ URNIC_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, u
 URNIC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
 	struct urnic_vqp *v = to_vqp(qp);
-	struct urnic_dev *d = v->dev;
 	uint8_t ip[16];
-	bool left;
 	int ret = mcast_ip(v, gid, ip);
 
 	(void)lid;
-	if (ret)
-		return -ret;
-	pthread_mutex_lock(&d->lock);
-	ret = urnic_mcast_detach(&d->eng->mcast, d->ipv6, ip, v->qp.qpn, &left);
-	if (!ret) {
-		v->mcast_attached--;
-		if (left && d->udp)
-			urnic_udp_leave(d->udp, ip);
-	}
-	pthread_mutex_unlock(&d->lock);
+	if (!ret)
+		ret = urnic_dev_mcast_detach(v->dev, v->qp.qpn, ip, &v->mcast_attached);
 	return -ret;
 }
 
@@ -295,11 +246,11 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 	struct urnic_dev *d = v->dev;
 	uint32_t mask = (uint32_t)mask_in;
 	struct urnic_qp_attr a = v->qp.attr;
-	enum urnic_qp_state cur, next;
+	enum urnic_qp_state state;
 	int ret;
 
 	if ((mask & IBV_QP_PATH_MTU)) {
-		a.path_mtu = urnic_mtu_bytes(attr->path_mtu);
+		a.path_mtu = mtu_bytes(attr->path_mtu);
 		if (a.path_mtu > 4096)
 			a.path_mtu = 0;
 	}
@@ -328,29 +279,12 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > d->lim.max_qp_rd_atom))
 		return EINVAL;
 
-	pthread_mutex_lock(&d->lock);
-	cur = v->qp.state;
-	if ((mask & IBV_QP_CUR_STATE) && (enum urnic_qp_state)attr->cur_qp_state != cur) {
-		pthread_mutex_unlock(&d->lock);
-		return EINVAL;
-	}
-	next = (mask & IBV_QP_STATE) ? (enum urnic_qp_state)attr->qp_state : cur;
-	ret = urnic_qp_check_modify(&v->qp, &a, cur, next, mask);
-	if (ret == 0 && (mask & (IBV_QP_AV | IBV_QP_DEST_QPN))) {
-		uint32_t rqpn = (mask & IBV_QP_DEST_QPN) ? a.dest_qp_num : v->qp.attr.dest_qp_num;
-		uint16_t sport = urnic_udp_roce_sport(a.peer.flow_label, v->qp.qpn, rqpn);
-
-		/* The port really used goes into the ICRC, so ask the transport now. */
-		a.peer.sport = urnic_udp_prepare_sport(d->udp, sport);
-		mask |= IBV_QP_AV;
-	}
-	if (ret == 0) {
-		urnic_engine_qp_apply(d->eng, &v->qp, &a, next, mask, urnic_dev_now_ns());
-		ibqp->state = (enum ibv_qp_state)v->qp.state;
-	}
-	pthread_mutex_unlock(&d->lock);
-	if (ret == 0 && next == URNIC_QPS_ERR)
-		urnic_dev_kick(d);
+	ret = urnic_dev_qp_modify(d, &v->qp, &a, (enum urnic_qp_state)attr->cur_qp_state,
+				  (enum urnic_qp_state)attr->qp_state, mask, &state);
+	/* The ABI's copy for the application, which reads it without a lock; libibverbs'
+	 * own ibv_modify_qp also writes it after the provider's modify returns. */
+	if (ret == 0)
+		ibqp->state = (enum ibv_qp_state)state;
 	return -ret;
 }
 
@@ -358,45 +292,45 @@ URNIC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 			      struct ibv_qp_init_attr *init)
 {
 	struct urnic_vqp *v = to_vqp(ibqp);
-	const struct urnic_qp_attr *a = &v->qp.attr;
+	struct urnic_qp_attr a;
+	enum urnic_qp_state state;
 
 	memset(attr, 0, sizeof(*attr));
-	pthread_mutex_lock(&v->dev->lock);
-	attr->qp_state = (enum ibv_qp_state)v->qp.state;
+	urnic_dev_qp_query(v->dev, &v->qp, &state, &a);
+	attr->qp_state = (enum ibv_qp_state)state;
 	attr->cur_qp_state = attr->qp_state;
 	attr->path_mtu = IBV_MTU_256;
 	for (int i = IBV_MTU_256; i <= IBV_MTU_4096; i++)
-		if (urnic_mtu_bytes(i) == a->path_mtu)
+		if (mtu_bytes(i) == a.path_mtu)
 			attr->path_mtu = (enum ibv_mtu)i;
 	attr->path_mig_state = IBV_MIG_MIGRATED;
-	attr->qkey = a->qkey;
-	attr->rq_psn = a->rq_psn;
-	attr->sq_psn = a->sq_psn;
-	attr->dest_qp_num = a->dest_qp_num;
-	attr->qp_access_flags = a->access;
+	attr->qkey = a.qkey;
+	attr->rq_psn = a.rq_psn;
+	attr->sq_psn = a.sq_psn;
+	attr->dest_qp_num = a.dest_qp_num;
+	attr->qp_access_flags = a.access;
 	attr->cap = v->cap;
 	attr->ah_attr.is_global = 1;
-	attr->ah_attr.port_num = a->port_num;
-	attr->ah_attr.grh.sgid_index = a->sgid_index;
-	attr->ah_attr.grh.hop_limit = a->peer.hop_limit;
-	attr->ah_attr.grh.traffic_class = a->peer.traffic_class;
-	attr->ah_attr.grh.flow_label = a->peer.flow_label;
-	if (a->peer.ipv6) {
-		memcpy(attr->ah_attr.grh.dgid.raw, a->peer.ip, 16);
+	attr->ah_attr.port_num = a.port_num;
+	attr->ah_attr.grh.sgid_index = a.sgid_index;
+	attr->ah_attr.grh.hop_limit = a.peer.hop_limit;
+	attr->ah_attr.grh.traffic_class = a.peer.traffic_class;
+	attr->ah_attr.grh.flow_label = a.peer.flow_label;
+	if (a.peer.ipv6) {
+		memcpy(attr->ah_attr.grh.dgid.raw, a.peer.ip, 16);
 	} else {
 		attr->ah_attr.grh.dgid.raw[10] = attr->ah_attr.grh.dgid.raw[11] = 0xff;
-		memcpy(attr->ah_attr.grh.dgid.raw + 12, a->peer.ip, 4);
+		memcpy(attr->ah_attr.grh.dgid.raw + 12, a.peer.ip, 4);
 	}
-	attr->pkey_index = a->pkey_index;
+	attr->pkey_index = a.pkey_index;
 	attr->sq_draining = 0;
-	attr->max_rd_atomic = a->max_rd_atomic;
-	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	attr->min_rnr_timer = a->min_rnr_timer;
-	attr->port_num = a->port_num;
-	attr->timeout = a->timeout;
-	attr->retry_cnt = a->retry_cnt;
-	attr->rnr_retry = a->rnr_retry;
-	pthread_mutex_unlock(&v->dev->lock);
+	attr->max_rd_atomic = a.max_rd_atomic;
+	attr->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	attr->min_rnr_timer = a.min_rnr_timer;
+	attr->port_num = a.port_num;
+	attr->timeout = a.timeout;
+	attr->retry_cnt = a.retry_cnt;
+	attr->rnr_retry = a.rnr_retry;
 	if (init) {
 		memset(init, 0, sizeof(*init));
 		init->qp_context = ibqp->qp_context;

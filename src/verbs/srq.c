@@ -44,7 +44,7 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = urnic_srq_init(&v->srq, attr->max_wr, attr->max_sge);
+	ret = urnic_dev_srq_create(&v->srq, attr->max_wr, attr->max_sge);
 	if (ret) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_SRQ);
@@ -107,12 +107,8 @@ URNIC_EXPORT int ibv_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr
 		return EINVAL; /* no resizing (IBV_DEVICE_SRQ_RESIZE is not advertised) */
 	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit > v->srq.rq.max_wr)
 		return EINVAL;
-	if (mask & IBV_SRQ_LIMIT) {
-		/* The engine reads and disarms the limit under the device lock. */
-		pthread_mutex_lock(&v->dev->lock);
-		v->srq.limit = attr->srq_limit;
-		pthread_mutex_unlock(&v->dev->lock);
-	}
+	if (mask & IBV_SRQ_LIMIT)
+		urnic_dev_srq_set_limit(v->dev, &v->srq, attr->srq_limit);
 	return 0;
 }
 
@@ -123,9 +119,7 @@ URNIC_EXPORT int ibv_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
 	memset(attr, 0, sizeof(*attr));
 	attr->max_wr = v->srq.rq.max_wr;
 	attr->max_sge = v->srq.rq.max_sge;
-	pthread_mutex_lock(&v->dev->lock);
-	attr->srq_limit = v->srq.limit; /* 0 once the event fired */
-	pthread_mutex_unlock(&v->dev->lock);
+	attr->srq_limit = urnic_dev_srq_get_limit(v->dev, &v->srq); /* 0 once the event fired */
 	return 0;
 }
 
@@ -136,7 +130,7 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (v->users)
 		return EBUSY;
 	v->vpd->users--;
-	urnic_srq_fini(&v->srq);
+	urnic_dev_srq_destroy(&v->srq);
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	urnic_dev_res_put(v->dev, URNIC_RES_SRQ);

@@ -5,8 +5,12 @@
  * The public structs (ibv_context inside verbs_context, ibv_pd, ibv_mr, ibv_cq, ibv_qp,
  * ibv_comp_channel) come first in each wrapper, so the pointer an application holds
  * converts back with container_of. Layouts are Debian's <infiniband/verbs.h>, filled
- * as rdma-core does (reference/verbs-abi-dropin.md §2). This is the only place that
+ * as rdma-core's libibverbs and providers fill them (verbs_init_context(): a whole
+ * verbs_context, abi_compat and sz set). This is the only place that
  * converts between urnic's conventions and libibverbs' (errno, NULL + errno).
+ * urnic's side of each object is reached through the device (dev/verbs_qp.h,
+ * dev/verbs_mem.h), which also brings the plain data the ABI is translated to and from:
+ * src/verbs includes no engine/, mem/, queue/ or transport/ header itself.
  */
 #ifndef URNIC_VERBS_VERBS_H
 #define URNIC_VERBS_VERBS_H
@@ -16,7 +20,8 @@
 #include <infiniband/verbs.h>
 
 #include "dev/device.h"
-#include "engine/qp.h"
+#include "dev/verbs_mem.h"
+#include "dev/verbs_qp.h"
 #include "export.h"
 
 #define urnic_container_of(ptr, type, member) \
@@ -24,7 +29,11 @@
 
 struct urnic_vdevice {
 	struct ibv_device ibdev;
-	void *verbs_device_ops; /* stays NULL: see verbs-abi-dropin.md §1.1 option B */
+	/* Where rdma-core's struct verbs_device keeps its provider's ops. The real
+	 * provider libraries that perftest and UCX load beside us (libmlx5, libefa) tell
+	 * their own devices by comparing this pointer with their ops table: NULL is no
+	 * provider's, so their direct-verbs entry points leave our devices alone. */
+	void *verbs_device_ops;
 	struct urnic_dev *dev;
 };
 
@@ -173,11 +182,10 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
-/* Async events (async.c): queue one for the context's async_fd; the engine's hooks. */
+/* Async events (async.c): queue one for the context's async_fd; the engine's events,
+ * installed in every opened device. */
 void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, void *element);
-void urnic_verbs_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp);
-void urnic_verbs_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp);
-void urnic_verbs_srq_limit(struct urnic_engine *e, struct urnic_srq *srq);
+extern const struct urnic_dev_events urnic_verbs_events;
 
 /* Port events (async.c): every open context is watched from ibv_open_device to
  * ibv_close_device; the port state (ACTIVE, or DOWN with rxe's physical state) of a
