@@ -4,7 +4,7 @@
 # Sourced by scripts/demo and scripts/test. Runs apt-get only when something is missing
 # (as root, or through sudo).
 URNIC_PACKAGES="build-essential cmake pkg-config libibverbs-dev librdmacm-dev libisal-dev
-liburing-dev ibverbs-utils perftest tshark nftables iproute2 util-linux clang
+liburing-dev ibverbs-utils perftest tshark nftables iproute2 util-linux clang clang-format-14
 qemu-system-x86 busybox-static tcpdump cpio kmod ibverbs-providers"
 
 urnic_install_deps() {
