@@ -19,8 +19,9 @@
 
 #include <stdint.h>
 
-#include "mem/mr.h"
 #include "queue/wq.h"
+
+struct urnic_pd; /* mem/mr.h: the SRQ only names its PD */
 
 struct urnic_srq {
 	struct urnic_wq rq; /* of struct urnic_recv_wqe */
