@@ -36,7 +36,7 @@ mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 
 # split FILE MESSAGES: instructions per message by category, from callgrind_annotate's
 # self costs (every function, inlined parts by the function they sit in) and the
-# inclusive cost of the placement (roce_recv_write for WRITE, urnic_sge_scatter for
+# inclusive cost of the placement (urnic_roce_recv_write for WRITE, urnic_sge_scatter for
 # SEND and READ responses: the copy into the memory region).
 split() {
 	{
@@ -49,7 +49,7 @@ split() {
 		split(rest, wo, " "); where = wo[1]; obj = wo[2]
 		if (split(where, fw, ":") < 2) next
 		file = fw[1]; fn = fw[2]
-		placing = fn == "roce_recv_write" || fn == "urnic_sge_scatter"
+		placing = fn == "urnic_roce_recv_write" || fn == "urnic_sge_scatter"
 		if (kind == "I") { if (placing) place_incl += ir; next }
 		if (placing) place_self += ir
 		if (fn ~ /crc|icrc/ || obj ~ /libisal/) icrc += ir

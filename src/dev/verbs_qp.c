@@ -59,7 +59,7 @@ free_rings:
 void urnic_dev_qp_destroy(struct urnic_dev *d, struct urnic_qp *qp)
 {
 	pthread_mutex_lock(&d->lock);
-	/* The parting ACK (rc_parting_ack) is dated from now. */
+	/* The parting ACK (urnic_rc_parting_ack) is dated from now. */
 	urnic_engine_qp_remove(d->eng, qp, urnic_dev_now_ns());
 	pthread_mutex_unlock(&d->lock);
 	urnic_wq_fini(&qp->sq);

@@ -182,7 +182,7 @@ struct urnic_resp {
 	struct urnic_recv_wqe srq_wqe;
 	/* RDMA WRITE in progress: its R_Key is resolved again for every packet, at the
 	 * address the packet's data goes to, and must still name the grant the FIRST
-	 * packet resolved (msg.c, roce_write_check). */
+	 * packet resolved (msg.c, urnic_roce_write_check). */
 	uint64_t write_va; /* where the next packet's data goes */
 	uint32_t write_rkey;
 	uint32_t write_gen; /* write_rkey's generation at the FIRST packet */
@@ -201,7 +201,7 @@ struct urnic_resp {
 	bool ack_hold_extended; /* once per hold: the application still waited for its ACK */
 	uint64_t ack_alone_ns; /* when the last ACK left with no request behind it */
 	/* The last positive ACK sent, and when (0: none yet): repeated once when the QP goes
-	 * away soon after it (responder.c, rc_parting_ack). */
+	 * away soon after it (responder.c, urnic_rc_parting_ack). */
 	uint32_t acked_psn;
 	uint64_t acked_ns;
 	struct urnic_res res[URNIC_MAX_RD_ATOMIC];

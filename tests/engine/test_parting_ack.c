@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_parting_ack.c - a QP that goes away sends its last ACK once more
- * (src/engine/roce/responder.c, rc_parting_ack).
+ * (src/engine/roce/responder.c, urnic_rc_parting_ack).
  *
  * RC has no closing handshake. An application that destroys its QP right after its own
  * work completed (ibv_rc_pingpong) leaves a peer whose last request's ACK was lost

@@ -77,7 +77,7 @@ fi
 # ibv_rc_pingpong has no closing handshake: a lost ACK of one side's last message after
 # the other side exited fails that side with "transport retry counter exceeded" (the
 # teardown race of common.sh's pp_pair). The exiting side sends that ACK once more
-# (rc_parting_ack), so the race needs both copies lost. Such a run is run again, at
+# (urnic_rc_parting_ack), so the race needs both copies lost. Such a run is run again, at
 # most twice; any other failure fails at once.
 attempt=1
 races=0

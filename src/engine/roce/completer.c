@@ -20,14 +20,14 @@
 #include "mem/sge.h"
 #include "wire/psn.h"
 
-void rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
 
 	qp->req.rto_deadline_ns = rto ? e->now_ns + rto : 0;
 }
 
-void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
+void urnic_rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
 {
 	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
 
@@ -51,7 +51,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 		struct urnic_cqe cqe = {
 			.wr_id = w->wr_id,
 			.status = status,
-			.opcode = roce_wc_opcode(w->opcode),
+			.opcode = urnic_roce_wc_opcode(w->opcode),
 			.qp_num = qp->qpn,
 		};
 
@@ -62,7 +62,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 		w->started = false;
 		w->done = true;
 		qp->comp.idx++;
-		/* Free the slot before the completion is visible (roce_complete_swqe). */
+		/* Free the slot before the completion is visible (urnic_roce_complete_swqe). */
 		atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
 		urnic_cq_push(qp->send_cq, &cqe, false);
 	}
@@ -83,7 +83,7 @@ static void progressed(struct urnic_engine *e, struct urnic_qp *qp)
 	if (qp->comp.psn == qp->req.psn)
 		qp->req.rto_deadline_ns = 0;
 	else
-		rc_arm_rto(e, qp);
+		urnic_rc_arm_rto(e, qp);
 }
 
 static bool wqe_outstanding(struct urnic_qp *qp, struct urnic_send_wqe **out)
@@ -96,13 +96,13 @@ static bool wqe_outstanding(struct urnic_qp *qp, struct urnic_send_wqe **out)
 	return (*out)->started;
 }
 
-void rc_complete_local_ops(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_rc_complete_local_ops(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_send_wqe *w;
 
 	while (qp->state == URNIC_QPS_RTS && wqe_outstanding(qp, &w) &&
 	       roce_is_local_op(w->opcode) && w->done)
-		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 }
 
 /* Completes SEND/WRITE WQEs whose last PSN is before psn (inclusive when acked), and the
@@ -117,7 +117,7 @@ static void complete_upto(struct urnic_engine *e, struct urnic_qp *qp, uint32_t 
 		if (roce_is_local_op(w->opcode)) {
 			if (!w->done)
 				break;
-			roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+			urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 			continue;
 		}
 
@@ -129,7 +129,7 @@ static void complete_upto(struct urnic_engine *e, struct urnic_qp *qp, uint32_t 
 			break;
 		}
 		qp->comp.psn = urnic_psn_add(w->last_psn, 1);
-		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 	}
 }
 
@@ -178,7 +178,7 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 		if (qp->attr.rnr_retry != 7) {
 			if (qp->req.rnr_left == 0) {
 				urnic_count(e, URNIC_CTR_rnr_retry_exceeded);
-				rc_fail(e, qp, URNIC_WC_RNR_RETRY_EXC_ERR);
+				urnic_rc_fail(e, qp, URNIC_WC_RNR_RETRY_EXC_ERR);
 				return;
 			}
 			qp->req.rnr_left--;
@@ -203,7 +203,7 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 			return;
 		if (qp->req.retry_left == 0) {
 			urnic_count(e, URNIC_CTR_retry_exceeded);
-			rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
+			urnic_rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
 			return;
 		}
 		qp->req.retry_left--;
@@ -212,7 +212,7 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	default:
 		if (!wqe_outstanding(qp, &w))
 			return;
-		rc_fail(e, qp, nak_status(syn & 0x1f, e));
+		urnic_rc_fail(e, qp, nak_status(syn & 0x1f, e));
 		return;
 	}
 }
@@ -244,12 +244,12 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 		/* IBTA A19.4: the response to ATOMIC_WRITE or FLUSH is one READ response
 		 * ONLY without payload (rxe send_read_response_ack()). */
 		if ((flags & URNIC_OPF_ONLY) != URNIC_OPF_ONLY || pkt->payload_bytes) {
-			rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
+			urnic_rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
 			return;
 		}
 		qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
-		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
-		rc_complete_local_ops(e, qp);
+		urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		urnic_rc_complete_local_ops(e, qp);
 		progressed(e, qp);
 		return;
 	}
@@ -262,20 +262,20 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 	}
 	if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != rest
 				     : (pkt->payload_bytes != mtu || rest <= mtu)) {
-		rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
+		urnic_rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
 		return;
 	}
 	if (pkt->payload_bytes &&
 	    urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, off, pkt->payload,
 			      pkt->payload_bytes) < 0) {
-		rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
 		return;
 	}
 	qp->comp.read_off_bytes += pkt->payload_bytes;
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
 	if (flags & URNIC_OPF_LAST) {
-		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
-		rc_complete_local_ops(e, qp);
+		urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		urnic_rc_complete_local_ops(e, qp);
 	}
 	progressed(e, qp);
 }
@@ -297,12 +297,12 @@ static void on_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const str
 	/* The original value lands in host byte order, as ibverbs delivers it. */
 	memcpy(orig, &pkt->atmack_orig, sizeof(orig));
 	if (urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, 0, orig, sizeof(orig)) < 0) {
-		rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
 		return;
 	}
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
-	roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
-	rc_complete_local_ops(e, qp);
+	urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	urnic_rc_complete_local_ops(e, qp);
 	progressed(e, qp);
 }
 
@@ -367,13 +367,13 @@ void urnic_rc_completer_timers(struct urnic_engine *e, struct urnic_qp *qp, uint
 			urnic_count(e, URNIC_CTR_retry_timeout);
 			if (r->retry_left == 0) {
 				urnic_count(e, URNIC_CTR_retry_exceeded);
-				rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
+				urnic_rc_fail(e, qp, URNIC_WC_RETRY_EXC_ERR);
 				return;
 			}
 			r->retry_left--;
 			r->need_retry = true;
 			qp->comp.read_retry_started = false;
-			rc_arm_rto(e, qp);
+			urnic_rc_arm_rto(e, qp);
 		}
 	}
 	if (r->rto_deadline_ns && (!*next || r->rto_deadline_ns < *next))

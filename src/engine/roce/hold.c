@@ -42,12 +42,12 @@
  */
 
 /* A hold whose application still waits for its own request's ACK is extended once by
- * this many hold times (roce_hold_ack). */
+ * this many hold times (urnic_roce_hold_ack). */
 enum { ACK_HOLD_EXTEND = 4 };
 
 /* The hold time, or 0 if `times` of it and the slack do not fit under a quarter of the
  * QP's timeout. */
-uint64_t roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp, uint64_t times)
+uint64_t urnic_roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp, uint64_t times)
 {
 	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
 	uint64_t hold = e->hold.max_ns;
@@ -63,7 +63,7 @@ static bool requester_blocked(const struct urnic_qp *qp)
 	       qp->req.rnr_deadline_ns || qp->req.need_retry;
 }
 
-bool roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
+bool urnic_roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 {	struct urnic_resp *r = &qp->resp;
 	uint64_t hold;
 
@@ -81,7 +81,7 @@ bool roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 		 * second). Sent alone now, the ACK would end the peer's poll before the
 		 * answer it waits for. Held once more, ACK_HOLD_EXTEND times as long. */
 		if (!r->ack_hold_extended && qp->comp.idx != qp->req.idx &&
-		    roce_hold_time(e, qp, 1 + ACK_HOLD_EXTEND)) {
+		    urnic_roce_hold_time(e, qp, 1 + ACK_HOLD_EXTEND)) {
 			r->ack_hold_extended = true;
 			r->ack_hold_ns += (uint64_t)e->hold.max_ns * ACK_HOLD_EXTEND;
 			return true;
@@ -93,7 +93,7 @@ bool roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 		urnic_count(e, URNIC_CTR_ack_hold_expired);
 		return false;
 	}
-	hold = roce_hold_time(e, qp, 1);
+	hold = urnic_roce_hold_time(e, qp, 1);
 	if (!hold || requester_blocked(qp))
 		return false;
 	r->ack_hold_ns = e->now_ns + hold;
@@ -102,12 +102,12 @@ bool roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
 	return true;
 }
 
-void roce_hold_answered(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_roce_hold_answered(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_resp *r = &qp->resp;
 
 	if (!r->ack_interactive && r->ack_alone_ns &&
-	    e->now_ns - r->ack_alone_ns <= roce_hold_time(e, qp, 1))
+	    e->now_ns - r->ack_alone_ns <= urnic_roce_hold_time(e, qp, 1))
 		r->ack_interactive = true;
 	r->ack_alone_ns = 0;
 }
@@ -119,7 +119,7 @@ void roce_hold_answered(struct urnic_engine *e, struct urnic_qp *qp)
  * and waits for the answer; when it waits on memory (for the peer's RDMA WRITE), no
  * verbs call lets urnic take the answer in, and only the engine thread, woken on the
  * other CPU, can: 62-88 us per one-way trip here, against 7 us for RC, whose
- * responder holds its ACK and sends it with the answer (roce_hold_ack).
+ * responder holds its ACK and sends it with the answer (urnic_roce_hold_ack).
  * So a UC requester holds the completion while the application polls, and the poll
  * that takes the answer in reports both. When a completion is reported is the
  * device's to choose, within the order of the queue (a slow NIC reports late too),
@@ -154,7 +154,7 @@ static bool one_signaled_wqe(const struct urnic_qp *qp)
 	       (qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED));
 }
 
-bool roce_hold_uc_comp(struct urnic_engine *e, struct urnic_qp *qp)
+bool urnic_roce_hold_uc_comp(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_comp *c = &qp->comp;
 

@@ -19,18 +19,18 @@ enum {
 
 /* The hold time, or 0 if `times` of it and the slack do not fit under a quarter of the
  * QP's retransmission timeout. */
-uint64_t roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp, uint64_t times);
+uint64_t urnic_roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp, uint64_t times);
 
 /* Whether the RC responder's pending ACK waits now (arming or extending the hold);
  * answered: the QP's requester sent in this pass, so the ACK can leave behind it. */
-bool roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered);
+bool urnic_roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered);
 
 /* The RC requester just sent: an ACK that left alone shortly before could have been
  * carried, so the QP's ACKs are held from now on. */
-void roce_hold_answered(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_roce_hold_answered(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* Whether the UC send completions just due wait for the peer's answer (a roce_hold_fn
- * for roce_unreliable_send). */
-bool roce_hold_uc_comp(struct urnic_engine *e, struct urnic_qp *qp);
+ * for urnic_roce_unreliable_send). */
+bool urnic_roce_hold_uc_comp(struct urnic_engine *e, struct urnic_qp *qp);
 
 #endif

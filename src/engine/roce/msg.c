@@ -26,7 +26,7 @@ _Static_assert(URNIC_OP_UC_SEND_LAST_WITH_IMMEDIATE ==
 
 /* ---- send ---- */
 
-bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
+bool urnic_roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
 {
 	switch (wr_opcode) {
 	case URNIC_WR_SEND:
@@ -50,14 +50,14 @@ bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
 	}
 }
 
-uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
+uint8_t urnic_roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_send_wqe *w)
 {
 	bool writes_local = w->opcode == URNIC_WR_RDMA_READ ||
 			    w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
 			    w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD;
 
-	if (!roce_wr_allowed(qp->type, w->opcode))
+	if (!urnic_roce_wr_allowed(qp->type, w->opcode))
 		return URNIC_WC_LOC_QP_OP_ERR;
 	/* IBTA 9.4.5: atomics operate on 8 bytes at an 8-byte aligned address. */
 	if ((w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
@@ -88,7 +88,7 @@ uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 	return URNIC_WC_SUCCESS;
 }
 
-uint8_t roce_wc_opcode(uint32_t wr_opcode)
+uint8_t urnic_roce_wc_opcode(uint32_t wr_opcode)
 {
 	switch (wr_opcode) {
 	case URNIC_WR_RDMA_WRITE:
@@ -113,7 +113,7 @@ uint8_t roce_wc_opcode(uint32_t wr_opcode)
 	}
 }
 
-uint8_t roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
+uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
 {
 	if (w->opcode == URNIC_WR_BIND_MW) {
 		struct urnic_mw_bind b = {
@@ -136,7 +136,7 @@ uint8_t roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		       : URNIC_WC_LOC_QP_OP_ERR;
 }
 
-struct urnic_txpkt *roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
 				 uint32_t payload_bytes, const struct urnic_peer *dst,
 				 uint32_t dqpn)
 {
@@ -153,13 +153,13 @@ struct urnic_txpkt *roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, st
 	return p;
 }
 
-struct urnic_txpkt *roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+struct urnic_txpkt *urnic_roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
 			      uint32_t payload_bytes)
 {
-	return roce_emit_to(e, qp, h, payload_bytes, &qp->attr.peer, qp->attr.dest_qp_num);
+	return urnic_roce_emit_to(e, qp, h, payload_bytes, &qp->attr.peer, qp->attr.dest_qp_num);
 }
 
-int roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
+int urnic_roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
 		uint32_t off, uint32_t len, struct urnic_txpkt *p)
 {
 	int n;
@@ -214,7 +214,7 @@ static uint8_t data_opcode(const struct urnic_send_wqe *w, bool first, bool last
 	}
 }
 
-bool roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
+bool urnic_roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_send_wqe *w, int *err)
 {
 	struct urnic_req *r = &qp->req;
@@ -243,8 +243,8 @@ bool roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
 		h.reth = (struct urnic_reth){ w->remote_addr, w->rkey, w->length };
 	h.imm_be = w->imm_be;
 	h.ieth_rkey = w->rkey; /* SEND_WITH_INV carries the rkey to invalidate */
-	p = roce_emit(e, qp, &h, n);
-	if (roce_gather(e, qp, w, off, n, p) < 0) {
+	p = urnic_roce_emit(e, qp, &h, n);
+	if (urnic_roce_gather(e, qp, w, off, n, p) < 0) {
 		*err = URNIC_WC_LOC_PROT_ERR;
 		return false; /* not committed: the slot is reused by the next packet */
 	}
@@ -254,7 +254,7 @@ bool roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
 	return last;
 }
 
-void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
+void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
 {
 	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
 	/* IBTA 10.8.4: unsignaled WRs complete silently unless they fail. */
@@ -263,7 +263,7 @@ void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t sta
 	struct urnic_cqe cqe = {
 		.wr_id = w->wr_id,
 		.status = status,
-		.opcode = roce_wc_opcode(w->opcode),
+		.opcode = urnic_roce_wc_opcode(w->opcode),
 		.byte_len = w->length,
 		.qp_num = qp->qpn,
 	};
@@ -281,7 +281,7 @@ void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t sta
 		urnic_complete(e, qp, qp->send_cq, &cqe, false);
 }
 
-void roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
+void urnic_roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
 		    uint8_t status)
 {
 	w->started = true;
@@ -296,7 +296,7 @@ enum { UNRELIABLE_BUDGET_PKTS = 128 };
  * the tx batch points into their memory, which the application may reuse, and into
  * their inline data, which the next WR posted to the freed slot overwrites, as soon as
  * it sees the completion. One flush covers all the WQEs of a progress call. */
-void roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (qp->comp.idx == qp->req.idx)
 		return;
@@ -304,10 +304,10 @@ void roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
 		e->hooks.flush(e);
 	/* A CQ overrun puts the QP in error, which flushes the rest (IBTA 11.4.2.1). */
 	while (qp->comp.idx != qp->req.idx && qp->state != URNIC_QPS_ERR)
-		roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+		urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 }
 
-bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
+bool urnic_roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
 			  roce_hold_fn hold)
 {
 	struct urnic_req *r = &qp->req;
@@ -323,7 +323,7 @@ bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send
 			break;
 		w = rc_swqe(qp, r->idx);
 		if (!w->started) {
-			err = roce_validate_swqe(e, qp, w);
+			err = urnic_roce_validate_swqe(e, qp, w);
 			if (err != URNIC_WC_SUCCESS)
 				goto fail;
 			w->first_psn = r->psn;
@@ -334,7 +334,7 @@ bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send
 		did = true;
 		if (roce_is_local_op(w->opcode)) {
 			/* A bind on UC: done here, completed in order with the sends. */
-			err = roce_local_op(e, qp, w);
+			err = urnic_roce_local_op(e, qp, w);
 			if (err != URNIC_WC_SUCCESS)
 				goto fail;
 		} else if (!send(e, qp, w, &err)) {
@@ -351,21 +351,21 @@ bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send
 		qp->comp.psn = r->psn;
 	}
 	if (!(hold && hold(e, qp)))
-		roce_complete_sent(e, qp);
+		urnic_roce_complete_sent(e, qp);
 	return did;
 
 fail:
 	/* The WQEs before it were sent and complete normally; this one with its error. */
 	qp->comp.uc_hold_ns = 0;
-	roce_complete_sent(e, qp);
+	urnic_roce_complete_sent(e, qp);
 	if (qp->state == URNIC_QPS_RTS)
-		roce_fail_swqe(e, qp, rc_swqe(qp, r->idx), (uint8_t)err);
+		urnic_roce_fail_swqe(e, qp, rc_swqe(qp, r->idx), (uint8_t)err);
 	return true;
 }
 
 /* ---- receive ---- */
 
-bool roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags)
+bool urnic_roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags)
 {
 	bool first = flags & URNIC_OPF_FIRST;
 
@@ -376,7 +376,7 @@ bool roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags)
 	return first;
 }
 
-bool roce_payload_len_ok(uint32_t flags, uint32_t payload_bytes, uint32_t mtu)
+bool urnic_roce_payload_len_ok(uint32_t flags, uint32_t payload_bytes, uint32_t mtu)
 {
 	if (!(flags & URNIC_OPF_PAYLOAD))
 		return true;
@@ -395,7 +395,7 @@ static void srq_took_one(struct urnic_engine *e, struct urnic_srq *srq)
 	}
 }
 
-bool roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
+bool urnic_roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_resp *r = &qp->resp;
 	struct urnic_wq *q = qp->srq ? &qp->srq->rq : &qp->rq;
@@ -422,16 +422,16 @@ bool roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
 	return true;
 }
 
-const struct urnic_recv_wqe *roce_rwqe(const struct urnic_qp *qp)
+const struct urnic_recv_wqe *urnic_roce_rwqe(const struct urnic_qp *qp)
 {
 	if (qp->srq)
 		return &qp->resp.srq_wqe;
 	return urnic_wq_slot(&qp->rq, atomic_load_explicit(&qp->rq.cons, memory_order_relaxed));
 }
 
-int roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len)
+int urnic_roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len)
 {
-	const struct urnic_recv_wqe *rw = roce_rwqe(qp);
+	const struct urnic_recv_wqe *rw = urnic_roce_rwqe(qp);
 	/* The SGEs of an SRQ's WQEs belong to the SRQ's protection domain (IBTA 10.2.9). */
 	const struct urnic_pd *pd = qp->srq ? qp->srq->pd : qp->pd;
 	uint32_t off = qp->resp.rwqe_off;
@@ -453,7 +453,7 @@ static void push_rwqe_cqe(struct urnic_engine *e, struct urnic_qp *qp, struct ur
 {
 	struct urnic_resp *r = &qp->resp;
 
-	cqe->wr_id = roce_rwqe(qp)->wr_id;
+	cqe->wr_id = urnic_roce_rwqe(qp)->wr_id;
 	cqe->qp_num = qp->qpn;
 	r->have_rwqe = false;
 	r->rwqe_off = 0;
@@ -464,7 +464,7 @@ static void push_rwqe_cqe(struct urnic_engine *e, struct urnic_qp *qp, struct ur
 	urnic_complete(e, qp, qp->recv_cq, cqe, solicited);
 }
 
-void roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			uint8_t opcode, uint32_t byte_len, uint8_t status)
 {
 	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
@@ -491,7 +491,7 @@ void roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struc
 	push_rwqe_cqe(e, qp, &cqe, pkt->bth.se);
 }
 
-void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_cqe cqe = {
 		.status = URNIC_WC_WR_FLUSH_ERR,
@@ -503,11 +503,11 @@ void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
 	push_rwqe_cqe(e, qp, &cqe, false);
 }
 
-int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 		   uint32_t flags)
 {
 	struct urnic_resp *r = &qp->resp;
-	int ret = roce_place(e, qp, pkt->payload, pkt->payload_bytes);
+	int ret = urnic_roce_place(e, qp, pkt->payload, pkt->payload_bytes);
 
 	if (ret) {
 		r->in_send = false;
@@ -521,24 +521,24 @@ int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	 * window bound through this QP, the WQE completes in error (class J). */
 	if ((flags & URNIC_OPF_IETH) &&
 	    urnic_mw_invalidate(&e->mrs, qp->pd, qp->qpn, pkt->ieth_rkey) != URNIC_MR_OK) {
-		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
+		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
 				   URNIC_WC_REM_INV_REQ_ERR);
 		return -EKEYREJECTED;
 	}
-	roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
+	urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
 	return 0;
 }
 
-void roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
 	urnic_count(e, URNIC_CTR_drop_recv_too_long);
 	qp->resp.in_send = false;
 	qp->resp.rwqe_off = 0;
 	if (qp->srq)
-		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, 0, URNIC_WC_REM_INV_REQ_ERR);
+		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, 0, URNIC_WC_REM_INV_REQ_ERR);
 }
 
-enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
+enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
 				       const struct urnic_pkt *pkt, uint32_t flags, uint8_t **host)
 {
 	struct urnic_resp *r = &qp->resp;
@@ -583,7 +583,7 @@ enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *
 	return ROCE_WRITE_OK;
 }
 
-void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 		     uint32_t flags, uint8_t *host)
 {
 	struct urnic_resp *r = &qp->resp;
@@ -594,11 +594,11 @@ void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 	r->write_resid -= pkt->payload_bytes;
 	r->in_write = !(flags & URNIC_OPF_LAST);
 	if ((flags & URNIC_OPF_LAST) && (flags & URNIC_OPF_IMMDT))
-		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
+		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
 				   URNIC_WC_SUCCESS);
 }
 
-void roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t cons = atomic_load_explicit(&qp->rq.cons, memory_order_relaxed);
 	uint32_t prod = atomic_load_explicit(&qp->rq.prod, memory_order_acquire);
@@ -606,7 +606,7 @@ void roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 	/* With an SRQ only the WQE this QP took out of it is the QP's to flush; the rest
 	 * stays in the shared ring for the other QPs (IBTA 10.2.9). */
 	if (qp->srq) {
-		roce_flush_held_rwqe(e, qp);
+		urnic_roce_flush_held_rwqe(e, qp);
 		return;
 	}
 	if (!qp->recv_cq || qp->rq.depth == 0)
@@ -625,7 +625,7 @@ void roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)
 			break;
 		}
 		/* The slot is free before its completion is visible, as for sends
-		 * (roce_complete_swqe): a reaper that reposts at once finds room. */
+		 * (urnic_roce_complete_swqe): a reaper that reposts at once finds room. */
 		atomic_store_explicit(&qp->rq.cons, cons + 1, memory_order_release);
 		urnic_cq_push(qp->recv_cq, &cqe, false);
 	}

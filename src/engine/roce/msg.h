@@ -23,15 +23,15 @@
 /* ---- send ---- */
 
 /* Whether a QP of type t carries work requests of this opcode. */
-bool roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode);
+bool urnic_roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode);
 
 /* Local checks when a WQE is first picked up: opcode for the transport, atomic
  * alignment, length, L_Keys. Returns a completion status (URNIC_WC_SUCCESS: fine). */
-uint8_t roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
+uint8_t urnic_roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_send_wqe *w);
 
 /* The work completion opcode of a send WQE's opcode. */
-uint8_t roce_wc_opcode(uint32_t wr_opcode);
+uint8_t urnic_roce_wc_opcode(uint32_t wr_opcode);
 
 /* FETH (IBTA A19.4.1, rxe_hdr.h): placement type in bits 3..0, selectivity level in
  * bits 5..4, the rest reserved. */
@@ -58,39 +58,39 @@ static inline bool roce_is_local_op(uint32_t wr_opcode)
  * window (mw.h) or invalidates one. Returns the completion status: success,
  * IBV_WC_MW_BIND_ERR for a failed bind, IBV_WC_LOC_QP_OP_ERR for a failed invalidation
  * (as rxe). */
-uint8_t roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w);
+uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w);
 
 /* Encodes h's headers (P_Key, pad and, for the connected emitters, the peer's QPN
  * filled in) into a new tx packet and returns it; payload and commit are the
- * caller's. roce_emit sends to the connected peer, roce_emit_to anywhere (UD). */
-struct urnic_txpkt *roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+ * caller's. urnic_roce_emit sends to the connected peer, urnic_roce_emit_to anywhere (UD). */
+struct urnic_txpkt *urnic_roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
 			      uint32_t payload_bytes);
-struct urnic_txpkt *roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
+struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
 				 uint32_t payload_bytes, const struct urnic_peer *dst,
 				 uint32_t dqpn);
 
 /* Points p's fragments at bytes [off, off+len) of the WQE's data (SGEs or inline).
  * Returns 0 or -EFAULT. */
-int roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
+int urnic_roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
 		uint32_t off, uint32_t len, struct urnic_txpkt *p);
 
 /* Sends the next packet of a SEND or RDMA WRITE on a connected QP (RC or UC) at
  * req.psn / req.off_bytes and advances them. Returns true when the WQE is fully sent;
  * on a local protection error sets *err and sends nothing. */
-bool roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
+bool urnic_roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_send_wqe *w, int *err);
 
 /* Completes the WQE at comp.idx with status (if signaled or failed) and frees it. */
-void roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
+void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
 
 /* A local error on the WQE being sent: it completes with status once those before it
  * are done, the QP goes to error (IBTA 10.8.3.1). */
-void roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
+void urnic_roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
 		    uint8_t status);
 
 /* Flushes the tx batch, then completes the sent WQEs (comp.idx up to req.idx) in
  * order: what UC and UD send is complete once it has left. */
-void roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* Holding for the application's answer (responder.c: an RC ACK; uc.c: a UC send
  * completion) stops after this many holds in a row expired unanswered. */
@@ -112,7 +112,7 @@ typedef bool (*roce_send_fn)(struct urnic_engine *e, struct urnic_qp *qp,
  * completes what it sent. Returns true if it did anything. */
 /* Whether the WQEs just sent wait to complete (held for the peer's answer, UC). */
 typedef bool (*roce_hold_fn)(struct urnic_engine *e, struct urnic_qp *qp);
-bool roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
+bool urnic_roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
 			  roce_hold_fn hold);
 
 /* UD: the GRH area at the start of every receive buffer (IBTA 11.4.1.2, Post Receive
@@ -128,34 +128,34 @@ static inline bool roce_needs_rwqe(uint32_t flags)
 }
 
 /* IBTA 9.7.5.1.4: inside a message only its MIDDLE/LAST may come, else only a FIRST. */
-bool roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags);
+bool urnic_roce_op_sequence_ok(const struct urnic_resp *r, uint32_t flags);
 
 /* IBTA 9.7.5.1.6 / 9.8: FIRST and MIDDLE carry exactly the path MTU, LAST and ONLY at
  * most that. */
-bool roce_payload_len_ok(uint32_t flags, uint32_t payload_bytes, uint32_t mtu);
+bool urnic_roce_payload_len_ok(uint32_t flags, uint32_t payload_bytes, uint32_t mtu);
 
 /* Makes sure a receive WQE is held for the message: the RQ's oldest, or one taken out
  * of the SRQ (which may raise the SRQ limit event). False when there is none. */
-bool roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
+bool urnic_roce_take_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* The held receive WQE. */
-const struct urnic_recv_wqe *roce_rwqe(const struct urnic_qp *qp);
+const struct urnic_recv_wqe *urnic_roce_rwqe(const struct urnic_qp *qp);
 
 /* Copies len bytes to the held WQE at resp.rwqe_off and advances it. Returns 0,
  * -EMSGSIZE (the buffer is too short: nothing written) or -EFAULT (an SGE does not
  * resolve with local write). */
-int roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len);
+int urnic_roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len);
 
 /* Completes the held WQE: immediate / invalidate from pkt's headers; for UD the
  * source QP from the DETH and the GRH flag. */
-void roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			uint8_t opcode, uint32_t byte_len, uint8_t status);
 
 /* In error: the WQE a QP took out of its SRQ completes with FLUSH_ERR. */
-void roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
 /* The QP is in error: its posted receive WQEs (or the one it took from its SRQ)
  * complete with FLUSH_ERR (IBTA 10.3.1, 10.2.9). */
-void roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp);
 
 enum {
 	/* Requests within this many PSNs of the expected one count as the peer's for the
@@ -181,32 +181,32 @@ static inline bool roce_request_near(const struct urnic_qp *qp, uint32_t psn)
  * with Invalidate invalidates the IETH's R_Key before the WQE completes; if it cannot
  * (IBTA 9.9.3.1 class J, rxe RESPST_ERR_INVALIDATE_RKEY) the WQE completes with
  * REM_INV_REQ_ERR and the answer is -EKEYREJECTED: the QP must go to error. */
-int roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 		   uint32_t flags);
 
 /* UC/UD: a message longer than the receive buffer is dropped (counted), as rxe treats
  * it: without an SRQ the WQE stays for the next message (class D), with one the WQE
  * taken out of the SRQ completes with REM_INV_REQ_ERR (class E); the QP goes on. */
-void roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt);
+void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt);
 
-enum roce_write_check {
+enum urnic_roce_write_check {
 	ROCE_WRITE_OK,
 	ROCE_WRITE_BAD_LENGTH,	/* RETH length or packet length inconsistent */
 	ROCE_WRITE_BAD_ACCESS,	/* R_Key, bounds or rights (IBTA 9.7.5.1.7) */
 };
 
 /* Checks an RDMA WRITE packet and resolves where its data goes (*host, for
- * roce_recv_write). The FIRST/ONLY packet checks the R_Key for the whole message (IBTA
+ * urnic_roce_recv_write). The FIRST/ONLY packet checks the R_Key for the whole message (IBTA
  * 9.7.5.1.7); every packet resolves it again for its own bytes, and a MIDDLE/LAST is
  * refused when the key no longer names the grant the FIRST resolved (deregistered,
  * reregistered, window unbound or invalidated): once ibv_dereg_mr returns, no packet
  * writes to the memory. Nothing is written here. */
-enum roce_write_check roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
+enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
 				       const struct urnic_pkt *pkt, uint32_t flags, uint8_t **host);
 
-/* Places a WRITE packet checked by roce_write_check at host; on the LAST packet of a
+/* Places a WRITE packet checked by urnic_roce_write_check at host; on the LAST packet of a
  * WRITE with immediate completes the held receive WQE. */
-void roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 		     uint32_t flags, uint8_t *host);
 
 #endif

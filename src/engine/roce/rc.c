@@ -59,7 +59,7 @@ static bool rc_progress(struct urnic_engine *e, struct urnic_qp *qp)
 		answered = qp->req.psn != psn;
 		if (answered) {
 			qp->resp.heard_since_send = false;
-			roce_hold_answered(e, qp);
+			urnic_roce_hold_answered(e, qp);
 		}
 	}
 	if (held && qp->state >= URNIC_QPS_RTR)
@@ -77,20 +77,20 @@ static void rc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *nex
 static void rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	urnic_rc_flush(e, qp);
-	roce_flush_rq(e, qp);
+	urnic_roce_flush_rq(e, qp);
 }
 
 /* An ACK held for the application's answer leaves now, and the tx batch with it.
  * parting: the QP goes away, and its last ACK is sent again if the peer may still wait
- * for it (responder.c, rc_parting_ack). */
+ * for it (responder.c, urnic_rc_parting_ack). */
 static void rc_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
 	if (qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
 	    (!parting && !qp->resp.ack_pending))
 		return;
-	rc_flush_pending_ack(e, qp);
+	urnic_rc_flush_pending_ack(e, qp);
 	if (parting)
-		rc_parting_ack(e, qp);
+		urnic_rc_parting_ack(e, qp);
 	if (e->tx.n)
 		e->hooks.flush(e);
 }
@@ -101,7 +101,7 @@ static void rc_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool pa
 static void rc_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 {
 	if (fatal && qp->state >= URNIC_QPS_RTR)
-		rc_flush_pending_ack(e, qp);
+		urnic_rc_flush_pending_ack(e, qp);
 }
 
 const struct urnic_qp_ops urnic_roce_rc_ops = {

@@ -56,21 +56,21 @@ static inline uint32_t rc_wqe_npsn(const struct urnic_send_wqe *w, uint32_t mtu)
 
 /* ACK or NAK with the responder's MSN (IBTA 9.7.5.1.1, 9.7.5.2.5). Flushes a pending
  * coalesced ACK first so the peer sees responses in PSN order. */
-void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome);
-void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome);
+void urnic_rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp);
 /* The last ACK once more, as the QP (RC, RTR or later, not in error) goes away within a
  * timeout of sending it. */
-void rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* Puts the QP in error after completing the WQE at comp.idx with status. */
-void rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
+void urnic_rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
 
 /* Arms (or re-arms) the retransmission timer. */
-void rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_arm_rto(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* Completes the local operations (BIND_MW, LOCAL_INV) at the head of the send queue:
  * they are done when the requester reaches them and complete in post order once
  * everything before them has (IBTA 10.8.3: completions in order). */
-void rc_complete_local_ops(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_complete_local_ops(struct urnic_engine *e, struct urnic_qp *qp);
 
 #endif

@@ -31,7 +31,7 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 	h.bth.psn = r->psn;
 	h.bth.ackreq = true;
 	h.reth = (struct urnic_reth){ w->remote_addr + off, w->rkey, rest };
-	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
+	urnic_tx_commit(e, urnic_roce_emit(e, qp, &h, 0));
 	npsn = rest ? (rest + qp->attr.path_mtu - 1) / qp->attr.path_mtu : 1;
 	r->psn = urnic_psn_add(r->psn, npsn);
 	r->noack_pkts = 0;
@@ -50,7 +50,7 @@ static void send_atomic(struct urnic_engine *e, struct urnic_qp *qp, struct urni
 	h.atmeth.rkey = w->rkey;
 	h.atmeth.swap_add = w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add;
 	h.atmeth.compare = w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ? w->compare_add : 0;
-	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
+	urnic_tx_commit(e, urnic_roce_emit(e, qp, &h, 0));
 	qp->req.psn = urnic_psn_add(qp->req.psn, 1);
 	qp->req.noack_pkts = 0;
 }
@@ -72,8 +72,8 @@ static void send_a19(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_s
 				      flush ? (uint32_t)w->remote_len : w->length };
 	if (flush)
 		h.feth = roce_feth(w->flush_type, w->flush_level);
-	p = roce_emit(e, qp, &h, n);
-	if (roce_gather(e, qp, w, 0, n, p) < 0) {
+	p = urnic_roce_emit(e, qp, &h, n);
+	if (urnic_roce_gather(e, qp, w, 0, n, p) < 0) {
 		*err = URNIC_WC_LOC_PROT_ERR;
 		return; /* not committed: the slot is reused by the next packet */
 	}
@@ -139,11 +139,11 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 					break;
 				w->started = true;
 				w->first_psn = w->last_psn = r->psn;
-				err = roce_validate_swqe(e, qp, w);
+				err = urnic_roce_validate_swqe(e, qp, w);
 				if (err == URNIC_WC_SUCCESS)
-					err = roce_local_op(e, qp, w);
+					err = urnic_roce_local_op(e, qp, w);
 				if (err != URNIC_WC_SUCCESS) {
-					roce_fail_swqe(e, qp, w, (uint8_t)err);
+					urnic_roce_fail_swqe(e, qp, w, (uint8_t)err);
 					return true;
 				}
 				w->done = true;
@@ -151,7 +151,7 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 			}
 			r->idx++;
 			r->off_bytes = 0;
-			rc_complete_local_ops(e, qp);
+			urnic_rc_complete_local_ops(e, qp);
 			did = true;
 			continue;
 		}
@@ -159,7 +159,7 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 			/* IBTA 10.8.3.3: a fenced WR waits for outstanding READ/atomics. */
 			if ((w->flags & URNIC_SEND_FENCE) && r->rd_atomic)
 				break;
-			err = roce_validate_swqe(e, qp, w);
+			err = urnic_roce_validate_swqe(e, qp, w);
 			if (err == URNIC_WC_SUCCESS) {
 				w->first_psn = r->psn;
 				w->last_psn = urnic_psn_add(r->psn,
@@ -182,17 +182,17 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 				r->rd_atomic++;
 			done = true;
 		} else if (err == URNIC_WC_SUCCESS) {
-			done = roce_send_data_packet(e, qp, w, &err);
+			done = urnic_roce_send_data_packet(e, qp, w, &err);
 		}
 		if (err != URNIC_WC_SUCCESS) {
 			/* A local error completes this WQE in error once the ones before it
 			 * are done; the QP goes to error (IBTA 10.8.3.1). */
-			roce_fail_swqe(e, qp, w, (uint8_t)err);
+			urnic_roce_fail_swqe(e, qp, w, (uint8_t)err);
 			return true;
 		}
 		did = true;
 		if (!r->rto_deadline_ns)
-			rc_arm_rto(e, qp);
+			urnic_rc_arm_rto(e, qp);
 		if (done) {
 			r->idx++;
 			r->off_bytes = 0;

@@ -37,28 +37,28 @@
  * in turns, other QPs' work and received requests are served between them. */
 enum { READ_BUDGET_PKTS = 64 };
 
-void rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	/* Its PSN is later than every response still owed: it waits for them. */
 	if (!qp->resp.ack_pending || qp->resp.replying)
 		return;
 	qp->resp.ack_pending = false;
 	qp->resp.ack_hold_ns = 0;
-	rc_send_ack(e, qp, qp->resp.ack_psn, qp->resp.ack_syndrome);
+	urnic_rc_send_ack(e, qp, qp->resp.ack_psn, qp->resp.ack_syndrome);
 }
 
 
 
-void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
+void urnic_rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	struct urnic_pkt h = { 0 };
 
-	rc_flush_pending_ack(e, qp);
+	urnic_rc_flush_pending_ack(e, qp);
 	h.bth.opcode = URNIC_OP_RC_ACKNOWLEDGE;
 	h.bth.psn = psn;
 	h.aeth.syndrome = syndrome;
 	h.aeth.msn = qp->resp.msn & URNIC_PSN_MASK;
-	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
+	urnic_tx_commit(e, urnic_roce_emit(e, qp, &h, 0));
 	urnic_count(e, URNIC_CTR_ack_sent);
 	if ((syndrome & URNIC_AETH_TYPE_MASK) == URNIC_AETH_ACK) {
 		qp->resp.acked_psn = psn;
@@ -83,7 +83,7 @@ void rc_send_ack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint
  * would have been answered. timeout 0 (no retries) waits forever: always sent.
  * Called by engine.c's release_held for an RC QP in RTR or later, not in error.
  */
-void rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_resp *r = &qp->resp;
 	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
@@ -92,7 +92,7 @@ void rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp)
 	    r->acked_psn != urnic_psn_add(r->epsn, URNIC_PSN_MASK) ||
 	    (rto && e->now_ns - r->acked_ns >= rto))
 		return;
-	rc_send_ack(e, qp, r->acked_psn, URNIC_AETH_ACK_UNLIMITED);
+	urnic_rc_send_ack(e, qp, r->acked_psn, URNIC_AETH_ACK_UNLIMITED);
 	urnic_count(e, URNIC_CTR_ack_parting);
 }
 
@@ -116,7 +116,7 @@ static void queue_nak(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn,
 	struct urnic_resp *r = &qp->resp;
 
 	if (!r->replying) {
-		rc_send_ack(e, qp, psn, syndrome);
+		urnic_rc_send_ack(e, qp, psn, syndrome);
 		return;
 	}
 	r->ack_pending = true;
@@ -132,14 +132,14 @@ static void before_new_response(struct urnic_engine *e, struct urnic_qp *qp)
 		qp->resp.ack_pending = false;
 		qp->resp.ack_hold_ns = 0;
 	} else
-		rc_flush_pending_ack(e, qp);
+		urnic_rc_flush_pending_ack(e, qp);
 }
 
 /* NAK for a class C error (IBTA 9.9.3.1): the QP goes to error. */
 static void class_c_error(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn,
 			  enum urnic_nak_code code)
 {
-	rc_send_ack(e, qp, psn, (uint8_t)(URNIC_AETH_NAK | code));
+	urnic_rc_send_ack(e, qp, psn, (uint8_t)(URNIC_AETH_NAK | code));
 	urnic_count(e, code == URNIC_NAK_REM_ACCESS_ERR ? URNIC_CTR_nak_rem_access_sent
 			: code == URNIC_NAK_REM_OP_ERR	 ? URNIC_CTR_nak_rem_op_sent
 							 : URNIC_CTR_nak_inv_req_sent);
@@ -206,7 +206,7 @@ static void send_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const s
 	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
 	h.aeth.msn = res->msn & URNIC_PSN_MASK;
 	h.atmack_orig = res->orig;
-	urnic_tx_commit(e, roce_emit(e, qp, &h, 0));
+	urnic_tx_commit(e, urnic_roce_emit(e, qp, &h, 0));
 	urnic_count(e, URNIC_CTR_ack_sent);
 }
 
@@ -240,7 +240,7 @@ static void duplicate(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 	urnic_count(e, URNIC_CTR_dup_request);
 	if (flags & (URNIC_OPF_SEND | URNIC_OPF_WRITE)) {
 		/* C9-105: ACK again with the last PSN acknowledged, do not execute. */
-		rc_flush_pending_ack(e, qp);
+		urnic_rc_flush_pending_ack(e, qp);
 		queue_ack(qp, urnic_psn_add(qp->resp.epsn, URNIC_PSN_MASK));
 		return;
 	}
@@ -427,7 +427,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	r->sent_psn_nak = false;
 
 	/* 2. Opcode sequence (IBTA 9.7.5.1.4): a missing FIRST or LAST is invalid. */
-	if (!roce_op_sequence_ok(r, flags)) {
+	if (!urnic_roce_op_sequence_ok(r, flags)) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
@@ -452,7 +452,7 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		return;
 	}
 	if (roce_needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) &&
-	    !roce_take_rwqe(e, qp)) {
+	    !urnic_roce_take_rwqe(e, qp)) {
 		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer. The requester will
 		 * resend from this PSN when the timer expires; the packets already behind
 		 * this one are dropped silently like those after a sequence NAK, rather
@@ -463,13 +463,13 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		return;
 	}
 	/* 5. Lengths (IBTA 9.7.5.1.6). */
-	if (!roce_payload_len_ok(flags, pkt->payload_bytes, mtu)) {
+	if (!urnic_roce_payload_len_ok(flags, pkt->payload_bytes, mtu)) {
 		class_c_error(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
 	if (flags & URNIC_OPF_WRITE) {
 		/* 6. R_Key, bounds, rights for the whole WRITE (IBTA 9.7.5.1.7). */
-		switch (roce_write_check(e, qp, pkt, flags, &host)) {
+		switch (urnic_roce_write_check(e, qp, pkt, flags, &host)) {
 		case ROCE_WRITE_OK:
 			break;
 		case ROCE_WRITE_BAD_LENGTH:
@@ -479,24 +479,24 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 			class_c_error(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 			return;
 		}
-		roce_recv_write(e, qp, pkt, flags, host);
+		urnic_roce_recv_write(e, qp, pkt, flags, host);
 		if (flags & URNIC_OPF_LAST)
 			r->msn++;
 	} else if (flags & URNIC_OPF_SEND) {
-		int ret = roce_recv_send(e, qp, pkt, flags);
+		int ret = urnic_roce_recv_send(e, qp, pkt, flags);
 
 		if (ret == -EKEYREJECTED) {
 			/* Class J (rxe RESPST_ERR_INVALIDATE_RKEY): the data arrived and is
 			 * acknowledged; the receive completed in error and the QP goes to
 			 * error. */
-			rc_send_ack(e, qp, psn, URNIC_AETH_ACK_UNLIMITED);
+			urnic_rc_send_ack(e, qp, psn, URNIC_AETH_ACK_UNLIMITED);
 			urnic_qp_to_error(e, qp);
 			return;
 		}
 		if (ret) {
 			/* Local length or protection error at the responder: the WQE completes
 			 * in error and the requester gets NAK invalid request (rxe: class C). */
-			roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV,
+			urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV,
 					   r->rwqe_off + pkt->payload_bytes,
 					   ret == -EMSGSIZE ? URNIC_WC_LOC_LEN_ERR
 							    : URNIC_WC_LOC_PROT_ERR);
@@ -623,7 +623,7 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 			class_c_error(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
 			return sent;
 		}
-		p = roce_emit(e, qp, &h, n);
+		p = urnic_roce_emit(e, qp, &h, n);
 		if (n) {
 			p->frags[0] = (struct urnic_frag){ host, n };
 			p->nfrags = 1;
@@ -669,10 +669,10 @@ bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bo
 		did = true;
 	}
 	if (r->ack_pending && !r->replying && qp->state != URNIC_QPS_ERR &&
-	    !roce_hold_ack(e, qp, answered)) {
+	    !urnic_roce_hold_ack(e, qp, answered)) {
 		if (answered && r->ack_hold_ns)
 			r->ack_hold_misses = 0; /* carried, as hoped */
-		rc_flush_pending_ack(e, qp);
+		urnic_rc_flush_pending_ack(e, qp);
 		r->ack_alone_ns = answered ? 0 : e->now_ns;
 		did = true;
 	}

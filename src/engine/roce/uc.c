@@ -26,14 +26,14 @@
 static bool uc_send_packet(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_send_wqe *w, int *err)
 {
-	return roce_send_data_packet(e, qp, w, err);
+	return urnic_roce_send_data_packet(e, qp, w, err);
 }
 
 static bool uc_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (qp->state != URNIC_QPS_RTS)
 		return false;
-	return roce_unreliable_send(e, qp, uc_send_packet, roce_hold_uc_comp);
+	return urnic_roce_unreliable_send(e, qp, uc_send_packet, urnic_roce_hold_uc_comp);
 }
 
 
@@ -42,7 +42,7 @@ static void uc_release(struct urnic_engine *e, struct urnic_qp *qp)
 	if (!qp->comp.uc_hold_ns)
 		return;
 	qp->comp.uc_hold_ns = 0;
-	roce_complete_sent(e, qp);
+	urnic_roce_complete_sent(e, qp);
 }
 
 /* The peer's request: what held completions wait for, or a sign that it answers. */
@@ -101,7 +101,7 @@ static void uc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 
 	/* 2. Opcode sequence (IBTA 9.7.5.1.4 as UC applies it): a FIRST/ONLY inside a
 	 * message ends that message unfinished; a MIDDLE/LAST outside one is dropped. */
-	if (!roce_op_sequence_ok(r, flags)) {
+	if (!urnic_roce_op_sequence_ok(r, flags)) {
 		if (!first) {
 			drop_message(e, qp, URNIC_CTR_drop_uc_seq);
 			return;
@@ -116,37 +116,37 @@ static void uc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	}
 	/* 4. A receive WQE for SENDs and WRITE with immediate: none is a silent drop. */
 	if (roce_needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) &&
-	    !roce_take_rwqe(e, qp)) {
+	    !urnic_roce_take_rwqe(e, qp)) {
 		drop_message(e, qp, URNIC_CTR_drop_no_rwqe);
 		return;
 	}
 	/* 5. Lengths (IBTA 9.7.5.1.6), 6. R_Key, bounds, rights of a WRITE (9.7.5.1.7). */
-	if (!roce_payload_len_ok(flags, pkt->payload_bytes, qp->attr.path_mtu)) {
+	if (!urnic_roce_payload_len_ok(flags, pkt->payload_bytes, qp->attr.path_mtu)) {
 		drop_message(e, qp, URNIC_CTR_drop_uc_invalid);
 		return;
 	}
 	if (flags & URNIC_OPF_WRITE) {
 		uint8_t *host;
 
-		if (roce_write_check(e, qp, pkt, flags, &host) != ROCE_WRITE_OK) {
+		if (urnic_roce_write_check(e, qp, pkt, flags, &host) != ROCE_WRITE_OK) {
 			drop_message(e, qp, URNIC_CTR_drop_uc_invalid);
 			return;
 		}
-		roce_recv_write(e, qp, pkt, flags, host);
+		urnic_roce_recv_write(e, qp, pkt, flags, host);
 	} else {
 		int ret;
 
 		if (first)
 			r->rwqe_off = 0; /* a reused WQE is filled from its start */
-		ret = roce_recv_send(e, qp, pkt, flags);
+		ret = urnic_roce_recv_send(e, qp, pkt, flags);
 		if (ret == -EMSGSIZE) {
-			roce_recv_too_long(e, qp, pkt);
+			urnic_roce_recv_too_long(e, qp, pkt);
 			abandon(qp);
 			r->uc_dropping = true;
 		} else if (ret) {
 			/* A receive SGE that does not resolve: a local protection error
 			 * (IBTA 10.8.3.1), the WQE completes with it, the QP goes to error. */
-			roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
+			urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
 					   URNIC_WC_LOC_PROT_ERR);
 			urnic_qp_to_error(e, qp);
 		}
@@ -170,7 +170,7 @@ static void uc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *nex
 static void uc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	urnic_rc_flush(e, qp);
-	roce_flush_rq(e, qp);
+	urnic_roce_flush_rq(e, qp);
 }
 
 /* Send completions held for the answer are reported before the QP changes state or

@@ -56,8 +56,8 @@ static bool ud_send_packet(struct urnic_engine *e, struct urnic_qp *qp,
 	h.imm_be = w->imm_be;
 	/* The QP's own flow: one source port for all its datagrams, as rxe. */
 	dst.sport = qp->attr.peer.sport;
-	p = roce_emit_to(e, qp, &h, w->length, &dst, w->ud_remote_qpn & 0xffffff);
-	if (roce_gather(e, qp, w, 0, w->length, p) < 0) {
+	p = urnic_roce_emit_to(e, qp, &h, w->length, &dst, w->ud_remote_qpn & 0xffffff);
+	if (urnic_roce_gather(e, qp, w, 0, w->length, p) < 0) {
 		*err = URNIC_WC_LOC_PROT_ERR;
 		return false; /* not committed: the slot is reused by the next packet */
 	}
@@ -70,7 +70,7 @@ static bool ud_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (qp->state != URNIC_QPS_RTS)
 		return false;
-	return roce_unreliable_send(e, qp, ud_send_packet, NULL);
+	return urnic_roce_unreliable_send(e, qp, ud_send_packet, NULL);
 }
 
 static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
@@ -134,35 +134,35 @@ static void ud_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		return;
 	}
 	/* No receive WQE: dropped, UD has no RNR (IBTA 9.8). */
-	if (!roce_take_rwqe(e, qp)) {
+	if (!urnic_roce_take_rwqe(e, qp)) {
 		urnic_count(e, URNIC_CTR_drop_no_rwqe);
 		return;
 	}
 	/* The GRH and the payload must both fit before either is written. */
-	rw = roce_rwqe(qp);
+	rw = urnic_roce_rwqe(qp);
 	qp->resp.rwqe_off = 0;
 	if (rw->length < URNIC_UD_GRH_BYTES ||
 	    pkt->payload_bytes > rw->length - URNIC_UD_GRH_BYTES) {
 		ret = -EMSGSIZE;
 	} else {
 		build_grh(grh, e->cfg.ipv6, m, pkt->bytes);
-		ret = roce_place(e, qp, grh, sizeof(grh));
+		ret = urnic_roce_place(e, qp, grh, sizeof(grh));
 		if (ret == 0)
-			ret = roce_place(e, qp, pkt->payload, pkt->payload_bytes);
+			ret = urnic_roce_place(e, qp, pkt->payload, pkt->payload_bytes);
 	}
 	if (ret == -EMSGSIZE) {
-		roce_recv_too_long(e, qp, pkt);
+		urnic_roce_recv_too_long(e, qp, pkt);
 		return;
 	}
 	if (ret) {
 		/* A receive SGE that does not resolve: a local protection error (IBTA
 		 * 10.8.3.1), the WQE completes with it, the QP goes to error. */
-		roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, URNIC_UD_GRH_BYTES + pkt->payload_bytes,
+		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, URNIC_UD_GRH_BYTES + pkt->payload_bytes,
 				   URNIC_WC_LOC_PROT_ERR);
 		urnic_qp_to_error(e, qp);
 		return;
 	}
-	roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, qp->resp.rwqe_off, URNIC_WC_SUCCESS);
+	urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, qp->resp.rwqe_off, URNIC_WC_SUCCESS);
 }
 
 /* UD has no connected peer (IBTA 10.2.5): a datagram with the QP's Q_Key is all the
@@ -181,7 +181,7 @@ static void ud_no_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *
 static void ud_flush(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	urnic_rc_flush(e, qp);
-	roce_flush_rq(e, qp);
+	urnic_roce_flush_rq(e, qp);
 }
 
 static void ud_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
