@@ -4,7 +4,7 @@
  * every RoCEv2 stack on UDP sockets must do per byte and nothing else: no ACKs, PSNs or
  * completions. Measured the way udp_ceiling measures (one sending thread, one receiving
  * thread blocking in recvmmsg), its ratio to udp_ceiling is what the wire's shape and
- * the ICRC cost on this machine before any protocol (docs/performance.md, session 9).
+ * the ICRC cost on this machine before any protocol (docs/performance.md, "The wire's shape").
  *
  * Per message, as the wire requires and urnic sends it: 16 packets of a 4096-byte path
  * MTU, the FIRST with BTH + RETH (28 bytes of headers), the others with BTH (12), each

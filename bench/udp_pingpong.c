@@ -26,7 +26,7 @@
  * (IORING_SETUP_COOP_TASKRUN | TASKRUN_FLAG: the kernel only raises a flag in the ring,
  * and the process enters the kernel once to run the receive: a system call per
  * datagram that arrived, none while nothing did). Whether io_uring would pay off for
- * urnic's receive (docs/performance.md, session 13).
+ * urnic's receive (docs/performance.md, "Tried and not kept").
  *
  * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G] [-R] [-U 0|1]
  */

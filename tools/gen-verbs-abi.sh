@@ -14,8 +14,8 @@
 # every stub against the header. Symbols no installed header declares (rdma-core's private
 # driver ABI, marshall.h, sysfs helpers) take their prototype from the table in policy() below,
 # copied from rdma-core v44 libibverbs/driver.h, cmd_ioctl.h and marshall.h.
-# See docs: /work/shared/reference/verbs-abi-dropin.md sections 1 and 4 for why every node
-# and symbol must exist (BIND_NOW binaries, non-weak verneed entries).
+# Every node and symbol must exist: Debian's binaries are linked with BIND_NOW and name
+# their symbol versions in non-weak verneed entries, so one missing one fails the load.
 #
 # The generated files are checked in; run this after a distro upgrade of rdma-core.
 # POSIX sh + awk only (CI machines may not have python).

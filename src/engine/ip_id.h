@@ -16,8 +16,8 @@
  * (urnic_ip_id_learn) only once a QP has accepted the packet as its peer's, so that
  * packets anyone can forge (another source, a spoofed one to a QP that does not exist
  * or with a PSN its QP would not take) cannot teach the table that a source's real IDs
- * are corruption (architecture.md section 7: nothing a peer sends changes state shared
- * with other peers before it has passed its QP's checks). Entries are found by address
+ * are corruption (docs/security.md: nothing a peer sends changes state shared with
+ * other peers before it has passed its QP's checks). Entries are found by address
  * in the whole table: only a source that has had packets accepted takes one, and it
  * takes the one least recently learned from.
  * Context: engine only (no locks). Out of scope: IPv6 (no ID), IPv4 fragments (RoCEv2

@@ -101,7 +101,7 @@ enum {
 	 * space, which the responder needs to tell duplicates from new requests. With 128,
 	 * eight 64 KiB messages, one QP's passes found the window full and sent what each
 	 * ACK freed, a message or two per sendmmsg: ib_write_bw -s 65536 at one QP
-	 * 35.3 -> 39.3 Gb/s with 256 (docs/performance.md, session 9); 512 gained no
+	 * 35.3 -> 39.3 Gb/s with 256 (docs/performance.md, "Requester window"); 512 gained no
 	 * more and doubles what a go-back-N retry may resend. */
 	URNIC_MAX_UNACKED_PSNS = 256,
 	URNIC_ACKREQ_EVERY = 64,      /* AckReq inside long messages, as rxe (noack_pkts) */

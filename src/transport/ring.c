@@ -155,7 +155,7 @@ static int q_open(struct urnic_ring_q *q, unsigned int ifindex, const uint8_t ad
 	 * each page from user space still faults into the hypervisor, and a packet per
 	 * fault made the first lap through the ring, ~2000 packets of a ping-pong, twice
 	 * as slow (ib_write_lat -n 2500: 10.5 us against 5-6; docs/performance.md,
-	 * session 11). Writing zeros keeps them as they are. */
+	 * "Packet rings"). Writing zeros keeps them as they are. */
 	for (size_t off = 0; off < q->map_len; off += 4096)
 		((volatile uint8_t *)q->map)[off] = 0;
 	if (bind(q->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)

@@ -5,7 +5,7 @@
  * delivers the packet, in the sender's context on loopback, and "did anything arrive?"
  * becomes a load of the next frame's status word instead of a recvmmsg. A polling
  * receiver saves the system call per receive that dominates a ping-pong on a VM
- * (docs/performance.md, session 11). Opt-in (URNIC_RING=1) and needs CAP_NET_RAW.
+ * (docs/performance.md, "Packet rings"). Opt-in (URNIC_RING=1) and needs CAP_NET_RAW.
  *
  * Two rings, so that small packets do not each hold a 64 KiB frame: one for datagrams
  * of up to 1984 bytes, one for larger ones and UDP GSO super-packets, whose segment size the

@@ -11,7 +11,7 @@
  * processes joined in slot order and none left, that is exactly the owner's socket.
  * Otherwise a packet lands with another member, which forwards it to the owner's unix
  * socket with its source address and port (needed for the ICRC and the address check).
- * Unprivileged: no eBPF, no CAP_NET_RAW (reference/verbs-abi-dropin.md §5.4).
+ * Unprivileged: no eBPF, no CAP_NET_RAW, so it works for any user in any container.
  *
  * Any user may bind an abstract name (unix(7)), so a slot's name may be held by another
  * user's socket: a batch goes only to a socket whose owner is our user (checked with
@@ -72,7 +72,7 @@ struct urnic_share {
 /* Serialises joining across processes: between urnic_share_lock and _unlock a process
  * claims its slot and binds the reuseport socket, so that processes starting at the
  * same moment enter the group in slot order (else every packet is steered to the other
- * one and forwarded: session 4 saw a sanitizer run lose packets that way). Returns the
+ * one and forwarded, and a slow sanitizer run lost packets that way). Returns the
  * lock's fd, or -1 (then join without it). */
 int urnic_share_lock(const char *addr_str);
 void urnic_share_unlock(int lock_fd);

@@ -4,8 +4,8 @@
  * packet decode / header encode driven by the opcode table.
  *
  * Layouts are IBTA Vol.1 9.2 (BTH) and 9.3 (RDETH, DETH, RETH, AtomicETH, AETH,
- * AtomicAckETH, ImmDt, IETH), Annex A17 (RoCEv2 FECN/BECN) and A19 (FETH); see
- * rxe-siw-perftest.md 2.2. Every wire bit is either a struct field or a reserved bit
+ * AtomicAckETH, ImmDt, IETH), Annex A17 (RoCEv2 FECN/BECN) and A19 (FETH), as Linux
+ * rxe lays them out (rxe_hdr.h). Every wire bit is either a struct field or a reserved bit
  * that must be zero, so encode(decode(bytes)) == bytes. The ICRC is icrc.c's business.
  */
 #include <errno.h>
@@ -48,7 +48,7 @@ ssize_t urnic_bth_decode(struct urnic_bth *bth, const uint8_t *buf, size_t len)
 
 	bth->opcode = buf[0];
 	bth->se = bit(buf[1], BTH_SE);
-	bth->mig = bit(buf[1], BTH_MIG); /* accepted either way (rxe-siw-perftest.md 2.13) */
+	bth->mig = bit(buf[1], BTH_MIG); /* accepted either way, as rxe does */
 	bth->pad = (uint8_t)((buf[1] >> BTH_PAD_SHIFT) & BTH_PAD_MASK);
 	bth->tver = (uint8_t)(buf[1] & BTH_TVER_MASK);
 	bth->pkey = urnic_get_be16(buf + 2);

@@ -48,7 +48,8 @@
 #include "opcode.def"
 #undef URNIC_OPCODE
 
-/* Table completeness (rxe-siw-perftest.md 2.3): 25 RC, 12 UC and 2 UD opcodes. A value
+/* Table completeness (IBTA 9.2.1, as rxe_opcode.c lists them): 25 RC, 12 UC and 2 UD
+ * opcodes. A value
  * listed twice is caught by the designated initialisers below (-Woverride-init). */
 enum {
 #define URNIC_OPCODE(name, value, flags) +1

@@ -89,7 +89,7 @@ static inline const struct urnic_opcode_info *urnic_opcode_info(uint8_t opcode)
 struct urnic_bth {
 	uint8_t opcode;
 	bool se;     /* solicited event */
-	bool mig;    /* MigReq: sent 0, ignored on receive (rxe-siw-perftest.md 2.13) */
+	bool mig;    /* MigReq: sent 0, ignored on receive (IBTA 9.2: APM only; rxe) */
 	uint8_t pad; /* 0..3 pad bytes before the ICRC */
 	uint8_t tver;
 	uint16_t pkey;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_lifetime.c - a grant that ends inside a message ends for the rest of it
- * (architecture.md §7; IBTA 9.7.5.1.7: the R_Key, bounds and rights of a WRITE are
+ * (docs/security.md; IBTA 9.7.5.1.7: the R_Key, bounds and rights of a WRITE are
  * checked for the memory each packet touches; 10.6.7: a revoked window validates
  * nothing).
  *

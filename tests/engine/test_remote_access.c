@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_remote_access.c - remote access violations never touch memory (architecture.md
- * §6, IBTA 9.7.5.1.7, 9.9.3.1 class C errors).
+ * test_remote_access.c - remote access violations never touch memory (docs/security.md;
+ * IBTA 9.7.5.1.7, 9.9.3.1 class C errors).
  *
  * A request with a bad R_Key, a range outside the region, or a region without the
  * right gets NAK remote access error: the requester completes IBV_WC_REM_ACCESS_ERR

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_validation.c - received packets are validated before they change anything
- * (architecture.md §6; IBTA 9.6 packet header validation, rxe_recv.c order).
+ * (docs/security.md; IBTA 9.6 packet header validation, rxe_recv.c order).
  *
  * A real SEND from host 0 is captured off the fabric, then variants of it are handed
  * to host 1: bad ICRC (Annex A17.3.3), unknown destination QP, a QP in RESET/INIT

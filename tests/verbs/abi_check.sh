@@ -9,7 +9,8 @@
 #   - every version node exists with the same parent: verneed entries are not weak;
 #   - the SONAME is the same;
 #   - the stub providers do not NEED libibverbs and reference nothing outside libc.
-# Extra exports are reported but allowed. See /work/shared/reference/verbs-abi-dropin.md §1.
+# Extra exports are reported but allowed: a binary linked with BIND_NOW fails to load if
+# any symbol version it names is missing, never because of one it does not name.
 #
 # Usage: abi_check.sh <built libibverbs.so.1> [<libmlx5.so.1> [<libefa.so.1>]]
 #   The providers default to the directory of the first argument.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_keys.c - memory keys a peer cannot predict (architecture.md §7).
+ * test_keys.c - memory keys a peer cannot predict (docs/security.md, "Remote peer").
  *
  * An R_Key is all a peer needs to reach a region: one it can guess from the keys it
  * was given is a region it can reach. urnic makes a key of 32 bits from getrandom(2),
