@@ -193,7 +193,7 @@ struct urnic_resp {
 	bool ack_pending;
 	uint32_t ack_psn;
 	uint8_t ack_syndrome;
-	/* Holding the ACK for the application's answer (responder.c, rc_ack_held). */
+	/* Holding the ACK for the application's answer (hold.c, urnic_roce_hold_ack). */
 	bool ack_interactive; /* the application answers what it receives: hold */
 	bool heard_since_send; /* a request came since the requester last sent: the answer */
 	uint8_t ack_hold_misses; /* holds in a row that expired unanswered */

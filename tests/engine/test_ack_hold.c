@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_ack_hold.c - the responder holds its ACK for the application's answer
- * (src/engine/roce/responder.c, rc_ack_held; IBTA 9.7.5.1.1 coalescing).
+ * (src/engine/roce/hold.c, urnic_roce_hold_ack; IBTA 9.7.5.1.1 coalescing).
  *
  * Ping-pong: once a QP has answered soon after an ACK that left alone, its ACKs wait
  * for the answer and leave right behind it, in the same batch; one ACK per message

@@ -357,7 +357,7 @@ static bool responses_sent(struct fabric *f, void *arg)
 	return fab_ctr(f, 1, URNIC_CTR_read_resp_sent) >= *(const uint64_t *)arg;
 }
 
-/* b answers a READ of 80 packets in turns of 64 per pass (responder.c, read_reply);
+/* b answers a READ of 80 packets in turns of 64 per pass (resources.c, read_reply);
  * between them its application deregisters or reregisters the region: the rest of the
  * response is not sent, the READ fails with a remote access error. */
 static void grant_ends_mid_read(bool dereg)

@@ -13,7 +13,7 @@
 #
 #   ack-alone  RC, the client at URNIC_ACK_HOLD_US=0: each of its ACKs leaves without
 #              the answer, as any held ACK does when the answering application is off
-#              the CPU past the hold (responder.c, rc_ack_held). The server then has
+#              the CPU past the hold (hold.c, urnic_roce_hold_ack). The server then has
 #              its completion and the answer still to come; its engine thread must be
 #              told to watch the socket (pipeline.c, progress: watch_due). Before it
 #              was, every round waited out the nap: t_typical 87-547 us, now ~30 us.

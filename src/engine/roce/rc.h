@@ -2,8 +2,9 @@
 /*
  * rc.h - helpers shared by the RC requester, completer and responder.
  *
- * ACK/NAK emission and RC failure; what RC shares with UC and UD (packet emission,
- * segmentation, receive placement, completion in post order) is in msg.h.
+ * ACK/NAK emission, the responder's resources and RC failure; what RC shares with UC
+ * and UD (packet emission, segmentation, receive placement, completion in post order)
+ * is in msg.h.
  */
 #ifndef URNIC_ENGINE_ROCE_RC_H
 #define URNIC_ENGINE_ROCE_RC_H
@@ -61,6 +62,27 @@ void urnic_rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp);
 /* The last ACK once more, as the QP (RC, RTR or later, not in error) goes away within a
  * timeout of sending it. */
 void urnic_rc_parting_ack(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* The responder's receive path (responder.c) hands its checked requests to the responder
+ * resources and answers (resources.c); the calls go that way only. */
+/* Queues a coalesced ACK for psn (IBTA 9.7.5.1.1), unless a pending NAK covers it. */
+void urnic_rc_queue_ack(struct urnic_qp *qp, uint32_t psn);
+/* NAK for a class C error (IBTA 9.9.3.1): the QP goes to error. */
+void urnic_rc_nak_class_c(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn,
+			  enum urnic_nak_code code);
+/* True (NAK sent, QP in error) when a new READ/atomic/A19 request finds the resource it
+ * would reuse still owing its first response (IBTA 9.7.5.1.3). */
+bool urnic_rc_res_exhausted(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn);
+/* A request behind the expected PSN (IBTA 9.7.5.1.2): re-ACKed or answered again. */
+void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
+			       const struct urnic_pkt *pkt, uint32_t flags);
+/* Execute a checked request and owe or send its response; gen is the R_Key's grant. */
+void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			   uint32_t gen);
+void urnic_rc_execute_atomic(struct urnic_engine *e, struct urnic_qp *qp,
+			     const struct urnic_pkt *pkt, uint8_t *host);
+void urnic_rc_execute_a19(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  uint8_t *host);
 
 /* Puts the QP in error after completing the WQE at comp.idx with status. */
 void urnic_rc_fail(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);

@@ -203,7 +203,7 @@ enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struc
 			return ROCE_WRITE_BAD_LENGTH;
 		/* IBTA 9.7.5.1.7 and 10.6.7: the key is checked for every packet that
 		 * touches memory, so deregistering a region or revoking a window takes
-		 * effect inside a message (as READ responses do, responder.c read_reply). */
+		 * effect inside a message (as READ responses do, resources.c read_reply). */
 		if (urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, r->write_rkey,
 						r->write_va, pkt->payload_bytes,
 						URNIC_ACCESS_REMOTE_WRITE, host,
