@@ -28,8 +28,8 @@
 #include "wire/crc_copy.h"
 
 #define BYTES_PER_RUN (256u << 20) /* each timed run moves this much: tens of ms */
-#define SEED	      0x12345678u
-#define MAX_RUNS      99
+#define SEED 0x12345678u
+#define MAX_RUNS 99
 
 /* One way of copying and checksumming; returns the CRC, or 0 for memcpy alone. */
 struct way {
@@ -66,8 +66,7 @@ static uint32_t do_crc_copy(urnic_crc32_copy_fn *impl, void *dst, const void *sr
 }
 
 /* One implementation, called through the pointer urnic_crc32_copy_get() gave. */
-static uint32_t do_crc_copy_impl(urnic_crc32_copy_fn *impl, void *dst, const void *src,
-				 size_t len)
+static uint32_t do_crc_copy_impl(urnic_crc32_copy_fn *impl, void *dst, const void *src, size_t len)
 {
 	return impl(SEED, dst, src, len);
 }
@@ -126,7 +125,9 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "n:")) != -1) {
 		switch (opt) {
-		case 'n': runs = atoi(optarg); break;
+		case 'n':
+			runs = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-n runs] [SIZE...]\n", argv[0]);
 			return 2;

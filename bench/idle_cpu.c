@@ -57,8 +57,8 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *gid
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					  IBV_QP_ACCESS_FLAGS))
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
@@ -72,9 +72,9 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *gid
 	a.ah_attr.grh.sgid_index = (uint8_t)gidx;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-					  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-					  IBV_QP_MIN_RNR_TIMER))
+	if (ibv_modify_qp(qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -83,9 +83,9 @@ static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *gid
 	a.rnr_retry = 7;
 	a.sq_psn = 0;
 	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					     IBV_QP_MAX_QP_RD_ATOMIC);
+	return ibv_modify_qp(qp, &a,
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 int main(int argc, char **argv)
@@ -105,8 +105,12 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "t:x:")) != -1) {
 		switch (opt) {
-		case 't': secs = atof(optarg); break;
-		case 'x': gidx = atoi(optarg); break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'x':
+			gidx = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-t seconds] [-x gid_index]\n", argv[0]);
 			return 2;
@@ -127,12 +131,14 @@ int main(int argc, char **argv)
 	if (!cq || !buf)
 		return die("ibv_create_cq");
 	memset(buf, 0, 2 * BUF);
-	mr = ibv_reg_mr(pd, buf, 2 * BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						  IBV_ACCESS_REMOTE_READ);
+	mr = ibv_reg_mr(pd, buf, 2 * BUF,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!mr)
 		return die("ibv_reg_mr");
 	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	qa = ibv_create_qp(pd, &ia);

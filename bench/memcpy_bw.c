@@ -35,8 +35,12 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "m:n:")) != -1) {
 		switch (opt) {
-		case 'm': mib = (size_t)atoi(optarg); break;
-		case 'n': n = atoi(optarg); break;
+		case 'm':
+			mib = (size_t)atoi(optarg);
+			break;
+		case 'n':
+			n = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-m MiB] [-n copies]\n", argv[0]);
 			return 2;
@@ -58,8 +62,8 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		copy(dst, src, bytes);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		gbps[i] = (double)bytes /
-			  ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec));
+		gbps[i] = (double)bytes / ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
+					   (double)(t1.tv_nsec - t0.tv_nsec));
 	}
 	qsort(gbps, (size_t)n, sizeof(*gbps), cmp_double);
 	printf("memcpy_GBps %.2f\n", gbps[n / 2]);

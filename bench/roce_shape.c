@@ -44,11 +44,11 @@
 
 enum {
 	MTU = 4096,
-	PKTS = 16,	   /* a 64 KiB message */
-	FIRST_HDR = 28,	   /* BTH + RETH */
-	HDR = 12,	   /* BTH */
+	PKTS = 16,	/* a 64 KiB message */
+	FIRST_HDR = 28, /* BTH + RETH */
+	HDR = 12,	/* BTH */
 	ICRC = 4,
-	MAX_MSGS = 8,	   /* -m */
+	MAX_MSGS = 8, /* -m */
 	RX_BATCH = 64,
 	RX_BUF = 65536,
 	PKT_MAX = FIRST_HDR + MTU + ICRC,
@@ -130,7 +130,7 @@ static unsigned build(unsigned char *out, const unsigned char *src, unsigned m)
 
 		memset(p, 0, hdr);
 		p[0] = (unsigned char)(k == 0 ? 6 : k == PKTS - 1 ? 8 : 7); /* WRITE F/L/M */
-		p[11] = (unsigned char)(m * PKTS + k);			  /* a PSN */
+		p[11] = (unsigned char)(m * PKTS + k);			    /* a PSN */
 		memcpy(p + hdr, src + k * MTU, MTU);
 		crc = no_crc ? 0 : crc32_gzip_refl(0, p, hdr + MTU);
 		memcpy(p + hdr + MTU, &crc, ICRC);
@@ -158,7 +158,8 @@ static void *sender(void *arg)
 		memset(msgs, 0, sizeof(msgs));
 		for (int m = 0; m < per_send; m++) {
 			unsigned bytes = build(flat[m], src, seq++);
-			/* FIRST (4128 bytes) and MIDDLE (4112) differ: two runs, as urnic sends them. */
+			/* FIRST (4128 bytes) and MIDDLE (4112) differ: two runs, as urnic sends
+			 * them. */
 			unsigned lead = one_run ? 0 : 2 * (HDR + MTU + ICRC) + FIRST_HDR - HDR;
 			unsigned part[2] = { lead, bytes - lead };
 			uint16_t seg[2] = { FIRST_HDR + MTU + ICRC, HDR + MTU + ICRC };
@@ -201,15 +202,29 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "a:p:m:t:n1")) != -1) {
 		switch (opt) {
-		case 'a': addr = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 'm': per_send = atoi(optarg); break;
-		case 't': secs = atof(optarg); break;
-		case 'n': no_crc = true; break;
-		case '1': one_run = true; break;
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 'm':
+			per_send = atoi(optarg);
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
+		case 'n':
+			no_crc = true;
+			break;
+		case '1':
+			one_run = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-a addr] [-p port] [-m msgs_per_send] "
-					"[-t seconds] [-n] [-1]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-a addr] [-p port] [-m msgs_per_send] "
+				"[-t seconds] [-n] [-1]\n",
+				argv[0]);
 			return 2;
 		}
 	}

@@ -129,15 +129,31 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "ma:p:s:g:t:")) != -1) {
 		switch (opt) {
-		case 'm': msg_mode = true; break;
-		case 'a': addr = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 's': seg = atoi(optarg); seg_set = true; break;
-		case 'g': gso = atoi(optarg); gso_set = true; break;
-		case 't': secs = atof(optarg); break;
+		case 'm':
+			msg_mode = true;
+			break;
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 's':
+			seg = atoi(optarg);
+			seg_set = true;
+			break;
+		case 'g':
+			gso = atoi(optarg);
+			gso_set = true;
+			break;
+		case 't':
+			secs = atof(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-m] [-a addr] [-p port] [-s segment] [-g gso_bytes] "
-					"[-t seconds]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-m] [-a addr] [-p port] [-s segment] [-g gso_bytes] "
+				"[-t seconds]\n",
+				argv[0]);
 			return 2;
 		}
 	}

@@ -28,7 +28,8 @@
  * datagram that arrived, none while nothing did). Whether io_uring would pay off for
  * urnic's receive (docs/performance.md, "Tried and not kept").
  *
- * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G] [-R] [-U 0|1]
+ * usage: udp_pingpong [-a addr_a] [-b addr_b] [-p port] [-s size] [-n iters] [-c A,B] [-P] [-G]
+ * [-R] [-U 0|1]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -76,7 +77,7 @@ static void pin(int cpu)
 static int poll_flag; /* MSG_DONTWAIT with -P */
 static int gso_pair;  /* -G: two segments per message, GSO out, GRO + recvmmsg in */
 
-static int ring_flag; /* -R: receive from a packet ring */
+static int ring_flag;	    /* -R: receive from a packet ring */
 static int uring_mode = -1; /* -U: receive through io_uring (-1: not) */
 
 enum { UR_BUFS = 64, UR_BUF = 2048, UR_BGID = 1 };
@@ -100,8 +101,8 @@ static int uring_arm(int fd)
 
 static int uring_open(int fd)
 {
-	unsigned int flags = uring_mode == 1 ? IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG
-					     : 0;
+	unsigned int flags =
+		uring_mode == 1 ? IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG : 0;
 	struct io_uring_buf_reg reg = { .ring_entries = UR_BUFS, .bgid = UR_BGID };
 	void *m;
 
@@ -188,19 +189,19 @@ static int ring_open(int fd, const struct sockaddr_in *sa)
 	struct sock_filter none[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f }, drop = { 1, none };
 	struct tpacket_req req = { RING_FRAME, RING_FRAMES, RING_FRAME, RING_FRAMES };
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP),
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_IP),
 				  .sll_ifindex = (int)if_nametoindex("lo") };
 	int v2 = TPACKET_V2, one = 1;
 
 	ring_fd = socket(AF_PACKET, SOCK_RAW, 0);
-	if (ring_fd < 0 ||
-	    setsockopt(ring_fd, SOL_PACKET, PACKET_VERSION, &v2, sizeof(v2)) < 0 ||
+	if (ring_fd < 0 || setsockopt(ring_fd, SOL_PACKET, PACKET_VERSION, &v2, sizeof(v2)) < 0 ||
 	    setsockopt(ring_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0 ||
 	    setsockopt(ring_fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
 	    setsockopt(ring_fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
 		return -1;
-	ring_map = mmap(NULL, (size_t)RING_FRAME * RING_FRAMES, PROT_READ | PROT_WRITE,
-			MAP_SHARED, ring_fd, 0);
+	ring_map = mmap(NULL, (size_t)RING_FRAME * RING_FRAMES, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ring_fd, 0);
 	if (ring_map == MAP_FAILED || bind(ring_fd, (struct sockaddr *)&ll, sizeof(ll)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &drop, sizeof(drop)) < 0)
 		return -1;
@@ -210,8 +211,8 @@ static int ring_open(int fd, const struct sockaddr_in *sa)
 /* The next frame's UDP payload length, spinning on its status for at most 2 s. */
 static ssize_t ring_recv(void)
 {
-	struct tpacket2_hdr *h = (struct tpacket2_hdr *)(void *)(ring_map +
-								 (size_t)ring_head * RING_FRAME);
+	struct tpacket2_hdr *h =
+		(struct tpacket2_hdr *)(void *)(ring_map + (size_t)ring_head * RING_FRAME);
 	struct timespec t0, t;
 	ssize_t len;
 
@@ -257,7 +258,9 @@ static ssize_t send_one(int fd, const char *buf, size_t size)
 {
 	char ctrl[CMSG_SPACE(sizeof(uint16_t))];
 	struct iovec iov = { (void *)buf, 2 * size };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctrl,
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctrl,
 			    .msg_controllen = sizeof(ctrl) };
 	struct cmsghdr *c;
 	uint16_t seg = (uint16_t)size;
@@ -328,21 +331,41 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "a:b:p:s:n:c:PGRU:")) != -1) {
 		switch (opt) {
-		case 'a': a = optarg; break;
-		case 'b': b = optarg; break;
-		case 'p': port = atoi(optarg); break;
-		case 's': size = atoi(optarg); break;
-		case 'n': iters = atoi(optarg); break;
-		case 'P': poll_flag = 1; break;
-		case 'G': gso_pair = 1; break;
-		case 'R': ring_flag = 1; break;
-		case 'U': uring_mode = atoi(optarg); break;
+		case 'a':
+			a = optarg;
+			break;
+		case 'b':
+			b = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 's':
+			size = atoi(optarg);
+			break;
+		case 'n':
+			iters = atoi(optarg);
+			break;
+		case 'P':
+			poll_flag = 1;
+			break;
+		case 'G':
+			gso_pair = 1;
+			break;
+		case 'R':
+			ring_flag = 1;
+			break;
+		case 'U':
+			uring_mode = atoi(optarg);
+			break;
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &cpu_a, &cpu_b) != 2)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c cpu,cpu] [-P] [-G] [-R] [-U 0|1]\n",
+			fprintf(stderr,
+				"usage: %s [-a addr] [-b addr] [-p port] [-s size] [-n iters] [-c "
+				"cpu,cpu] [-P] [-G] [-R] [-U 0|1]\n",
 				argv[0]);
 			return 2;
 		}
@@ -387,7 +410,8 @@ int main(int argc, char **argv)
 		if (uring_mode >= 0 && uring_open(fb) < 0)
 			_exit(3);
 		for (int i = 0; i < warm + iters; i++) {
-			if (recv_one(fb, buf, sizeof(buf)) < 0 || send_one(fb, buf, (size_t)size) < 0)
+			if (recv_one(fb, buf, sizeof(buf)) < 0 ||
+			    send_one(fb, buf, (size_t)size) < 0)
 				_exit(1);
 		}
 		_exit(0);

@@ -56,8 +56,7 @@ struct urnic_qp_ops {
 	bool (*progress)(struct urnic_engine *e, struct urnic_qp *qp);
 	/* In RTS: runs due timers, lowers *next to the earliest retransmission deadline
 	 * and notes held completions or ACKs (urnic_engine_note_hold). */
-	void (*timers)(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
-		       uint64_t *hold);
+	void (*timers)(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold);
 	/* In error: completes what is posted with FLUSH_ERR (IBTA 10.3.1). */
 	void (*flush)(struct urnic_engine *e, struct urnic_qp *qp);
 	/* Lets go of what is held for the application's answer, before the QP changes
@@ -114,10 +113,10 @@ struct urnic_qp_table {
 
 struct urnic_engine_stats {
 	uint64_t counters[URNIC_CTR_COUNT];
-	uint64_t *shared;	     /* optional mirror a reader process can map */
+	uint64_t *shared;	      /* optional mirror a reader process can map */
 	struct urnic_qp_counters *qp; /* URNIC_MAX_QP slots, or NULL: not kept */
-	bool qp_owned;		     /* allocated by urnic_engine_init */
-	uint64_t *cur_qp;	     /* the QP being served: urnic_count also counts here */
+	bool qp_owned;		      /* allocated by urnic_engine_init */
+	uint64_t *cur_qp;	      /* the QP being served: urnic_count also counts here */
 };
 
 /*

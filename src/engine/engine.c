@@ -226,7 +226,8 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 	case URNIC_QPS_RTR:
 		qp->resp.epsn = a->rq_psn;
 		qp->resp.msn = 0;
-		qp->resp.res_count = pow2_at_least(a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1);
+		qp->resp.res_count =
+			pow2_at_least(a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1);
 		break;
 	case URNIC_QPS_RTS:
 		qp->req.psn = a->sq_psn;

@@ -40,8 +40,7 @@ static inline void urnic_engine_doorbell(struct urnic_engine *e, uint32_t qpn)
 {
 	uint32_t i = qpn & (URNIC_MAX_QP - 1);
 
-	atomic_fetch_or_explicit(&e->qpt.doorbells[i / 64], 1ull << (i % 64),
-				 memory_order_release);
+	atomic_fetch_or_explicit(&e->qpt.doorbells[i / 64], 1ull << (i % 64), memory_order_release);
 }
 
 /* QP table. urnic_engine_qp_add gives the QP its QPN and its type's ops; remove sends

@@ -23,7 +23,7 @@
 #define URNIC_MCAST_QPN 0xffffffu /* the DestQP of a multicast packet (IB_MULTICAST_QPN) */
 
 enum {
-	URNIC_MAX_MCAST_GRP = 16,       /* groups per device (transport sockets) */
+	URNIC_MAX_MCAST_GRP = 16,	/* groups per device (transport sockets) */
 	URNIC_MAX_MCAST_QP_ATTACH = 56, /* QPs per group, as rxe */
 };
 
@@ -36,7 +36,6 @@ struct urnic_mcast_group {
 struct urnic_mcast_table {
 	struct urnic_mcast_group grp[URNIC_MAX_MCAST_GRP];
 };
-
 
 /* Attaches qpn to the group at ip (4 bytes for IPv4, else 16). 1, or 0 when it already
  * was (a no-op: rxe), -ENOMEM (no free group or the group is full). *joined: the group

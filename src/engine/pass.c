@@ -195,8 +195,8 @@ static void audit_idle(struct urnic_engine *e)
 	}
 	urnic_engine_serve(e, NULL);
 	if (any != awaits) {
-		fprintf(stderr, "urnic: audit: app_awaits %d, a scan of every QP says %d\n",
-			awaits, any);
+		fprintf(stderr, "urnic: audit: app_awaits %d, a scan of every QP says %d\n", awaits,
+			any);
 		abort();
 	}
 }

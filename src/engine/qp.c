@@ -169,8 +169,7 @@ int urnic_qp_check_modify(const struct urnic_qp *qp, const struct urnic_qp_attr 
 		return -EINVAL;
 	if ((mask & URNIC_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > URNIC_MAX_RD_ATOMIC)
 		return -EINVAL;
-	if ((mask & URNIC_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > URNIC_MAX_RD_ATOMIC)
+	if ((mask & URNIC_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > URNIC_MAX_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & URNIC_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return -EINVAL;

@@ -23,20 +23,20 @@
 #include "queue/wq.h"
 
 /* QP states, numerically equal to enum ibv_qp_state (IBTA 10.3.1). */
-#define URNIC_QP_STATES(X) \
-	X(RESET)           \
-	X(INIT)            \
-	X(RTR)             \
-	X(RTS)             \
-	X(SQD)             \
-	X(SQE)             \
+#define URNIC_QP_STATES(X)                                                                         \
+	X(RESET)                                                                                   \
+	X(INIT)                                                                                    \
+	X(RTR)                                                                                     \
+	X(RTS)                                                                                     \
+	X(SQD)                                                                                     \
+	X(SQE)                                                                                     \
 	X(ERR)
 
 enum urnic_qp_state {
 #define X(s) URNIC_QPS_##s,
 	URNIC_QP_STATES(X)
 #undef X
-	URNIC_QPS_COUNT
+		URNIC_QPS_COUNT
 };
 
 const char *urnic_qp_state_name(enum urnic_qp_state s);
@@ -104,7 +104,7 @@ enum {
 	 * 35.3 -> 39.3 Gb/s with 256 (docs/performance.md, "Requester window"); 512 gained no
 	 * more and doubles what a go-back-N retry may resend. */
 	URNIC_MAX_UNACKED_PSNS = 256,
-	URNIC_ACKREQ_EVERY = 64,      /* AckReq inside long messages, as rxe (noack_pkts) */
+	URNIC_ACKREQ_EVERY = 64, /* AckReq inside long messages, as rxe (noack_pkts) */
 };
 
 /* A responder resource (IBTA 9.7.5.1.3): a READ being answered or an executed atomic,
@@ -127,9 +127,9 @@ struct urnic_res {
 	uint32_t rkey;
 	uint32_t key_gen; /* the key's generation when the READ was executed */
 	uint32_t len;
-	uint32_t next_psn;  /* next response PSN to send */
+	uint32_t next_psn; /* next response PSN to send */
 	uint32_t sent_bytes;
-	bool replying;         /* READ responses, or the atomic ACK, still to send */
+	bool replying;	       /* READ responses, or the atomic ACK, still to send */
 	bool first_psn_replay; /* replay starts mid-READ: MIDDLE/LAST opcodes */
 	bool replayed;	       /* answering a duplicate: the requester may have it all */
 	/* ATOMIC: the original value (IBTA 9.4.5 AtomicAckETH). */
@@ -139,8 +139,8 @@ struct urnic_res {
 
 /* Requester (IBTA 9.7.4) and completer (9.7.5.2) state. */
 struct urnic_req {
-	uint32_t psn;       /* next PSN to send */
-	uint32_t idx;       /* SQ slot being sent */
+	uint32_t psn;	    /* next PSN to send */
+	uint32_t idx;	    /* SQ slot being sent */
 	uint32_t off_bytes; /* bytes of that WQE already sent */
 	uint32_t rd_atomic; /* READ/atomic requests outstanding */
 	uint32_t noack_pkts;
@@ -156,15 +156,15 @@ struct urnic_req {
 };
 
 struct urnic_comp {
-	uint32_t psn; /* oldest PSN not yet acknowledged */
-	uint32_t idx; /* oldest SQ slot not yet completed */
+	uint32_t psn;		 /* oldest PSN not yet acknowledged */
+	uint32_t idx;		 /* oldest SQ slot not yet completed */
 	uint32_t read_off_bytes; /* bytes of the READ at idx received so far */
 	bool read_retry_started; /* READ gap retried, no progress since (rxe started_retry) */
 	/* UC: send completions held for the peer's answer (uc.c, urnic_uc_comp_held). */
-	bool uc_interactive;   /* the peer answers what we send: hold */
+	bool uc_interactive;	/* the peer answers what we send: hold */
 	uint8_t uc_hold_misses; /* holds in a row that expired unanswered */
-	uint64_t uc_hold_ns;   /* the held completions are released by then; 0: none */
-	uint64_t uc_alone_ns;  /* when completions were last released without an answer */
+	uint64_t uc_hold_ns;	/* the held completions are released by then; 0: none */
+	uint64_t uc_alone_ns;	/* when completions were last released without an answer */
 };
 
 /* Responder (IBTA 9.7.5.1). */
@@ -194,12 +194,12 @@ struct urnic_resp {
 	uint32_t ack_psn;
 	uint8_t ack_syndrome;
 	/* Holding the ACK for the application's answer (hold.c, urnic_roce_hold_ack). */
-	bool ack_interactive; /* the application answers what it receives: hold */
-	bool heard_since_send; /* a request came since the requester last sent: the answer */
+	bool ack_interactive;	 /* the application answers what it receives: hold */
+	bool heard_since_send;	 /* a request came since the requester last sent: the answer */
 	uint8_t ack_hold_misses; /* holds in a row that expired unanswered */
-	uint64_t ack_hold_ns;  /* the held ACK leaves by then at the latest; 0: not held */
-	bool ack_hold_extended; /* once per hold: the application still waited for its ACK */
-	uint64_t ack_alone_ns; /* when the last ACK left with no request behind it */
+	uint64_t ack_hold_ns;	 /* the held ACK leaves by then at the latest; 0: not held */
+	bool ack_hold_extended;	 /* once per hold: the application still waited for its ACK */
+	uint64_t ack_alone_ns;	 /* when the last ACK left with no request behind it */
 	/* The last positive ACK sent, and when (0: none yet): repeated once when the QP goes
 	 * away soon after it (responder.c, urnic_rc_parting_ack). */
 	uint32_t acked_psn;
@@ -221,15 +221,15 @@ struct urnic_qp {
 	struct urnic_pd *pd;
 	struct urnic_cq *send_cq;
 	struct urnic_cq *recv_cq;
-	struct urnic_wq sq; /* of struct urnic_send_wqe */
-	struct urnic_wq rq; /* of struct urnic_recv_wqe; unused with an SRQ */
+	struct urnic_wq sq;    /* of struct urnic_send_wqe */
+	struct urnic_wq rq;    /* of struct urnic_recv_wqe; unused with an SRQ */
 	struct urnic_srq *srq; /* receives come from here when set (IBTA 10.2.9) */
 	struct urnic_qp_attr attr;
 	struct urnic_req req;
 	struct urnic_comp comp;
 	struct urnic_resp resp;
 	uint32_t flushed_rq; /* RQ entries already flushed, engine-private */
-	void *owner; /* the ibv_qp, for async events */
+	void *owner;	     /* the ibv_qp, for async events */
 };
 
 /* Validation of ibv_modify_qp (IBTA 10.3, table 91). Returns 0 or -EINVAL.

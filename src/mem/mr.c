@@ -155,8 +155,8 @@ enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struc
  * region only; the window is the narrower bound IBTA asks for.
  */
 static enum urnic_mr_check window_check(const struct urnic_mr *mw, const struct urnic_pd *pd,
-					uint32_t qpn, uint64_t *iova, uint64_t len,
-					uint32_t need, bool ranged)
+					uint32_t qpn, uint64_t *iova, uint64_t len, uint32_t need,
+					bool ranged)
 {
 	if (mw->mw_state != URNIC_MW_VALID || !mw->mw_mr)
 		return URNIC_MR_BAD_KEY;
@@ -218,8 +218,8 @@ enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 }
 
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
-					      const struct urnic_pd *pd, uint32_t qpn,
-					      uint32_t key, uint32_t need)
+					      const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
+					      uint32_t need)
 {
 	const struct urnic_mr *mr = lookup(t, key);
 	uint64_t iova = 0;

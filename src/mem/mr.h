@@ -48,7 +48,7 @@ enum urnic_key_kind {
 /* Window states (IBTA 10.6.7.2; rxe's FREE / VALID). */
 enum urnic_mw_state {
 	URNIC_MW_FREE = 0, /* allocated, not bound: its R_Key validates nothing */
-	URNIC_MW_VALID,    /* bound to a region */
+	URNIC_MW_VALID,	   /* bound to a region */
 };
 
 struct urnic_pd {
@@ -59,17 +59,17 @@ struct urnic_pd {
  * iova/length/access are the bound range and rights and host is unused. */
 struct urnic_mr {
 	struct urnic_pd *pd;
-	uint8_t *host;  /* where iova maps to in this process */
-	uint64_t iova;  /* the address peers and SGEs name */
+	uint8_t *host; /* where iova maps to in this process */
+	uint64_t iova; /* the address peers and SGEs name */
 	uint64_t length;
 	uint32_t access; /* enum urnic_access */
-	uint32_t key;    /* lkey == rkey; a window's R_Key */
+	uint32_t key;	 /* lkey == rkey; a window's R_Key */
 	bool live;
-	uint8_t kind;     /* enum urnic_key_kind */
-	uint8_t mw_state; /* windows: enum urnic_mw_state */
-	uint32_t mw_qpn;  /* type 2 window: the QP it was bound through */
+	uint8_t kind;		/* enum urnic_key_kind */
+	uint8_t mw_state;	/* windows: enum urnic_mw_state */
+	uint32_t mw_qpn;	/* type 2 window: the QP it was bound through */
 	struct urnic_mr *mw_mr; /* valid window: the region it is bound to */
-	uint32_t nwindows;      /* region: windows bound to it */
+	uint32_t nwindows;	/* region: windows bound to it */
 	/* Bumped by every change of what the key grants (deregistration, reregistration,
 	 * a window's bind, invalidation or deallocation): a message that resolved the key
 	 * under one grant is not finished under another (urnic_mr_resolve_remote_gen). */
@@ -79,11 +79,11 @@ struct urnic_mr {
 /* Outcome of a key lookup, mapped by callers to NAK codes or completion statuses. */
 enum urnic_mr_check {
 	URNIC_MR_OK = 0,
-	URNIC_MR_BAD_KEY,    /* no live region with this key */
-	URNIC_MR_BAD_PD,     /* region of another protection domain */
+	URNIC_MR_BAD_KEY, /* no live region with this key */
+	URNIC_MR_BAD_PD,  /* region of another protection domain */
 	URNIC_MR_OUT_OF_RANGE,
-	URNIC_MR_NO_RIGHT,   /* region lacks the access right */
-	URNIC_MR_BAD_QP,     /* type 2 window bound through another QP (IBTA o10-37.2.36) */
+	URNIC_MR_NO_RIGHT, /* region lacks the access right */
+	URNIC_MR_BAD_QP,   /* type 2 window bound through another QP (IBTA o10-37.2.36) */
 };
 
 struct urnic_mr_table {
@@ -149,8 +149,8 @@ enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
 /* The region an R_Key gives remote access to (the window's region for a window key),
  * after the same checks as urnic_mr_resolve_remote with len 0; NULL if they fail. */
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,
-					      const struct urnic_pd *pd, uint32_t qpn,
-					      uint32_t key, uint32_t need);
+					      const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
+					      uint32_t need);
 
 const char *urnic_mr_check_name(enum urnic_mr_check c);
 

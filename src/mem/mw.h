@@ -46,13 +46,13 @@ struct urnic_mw_bind {
 /* Why a bind failed: the work request completes with IBV_WC_MW_BIND_ERR either way. */
 enum urnic_mw_bind_check {
 	URNIC_MW_BIND_OK = 0,
-	URNIC_MW_BIND_BAD_WINDOW, /* no window with that R_Key */
-	URNIC_MW_BIND_BAD_REGION, /* no region with that L_Key */
-	URNIC_MW_BIND_BAD_ACCESS, /* rights a window cannot have, or zero-based type 1 */
-	URNIC_MW_BIND_BAD_STATE,  /* type 2 window already bound (o10-37.2.30) */
-	URNIC_MW_BIND_BAD_PD,     /* window, region and QP not in one PD (C10-72) */
-	URNIC_MW_BIND_NO_REGION,  /* type 2 without a region or length (o10-37.2.40) */
-	URNIC_MW_BIND_NOT_BINDABLE, /* region without MW_BIND, zero-based (C10-73) */
+	URNIC_MW_BIND_BAD_WINDOW,     /* no window with that R_Key */
+	URNIC_MW_BIND_BAD_REGION,     /* no region with that L_Key */
+	URNIC_MW_BIND_BAD_ACCESS,     /* rights a window cannot have, or zero-based type 1 */
+	URNIC_MW_BIND_BAD_STATE,      /* type 2 window already bound (o10-37.2.30) */
+	URNIC_MW_BIND_BAD_PD,	      /* window, region and QP not in one PD (C10-72) */
+	URNIC_MW_BIND_NO_REGION,      /* type 2 without a region or length (o10-37.2.40) */
+	URNIC_MW_BIND_NOT_BINDABLE,   /* region without MW_BIND, zero-based (C10-73) */
 	URNIC_MW_BIND_NO_LOCAL_WRITE, /* writable window on a read-only region (C10-74) */
 	URNIC_MW_BIND_OUT_OF_RANGE,   /* window not inside the region (C10-75) */
 };

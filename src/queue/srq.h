@@ -24,10 +24,10 @@
 struct urnic_pd; /* mem/mr.h: the SRQ only names its PD */
 
 struct urnic_srq {
-	struct urnic_wq rq; /* of struct urnic_recv_wqe */
+	struct urnic_wq rq;  /* of struct urnic_recv_wqe */
 	struct urnic_pd *pd; /* the receive SGEs are checked against this PD */
-	uint32_t limit;      /* armed while non-zero */
-	void *owner;         /* the ibv_srq, for async events */
+	uint32_t limit;	     /* armed while non-zero */
+	void *owner;	     /* the ibv_srq, for async events */
 };
 
 int urnic_srq_init(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);

@@ -124,7 +124,8 @@ int urnic_fault_parse(struct urnic_fault_conf *c, const char *spec)
 	if (strlen(spec) >= sizeof(buf))
 		return -EINVAL;
 	memcpy(buf, spec, strlen(spec) + 1);
-	for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+	for (char *tok = strtok_r(buf, ", \t\n", &save); tok;
+	     tok = strtok_r(NULL, ", \t\n", &save)) {
 		char *eq = strchr(tok, '=');
 
 		if (!eq)
@@ -148,8 +149,8 @@ void urnic_fault_format(const struct urnic_fault_conf *c, char *out, size_t size
 		 "drop=%.4g%%,corrupt=%.4g%%,dup=%.4g%%,reorder=%.4g%%,reorder_depth=%" PRIu32
 		 ",reorder_max=%" PRIu64 "us,delay=%" PRIu64 "us,delay_p=%.4g%%,seed=%" PRIu64,
 		 c->drop_ppm / 1e4, c->corrupt_ppm / 1e4, c->dup_ppm / 1e4, c->reorder_ppm / 1e4,
-		 c->reorder_depth, c->reorder_max_ns / 1000, c->delay_ns / 1000,
-		 c->delay_ppm / 1e4, c->seed);
+		 c->reorder_depth, c->reorder_max_ns / 1000, c->delay_ns / 1000, c->delay_ppm / 1e4,
+		 c->seed);
 }
 
 int urnic_fault_init(struct urnic_fault *f, const struct urnic_fault_conf *c, uint64_t seed,
@@ -315,8 +316,8 @@ copy:
 	}
 }
 
-uint32_t urnic_fault_release(struct urnic_fault *f, uint64_t now_ns,
-			     urnic_fault_deliver_fn deliver, void *ctx)
+uint32_t urnic_fault_release(struct urnic_fault *f, uint64_t now_ns, urnic_fault_deliver_fn deliver,
+			     void *ctx)
 {
 	uint32_t n = 0;
 

@@ -28,8 +28,8 @@
 #include "stats/counters.h"
 
 enum {
-	URNIC_FAULT_PPM = 1000000,      /* probabilities are in parts per million */
-	URNIC_FAULT_PKT_MAX = 4608,     /* largest packet held: 4096 B MTU + headers */
+	URNIC_FAULT_PPM = 1000000,	/* probabilities are in parts per million */
+	URNIC_FAULT_PKT_MAX = 4608,	/* largest packet held: 4096 B MTU + headers */
 	URNIC_FAULT_REORDER_SLOTS = 64, /* packets held back behind later ones */
 	URNIC_FAULT_DELAY_SLOTS = 1024, /* default delay line length */
 };
@@ -39,9 +39,9 @@ struct urnic_fault_conf {
 	uint32_t corrupt_ppm;
 	uint32_t dup_ppm;
 	uint32_t reorder_ppm;
-	uint32_t delay_ppm;     /* share of packets delayed (default: all, when delay_ns) */
-	uint64_t delay_ns;      /* how long a delayed packet is held */
-	uint32_t reorder_depth; /* a held-back packet lets 1..depth later ones pass */
+	uint32_t delay_ppm;	 /* share of packets delayed (default: all, when delay_ns) */
+	uint64_t delay_ns;	 /* how long a delayed packet is held */
+	uint32_t reorder_depth;	 /* a held-back packet lets 1..depth later ones pass */
 	uint64_t reorder_max_ns; /* ... or this long, whichever comes first */
 	uint32_t delay_slots;
 	uint64_t seed;
@@ -100,8 +100,8 @@ void urnic_fault_rx(struct urnic_fault *f, uint64_t now_ns, const uint8_t *src, 
 		    uint8_t *buf, uint32_t len, urnic_fault_deliver_fn deliver, void *ctx);
 
 /* Delivers the held packets that are due at now_ns. Returns how many. */
-uint32_t urnic_fault_release(struct urnic_fault *f, uint64_t now_ns,
-			     urnic_fault_deliver_fn deliver, void *ctx);
+uint32_t urnic_fault_release(struct urnic_fault *f, uint64_t now_ns, urnic_fault_deliver_fn deliver,
+			     void *ctx);
 
 /* When the next held packet is due (0: none held). */
 uint64_t urnic_fault_deadline(const struct urnic_fault *f);

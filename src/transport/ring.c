@@ -46,8 +46,8 @@ enum { RING_SMALL, RING_BIG };
  * enough to carry a QPN, of our slot, and small (or not, for the big ring). */
 static int attach_ring_filter(int fd, const uint8_t addr[4], uint32_t slot, bool big)
 {
-	uint32_t dst = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
-		       (uint32_t)addr[2] << 8 | addr[3];
+	uint32_t dst = (uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 | (uint32_t)addr[2] << 8 |
+		       addr[3];
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, URNIC_ETH_P_IPV4, 0, 17),
@@ -124,8 +124,7 @@ static int q_open(struct urnic_ring_q *q, unsigned int ifindex, const uint8_t ad
 	q->frame_size = big ? URNIC_RING_BIG_FRAME : URNIC_RING_SMALL_FRAME;
 	q->block_size = big ? URNIC_RING_BIG_FRAME : URNIC_RING_SMALL_BLOCK;
 	q->frames_per_block = q->block_size / q->frame_size;
-	q->frame_nr = big ? URNIC_RING_BIG_FRAMES
-			  : URNIC_RING_SMALL_BLOCKS * q->frames_per_block;
+	q->frame_nr = big ? URNIC_RING_BIG_FRAMES : URNIC_RING_SMALL_BLOCKS * q->frames_per_block;
 	req = (struct tpacket_req){
 		.tp_block_size = q->block_size,
 		.tp_block_nr = q->frame_nr / q->frames_per_block,
@@ -146,8 +145,8 @@ static int q_open(struct urnic_ring_q *q, unsigned int ifindex, const uint8_t ad
 	    attach_ring_filter(q->fd, addr, slot, big) < 0 ||
 	    setsockopt(q->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
 		goto err;
-	q->map = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		      q->fd, 0);
+	q->map =
+		mmap(NULL, q->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, q->fd, 0);
 	if (q->map == MAP_FAILED)
 		goto err;
 	/* Touch every page before the kernel may write any frame (all are still the

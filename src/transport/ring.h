@@ -56,7 +56,7 @@ struct urnic_ring_q {
 
 struct urnic_ring {
 	struct urnic_ring_q q[2]; /* small, big */
-	int cur; /* the queue of the frame urnic_ring_next returned */
+	int cur;		  /* the queue of the frame urnic_ring_next returned */
 };
 
 /* One datagram from the ring: its frame (Ethernet onwards, len bytes captured of

@@ -37,10 +37,14 @@ static int64_t diag_u32(uint32_t ino, uint32_t show, uint16_t attr)
 		struct nlmsghdr h;
 		struct unix_diag_req r;
 	} q = {
-		.h = { .nlmsg_len = sizeof(q), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		.h = { .nlmsg_len = sizeof(q),
+		       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
 		       .nlmsg_flags = NLM_F_REQUEST },
-		.r = { .sdiag_family = AF_UNIX, .udiag_states = ~0u, .udiag_ino = ino,
-		       .udiag_show = show, .udiag_cookie = { ~0u, ~0u } },
+		.r = { .sdiag_family = AF_UNIX,
+		       .udiag_states = ~0u,
+		       .udiag_ino = ino,
+		       .udiag_show = show,
+		       .udiag_cookie = { ~0u, ~0u } },
 	};
 	union {
 		struct nlmsghdr h;

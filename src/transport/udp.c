@@ -36,7 +36,8 @@ static unsigned int ifindex_of(bool ipv6, const uint8_t *ip)
 			continue;
 		if (ipv6 ? memcmp(&((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, ip,
 				  16) == 0
-			 : memcmp(&((const struct sockaddr_in *)(const void *)a)->sin_addr, ip, 4) == 0)
+			 : memcmp(&((const struct sockaddr_in *)(const void *)a)->sin_addr, ip,
+				  4) == 0)
 			idx = if_nametoindex(i->ifa_name);
 	}
 	freeifaddrs(ifs);

@@ -32,7 +32,7 @@ enum {
 	URNIC_UDP_RX_BATCH = 32,
 	URNIC_UDP_RX_BUF = 65536, /* a GRO super-packet: up to 64 KiB of RoCE packets */
 	URNIC_UDP_MAX_SPORTS = 256,
-	URNIC_UDP_GSO_MAX_SEGS = 64,  /* UDP_MAX_SEGMENTS in Linux 6.1 */
+	URNIC_UDP_GSO_MAX_SEGS = 64,	 /* UDP_MAX_SEGMENTS in Linux 6.1 */
 	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
 	URNIC_UDP_MAX_GROUPS = 16,	 /* multicast group sockets */
 };
@@ -59,9 +59,9 @@ struct urnic_udp {
 	uint8_t addr[16];
 	unsigned int ifindex; /* the address's interface: multicast joins and sends */
 	uint32_t last_ovfl;
-	struct urnic_share share; /* the other processes on this address */
+	struct urnic_share share;  /* the other processes on this address */
 	struct urnic_fault *fault; /* the faulty wire (fault.h), or NULL */
-	bool ring_on; /* our unicast IPv4 packets come from the packet rings (ring.h) */
+	bool ring_on;	       /* our unicast IPv4 packets come from the packet rings (ring.h) */
 	uint64_t sock_read_ns; /* then: when the socket was last read */
 	struct urnic_ring ring;
 	uint32_t nsports;
@@ -77,15 +77,15 @@ struct urnic_udp {
 	struct sockaddr_storage rx_from[URNIC_UDP_RX_BATCH];
 	_Alignas(struct cmsghdr) char rx_ctrl[URNIC_UDP_RX_BATCH][128]; /* OVFL, GRO, TOS, TTL */
 	uint8_t rx_buf[URNIC_UDP_RX_BATCH][URNIC_UDP_RX_BUF];
-	bool gso;    /* UDP_SEGMENT works: runs of equal-sized packets leave as one send */
-	bool gro;    /* UDP_GRO is on: a received datagram may hold several packets */
+	bool gso; /* UDP_SEGMENT works: runs of equal-sized packets leave as one send */
+	bool gro; /* UDP_GRO is on: a received datagram may hold several packets */
 	struct mmsghdr tx_msgs[URNIC_TX_BATCH];
 	int tx_fd[URNIC_TX_BATCH];
 	uint32_t tx_first_pkt[URNIC_TX_BATCH]; /* the batch packet each message starts at */
-	struct iovec tx_iov[URNIC_TX_BATCH]; /* message i's bytes in the batch's wire buffer */
+	struct iovec tx_iov[URNIC_TX_BATCH];   /* message i's bytes in the batch's wire buffer */
 	struct sockaddr_storage tx_to[URNIC_TX_BATCH];
 	_Alignas(struct cmsghdr) char tx_ctrl[URNIC_TX_BATCH][64]; /* UDP_SEGMENT, TOS */
-	bool tx_gso[URNIC_TX_BATCH]; /* message i is a GSO run */
+	bool tx_gso[URNIC_TX_BATCH];				   /* message i is a GSO run */
 	/* IPv4 GSO: the ID each batch packet's ICRC is set for (its segment index, see
 	 * icrc_gso.h), and the length factors last used (the MTU-sized segment, a tail),
 	 * each with the ICRC terms of the IDs 0 .. URNIC_TX_BATCH - 1 computed so far (bit

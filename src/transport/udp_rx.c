@@ -103,8 +103,12 @@ static void deliver(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8
 	struct urnic_udp *u = p->u;
 	int owner = urnic_share_owner(buf, len);
 	struct urnic_share_rec r = {
-		.sport = sport, .ip_id_hint = p->m.ip_id_hint, .tos = p->m.tos,
-		.ttl = p->m.ttl, .pkt = buf, .len = len,
+		.sport = sport,
+		.ip_id_hint = p->m.ip_id_hint,
+		.tos = p->m.tos,
+		.ttl = p->m.ttl,
+		.pkt = buf,
+		.len = len,
 	};
 
 	if (owner < 0 || (uint32_t)owner == u->share.slot) {

@@ -92,7 +92,8 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
 		return;
 	m->msg_control = ctrl;
 	m->msg_controllen = (gso_size ? CMSG_SPACE(sizeof(gso_size)) : 0) +
-			    (tos ? CMSG_SPACE(sizeof(tos)) : 0) + (ttl ? CMSG_SPACE(sizeof(ttl)) : 0);
+			    (tos ? CMSG_SPACE(sizeof(tos)) : 0) +
+			    (ttl ? CMSG_SPACE(sizeof(ttl)) : 0);
 	c = CMSG_FIRSTHDR(m);
 	if (gso_size) {
 		c->cmsg_level = IPPROTO_UDP;

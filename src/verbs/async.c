@@ -153,7 +153,7 @@ static struct ibv_context **watched; /* open contexts, under watch_lock */
 static size_t nwatched, watched_cap;
 static pthread_t watch_thread;
 static bool watch_running;
-static int watch_nl = -1;           /* the netlink socket */
+static int watch_nl = -1;	       /* the netlink socket */
 static int watch_stop[2] = { -1, -1 }; /* a pipe: a byte asks the thread to end */
 
 /* Per device, the state last reported; guarded by watch_lock. */
@@ -297,8 +297,8 @@ static void *watch_main(void *arg)
 static int watch_start(void)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
-				  .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR |
-					       RTMGRP_IPV6_IFADDR };
+				  .nl_groups =
+					  RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR };
 	sigset_t all, old;
 	int *fds;
 	int ret;

@@ -160,12 +160,15 @@ int urnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-_Static_assert((int)IBV_WC_SUCCESS == (int)URNIC_WC_SUCCESS && (int)IBV_WC_GENERAL_ERR == (int)URNIC_WC_GENERAL_ERR,
+_Static_assert((int)IBV_WC_SUCCESS == (int)URNIC_WC_SUCCESS &&
+		       (int)IBV_WC_GENERAL_ERR == (int)URNIC_WC_GENERAL_ERR,
 	       "completion status values");
-_Static_assert((int)IBV_WC_RECV == (int)URNIC_WC_RECV && (int)IBV_WC_RECV_RDMA_WITH_IMM ==
-	       (int)URNIC_WC_RECV_RDMA_WITH_IMM && (int)IBV_WC_FETCH_ADD == (int)URNIC_WC_FETCH_ADD,
+_Static_assert((int)IBV_WC_RECV == (int)URNIC_WC_RECV &&
+		       (int)IBV_WC_RECV_RDMA_WITH_IMM == (int)URNIC_WC_RECV_RDMA_WITH_IMM &&
+		       (int)IBV_WC_FETCH_ADD == (int)URNIC_WC_FETCH_ADD,
 	       "completion opcode values");
-_Static_assert((int)IBV_WC_WITH_IMM == (int)URNIC_WC_WITH_IMM && (int)IBV_WC_WITH_INV == (int)URNIC_WC_WITH_INV,
+_Static_assert((int)IBV_WC_WITH_IMM == (int)URNIC_WC_WITH_IMM &&
+		       (int)IBV_WC_WITH_INV == (int)URNIC_WC_WITH_INV,
 	       "completion flags");
 _Static_assert((int)IBV_WC_GRH == (int)URNIC_WC_WITH_GRH, "completion flags: UD's GRH");
 

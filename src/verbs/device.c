@@ -146,7 +146,8 @@ URNIC_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device
 	return 0;
 }
 
-static int query_device_ex(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
+static int query_device_ex(struct ibv_context *context,
+			   const struct ibv_query_device_ex_input *input,
 			   struct ibv_device_attr_ex *attr, size_t attr_size)
 {
 	struct ibv_device_attr_ex ex;
@@ -189,8 +190,8 @@ static void fill_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p)
 	p->max_msg_sz = d->lim.max_msg_sz; /* dev/limits.def */
 	p->pkey_tbl_len = 1;
 	p->max_vl_num = 1;
-	p->active_width = 2; /* 4X */
-	p->active_speed = 32; /* EDR: a figure for tools to print, not a promise */
+	p->active_width = 2;	    /* 4X */
+	p->active_speed = 32;	    /* EDR: a figure for tools to print, not a promise */
 	p->phys_state = phys_state; /* 5 LinkUp; down: 2 Polling, 3 Disabled (as rxe) */
 	p->link_layer = IBV_LINK_LAYER_ETHERNET;
 }

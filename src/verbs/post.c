@@ -19,15 +19,19 @@
 
 #include "verbs/verbs.h"
 
-_Static_assert((int)IBV_WR_SEND == (int)URNIC_WR_SEND && (int)IBV_WR_RDMA_READ == (int)URNIC_WR_RDMA_READ &&
-	       (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)URNIC_WR_ATOMIC_FETCH_AND_ADD &&
-	       (int)IBV_WR_SEND_WITH_INV == (int)URNIC_WR_SEND_WITH_INV &&
-	       (int)IBV_WR_LOCAL_INV == (int)URNIC_WR_LOCAL_INV &&
-	       (int)IBV_WR_BIND_MW == (int)URNIC_WR_BIND_MW &&
-	       (int)IBV_WR_ATOMIC_WRITE == (int)URNIC_WR_ATOMIC_WRITE &&
-	       URNIC_IBV_WR_FLUSH == (int)URNIC_WR_FLUSH, "work request opcodes");
-_Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED && (int)IBV_SEND_INLINE == (int)URNIC_SEND_INLINE &&
-	       (int)IBV_SEND_FENCE == (int)URNIC_SEND_FENCE && (int)IBV_SEND_SOLICITED == (int)URNIC_SEND_SOLICITED,
+_Static_assert((int)IBV_WR_SEND == (int)URNIC_WR_SEND &&
+		       (int)IBV_WR_RDMA_READ == (int)URNIC_WR_RDMA_READ &&
+		       (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)URNIC_WR_ATOMIC_FETCH_AND_ADD &&
+		       (int)IBV_WR_SEND_WITH_INV == (int)URNIC_WR_SEND_WITH_INV &&
+		       (int)IBV_WR_LOCAL_INV == (int)URNIC_WR_LOCAL_INV &&
+		       (int)IBV_WR_BIND_MW == (int)URNIC_WR_BIND_MW &&
+		       (int)IBV_WR_ATOMIC_WRITE == (int)URNIC_WR_ATOMIC_WRITE &&
+		       URNIC_IBV_WR_FLUSH == (int)URNIC_WR_FLUSH,
+	       "work request opcodes");
+_Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED &&
+		       (int)IBV_SEND_INLINE == (int)URNIC_SEND_INLINE &&
+		       (int)IBV_SEND_FENCE == (int)URNIC_SEND_FENCE &&
+		       (int)IBV_SEND_SOLICITED == (int)URNIC_SEND_SOLICITED,
 	       "send flags");
 
 /* The operations of each transport (IBTA 9.8: UC has SEND and RDMA WRITE, UD only

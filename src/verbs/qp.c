@@ -70,7 +70,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		fprintf(stderr, "urnic: %s cannot use %s UDP port 4791: %s%s\n", d->name,
 			d->addr_str, strerror(-ret),
 			ret == -EADDRINUSE ? " (held by a program that is not urnic, by "
-					     "another user, or by 16 urnic processes already)" : "");
+					     "another user, or by 16 urnic processes already)"
+					   : "");
 		errno = -ret;
 		return NULL;
 	}
@@ -103,8 +104,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		v->qp.srq = &v->vsrq->srq;
 	}
 	v->dev = d;
-	ret = urnic_dev_qp_create(d, &v->qp, cap->max_send_wr, cap->max_send_sge,
-				  cap->max_recv_wr, cap->max_recv_sge);
+	ret = urnic_dev_qp_create(d, &v->qp, cap->max_send_wr, cap->max_send_sge, cap->max_recv_wr,
+				  cap->max_recv_sge);
 	if (ret)
 		goto free_qp;
 	v->send_vcq->users++;
@@ -275,8 +276,10 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 	a.rnr_retry = attr->rnr_retry;
 	/* The configured limits (dev/limits.def): max_dest_rd_atomic is how many READ and
 	 * atomic requests a peer may hold in our responder resources. */
-	if (((mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic > d->lim.max_qp_init_rd_atom) ||
-	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic > d->lim.max_qp_rd_atom))
+	if (((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	     attr->max_rd_atomic > d->lim.max_qp_init_rd_atom) ||
+	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	     attr->max_dest_rd_atomic > d->lim.max_qp_rd_atom))
 		return EINVAL;
 
 	ret = urnic_dev_qp_modify(d, &v->qp, &a, (enum urnic_qp_state)attr->cur_qp_state,

@@ -75,8 +75,7 @@ URNIC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_in
 
 /* verbs_context.create_srq_ex: the inline ibv_create_srq_ex comes here for anything
  * beyond a basic SRQ; only IBV_SRQT_BASIC is offered. */
-struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context,
-				    struct ibv_srq_init_attr_ex *ex)
+struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *ex)
 {
 	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
 	struct urnic_vsrq *v;

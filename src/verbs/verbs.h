@@ -24,8 +24,8 @@
 #include "dev/verbs_qp.h"
 #include "export.h"
 
-#define urnic_container_of(ptr, type, member) \
-	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define urnic_container_of(ptr, type, member)                                                      \
+	((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 struct urnic_vdevice {
 	struct ibv_device ibdev;
@@ -68,9 +68,9 @@ struct urnic_vmw {
 #define URNIC_IBV_ACCESS_FLUSH_PERSISTENT (1 << 9)
 #define URNIC_IBV_WR_FLUSH 14
 #define URNIC_IBV_QP_EX_WITH_FLUSH (1 << 11)
-#define URNIC_IBV_DEVICE_FLUSH_GLOBAL (1ULL << 38)      /* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
-#define URNIC_IBV_DEVICE_FLUSH_PERSISTENT (1ULL << 39)  /* IB_UVERBS_DEVICE_FLUSH_PERSISTENT */
-#define URNIC_IBV_DEVICE_ATOMIC_WRITE (1ULL << 40)      /* IB_UVERBS_DEVICE_ATOMIC_WRITE */
+#define URNIC_IBV_DEVICE_FLUSH_GLOBAL (1ULL << 38)     /* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
+#define URNIC_IBV_DEVICE_FLUSH_PERSISTENT (1ULL << 39) /* IB_UVERBS_DEVICE_FLUSH_PERSISTENT */
+#define URNIC_IBV_DEVICE_ATOMIC_WRITE (1ULL << 40)     /* IB_UVERBS_DEVICE_ATOMIC_WRITE */
 
 /* struct ibv_qp_ex as rdma-core 45+ lays it out: wr_flush right after wr_atomic_write,
  * the last member of Debian's (rdma-core 44) struct. */
@@ -125,8 +125,8 @@ struct urnic_vqp {
 	int wr_error;
 	bool wr_have_pending;
 	struct ibv_send_wr wr_pending;
-	uint64_t wr_flush_len; /* what ibv_send_wr has no room for: the FLUSH range, */
-	uint8_t wr_flush_type; /* placement type */
+	uint64_t wr_flush_len;	/* what ibv_send_wr has no room for: the FLUSH range, */
+	uint8_t wr_flush_type;	/* placement type */
 	uint8_t wr_flush_level; /* and selectivity */
 	struct ibv_sge wr_sge[URNIC_MAX_SGE];
 	uint8_t wr_inline[URNIC_MAX_INLINE];
@@ -176,10 +176,8 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned i
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
 
 /* Extended verbs installed in every context. */
-struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context,
-				     struct ibv_cq_init_attr_ex *attr);
-struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context,
-				  struct ibv_qp_init_attr_ex *attr);
+struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
 /* Async events (async.c): queue one for the context's async_fd; the engine's events,
@@ -209,8 +207,7 @@ int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_b
 int urnic_dealloc_mw(struct ibv_mw *mw);
 
 /* Shared receive queues (srq.c). */
-struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context,
-				    struct ibv_srq_init_attr_ex *attr);
+struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
 int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
 
 /* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */

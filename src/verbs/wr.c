@@ -106,8 +106,8 @@ static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr)
 	wr->wr.rdma.remote_addr = addr;
 }
 
-static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
-			      uint64_t compare, uint64_t swap)
+static void wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, uint64_t compare,
+			      uint64_t swap)
 {
 	struct ibv_send_wr *wr = begin(qpx, IBV_WR_ATOMIC_CMP_AND_SWP);
 
@@ -165,8 +165,8 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 
 /* rdma-core 45+ ibv_wr_flush(3): type is a set of placement types (global visibility,
  * persistence), level the selectivity (a range, or the whole region). */
-static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, size_t len,
-		     uint8_t type, uint8_t level)
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, size_t len, uint8_t type,
+		     uint8_t level)
 {
 	struct urnic_vqp *v = to_vqp_ex(qpx);
 	struct ibv_send_wr *wr = begin(qpx, (enum ibv_wr_opcode)URNIC_IBV_WR_FLUSH);

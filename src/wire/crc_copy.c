@@ -41,24 +41,24 @@
 #define K_X1568 0x1821d8bc0LL /* D = 1536 */
 #define K_X1504 0x12e958ac4LL
 #define K_X1056 0x1e88ef372LL /* D = 1024: a 128-byte turn of the 128-bit loop */
-#define K_X992	0x14a7fe880LL
-#define K_X928	0x1ea89367eLL /* D = 896 */
-#define K_X864	0x1d7cfc6acLL
-#define K_X800	0x0df068dc2LL /* D = 768 */
-#define K_X736	0x18cb44e58LL
-#define K_X672	0x1c7569e54LL /* D = 640 */
-#define K_X608	0x0ae0b5394LL
-#define K_X544	0x154442bd4LL /* D = 512: a 64-byte block */
-#define K_X480	0x1c6e41596LL
-#define K_X416	0x03db1ecdcLL /* D = 384 */
-#define K_X352	0x174359406LL
-#define K_X288	0x0f1da05aaLL /* D = 256 */
-#define K_X224	0x15a546366LL
-#define K_X160	0x1751997d0LL /* D = 128: a 16-byte block */
-#define K_X96	0x0ccaa009eLL
-#define K_X64	0x163cd6124LL /* 96 -> 64 bits */
-#define K_MU	0x1f7011641LL /* bitrev33(floor(x^64 / P)), for Barrett */
-#define K_POLY	0x1db710641LL /* bitrev33(P) */
+#define K_X992 0x14a7fe880LL
+#define K_X928 0x1ea89367eLL /* D = 896 */
+#define K_X864 0x1d7cfc6acLL
+#define K_X800 0x0df068dc2LL /* D = 768 */
+#define K_X736 0x18cb44e58LL
+#define K_X672 0x1c7569e54LL /* D = 640 */
+#define K_X608 0x0ae0b5394LL
+#define K_X544 0x154442bd4LL /* D = 512: a 64-byte block */
+#define K_X480 0x1c6e41596LL
+#define K_X416 0x03db1ecdcLL /* D = 384 */
+#define K_X352 0x174359406LL
+#define K_X288 0x0f1da05aaLL /* D = 256 */
+#define K_X224 0x15a546366LL
+#define K_X160 0x1751997d0LL /* D = 128: a 16-byte block */
+#define K_X96 0x0ccaa009eLL
+#define K_X64 0x163cd6124LL  /* 96 -> 64 bits */
+#define K_MU 0x1f7011641LL   /* bitrev33(floor(x^64 / P)), for Barrett */
+#define K_POLY 0x1db710641LL /* bitrev33(P) */
 
 /*
  * Block i of 8 consecutive 16-byte blocks moved on to the last one, D = 128 (7 - i): all
@@ -80,10 +80,10 @@ static const int64_t to_last[8][2] __attribute__((aligned(64))) = {
  * after code that left the upper halves of the vector registers dirty (measured on a Zen
  * 5 after ISA-L's crc32_gzip_refl, which does not end with vzeroupper).
  */
-#define INLINE		  static inline __attribute__((always_inline))
-#define TARGET_PCLMUL	  __attribute__((target("sse4.1,pclmul")))
+#define INLINE static inline __attribute__((always_inline))
+#define TARGET_PCLMUL __attribute__((target("sse4.1,pclmul")))
 #define TARGET_PCLMUL_AVX __attribute__((target("avx,pclmul")))
-#define TARGET_VPCLMUL	  __attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq")))
+#define TARGET_VPCLMUL __attribute__((target("avx512f,avx512vl,pclmul,vpclmulqdq")))
 
 static uint32_t copy_then_crc(uint32_t crc, void *dst, const void *src, size_t len)
 {

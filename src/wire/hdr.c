@@ -229,12 +229,12 @@ static ssize_t atmack_encode(uint64_t orig, uint8_t *buf, size_t cap)
 }
 
 /* Run one header codec at buf + off; stop at the first error. */
-#define STEP(call)                                                                         \
-	do {                                                                               \
-		n = (call);                                                                \
-		if (n < 0)                                                                 \
-			return n;                                                          \
-		off += (size_t)n;                                                          \
+#define STEP(call)                                                                                 \
+	do {                                                                                       \
+		n = (call);                                                                        \
+		if (n < 0)                                                                         \
+			return n;                                                                  \
+		off += (size_t)n;                                                                  \
 	} while (0)
 
 /*

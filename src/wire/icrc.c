@@ -113,7 +113,7 @@ static size_t flow_ip(uint8_t *h, const struct urnic_icrc_flow *flow, size_t udp
 	urnic_put_be16(h + 2, (uint16_t)(IPV4_HDR_BYTES + udp_bytes));
 	urnic_put_be16(h + 4, flow->ip_id);
 	urnic_put_be16(h + 6, IPV4_DF); /* IP_PMTUDISC_DO, as rxe: DF, offset 0 */
-	h[8] = 0xff; /* TTL */
+	h[8] = 0xff;			/* TTL */
 	h[9] = IPPROTO_UDP_NUM;
 	h[10] = h[11] = 0xff; /* header checksum */
 	memcpy(h + 12, flow->src, 4);
@@ -223,8 +223,8 @@ int urnic_icrc_ipv4_id(uint32_t icrc_id0, uint32_t icrc_rx, size_t covered_udp_p
 		       uint16_t *ip_id)
 {
 	/* Bytes after the ID: the rest of a 20-byte IPv4 header, UDP, covered payload. */
-	uint64_t shift_bits = 8 * (uint64_t)(IPV4_HDR_BYTES - 6 + UDP_HDR_BYTES +
-					     covered_udp_payload) + 16;
+	uint64_t shift_bits =
+		8 * (uint64_t)(IPV4_HDR_BYTES - 6 + UDP_HDR_BYTES + covered_udp_payload) + 16;
 	uint32_t w = icrc_id0 ^ icrc_rx;
 	unsigned k;
 

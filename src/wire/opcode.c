@@ -9,41 +9,40 @@
 #include "wire/pkt.h"
 
 /* BTH plus every extension header an opcode carries (IBTA 9.2-9.3 sizes). */
-#define HDR_BYTES(flags)                                                                   \
-	(URNIC_BTH_BYTES + (((flags) & URNIC_OPF_RDETH) ? URNIC_RDETH_BYTES : 0) +         \
-	 (((flags) & URNIC_OPF_DETH) ? URNIC_DETH_BYTES : 0) +                             \
-	 (((flags) & URNIC_OPF_RETH) ? URNIC_RETH_BYTES : 0) +                             \
-	 (((flags) & URNIC_OPF_ATMETH) ? URNIC_ATMETH_BYTES : 0) +                         \
-	 (((flags) & URNIC_OPF_AETH) ? URNIC_AETH_BYTES : 0) +                             \
-	 (((flags) & URNIC_OPF_ATMACK) ? URNIC_ATMACK_BYTES : 0) +                         \
-	 (((flags) & URNIC_OPF_IMMDT) ? URNIC_IMMDT_BYTES : 0) +                           \
-	 (((flags) & URNIC_OPF_IETH) ? URNIC_IETH_BYTES : 0) +                             \
-	 (((flags) & URNIC_OPF_FETH) ? URNIC_FETH_BYTES : 0))
+#define HDR_BYTES(flags)                                                                           \
+	(URNIC_BTH_BYTES + (((flags)&URNIC_OPF_RDETH) ? URNIC_RDETH_BYTES : 0) +                   \
+	 (((flags)&URNIC_OPF_DETH) ? URNIC_DETH_BYTES : 0) +                                       \
+	 (((flags)&URNIC_OPF_RETH) ? URNIC_RETH_BYTES : 0) +                                       \
+	 (((flags)&URNIC_OPF_ATMETH) ? URNIC_ATMETH_BYTES : 0) +                                   \
+	 (((flags)&URNIC_OPF_AETH) ? URNIC_AETH_BYTES : 0) +                                       \
+	 (((flags)&URNIC_OPF_ATMACK) ? URNIC_ATMACK_BYTES : 0) +                                   \
+	 (((flags)&URNIC_OPF_IMMDT) ? URNIC_IMMDT_BYTES : 0) +                                     \
+	 (((flags)&URNIC_OPF_IETH) ? URNIC_IETH_BYTES : 0) +                                       \
+	 (((flags)&URNIC_OPF_FETH) ? URNIC_FETH_BYTES : 0))
 
 /* Exactly one transport, and it matches the opcode's base (IBTA 9.2.1: bits 7-5). */
-#define TRANSPORT_OK(value, flags)                                                         \
-	(((flags) & (URNIC_OPF_RC | URNIC_OPF_UC | URNIC_OPF_UD)) ==                       \
-	 (((value) & 0xe0) == 0x00   ? URNIC_OPF_RC                                        \
-	  : ((value) & 0xe0) == 0x20 ? URNIC_OPF_UC                                        \
-	  : ((value) & 0xe0) == 0x60 ? URNIC_OPF_UD                                        \
-				     : 0u))
+#define TRANSPORT_OK(value, flags)                                                                 \
+	(((flags) & (URNIC_OPF_RC | URNIC_OPF_UC | URNIC_OPF_UD)) ==                               \
+	 (((value)&0xe0) == 0x00   ? URNIC_OPF_RC                                                  \
+	  : ((value)&0xe0) == 0x20 ? URNIC_OPF_UC                                                  \
+	  : ((value)&0xe0) == 0x60 ? URNIC_OPF_UD                                                  \
+				   : 0u))
 
 /* Position in the message: FIRST, MIDDLE, LAST or ONLY; MIDDLE excludes the others. */
-#define POSITION_OK(flags)                                                                 \
-	(((flags) & URNIC_OPF_MIDDLE) ? !((flags) & URNIC_OPF_ONLY)                        \
-				       : ((flags) & URNIC_OPF_ONLY) != 0)
+#define POSITION_OK(flags)                                                                         \
+	(((flags)&URNIC_OPF_MIDDLE) ? !((flags)&URNIC_OPF_ONLY) : ((flags)&URNIC_OPF_ONLY) != 0)
 
 /* Per-entry checks, at compile time. */
-#define URNIC_OPCODE(name, value, flags)                                                   \
-	_Static_assert((value) >= 0 && (value) <= 0xff, #name ": not a BTH opcode");       \
-	_Static_assert(TRANSPORT_OK(value, flags), #name ": transport flag/base mismatch"); \
-	_Static_assert(!((flags) & URNIC_OPF_REQ) != !((flags) & URNIC_OPF_RESP),          \
-		       #name ": exactly one of REQ/RESP");                                 \
-	_Static_assert(POSITION_OK(flags), #name ": bad FIRST/MIDDLE/LAST");               \
-	_Static_assert(!((flags) & URNIC_OPF_RETH) || !((flags) & URNIC_OPF_ATMETH),       \
-		       #name ": RETH and AtomicETH are exclusive");                        \
-	_Static_assert(!((flags) & URNIC_OPF_FETH) || ((flags) & URNIC_OPF_RETH),          \
-		       #name ": FETH comes with a RETH (IBTA A19.4.1)");                   \
+#define URNIC_OPCODE(name, value, flags)                                                           \
+	_Static_assert((value) >= 0 && (value) <= 0xff, #name ": not a BTH opcode");               \
+	_Static_assert(TRANSPORT_OK(value, flags), #name ": transport flag/base mismatch");        \
+	_Static_assert(!((flags)&URNIC_OPF_REQ) != !((flags)&URNIC_OPF_RESP),                      \
+		       #name ": exactly one of REQ/RESP");                                         \
+	_Static_assert(POSITION_OK(flags), #name ": bad FIRST/MIDDLE/LAST");                       \
+	_Static_assert(!((flags)&URNIC_OPF_RETH) || !((flags)&URNIC_OPF_ATMETH),                   \
+		       #name ": RETH and AtomicETH are exclusive");                                \
+	_Static_assert(!((flags)&URNIC_OPF_FETH) || ((flags)&URNIC_OPF_RETH),                      \
+		       #name ": FETH comes with a RETH (IBTA A19.4.1)");                           \
 	_Static_assert(HDR_BYTES(flags) <= 0xff, #name ": hdr_bytes overflows uint8_t");
 #include "opcode.def"
 #undef URNIC_OPCODE
@@ -60,11 +59,11 @@ enum {
 _Static_assert(OPCODE_COUNT == 39, "opcode.def must list every RC, UC and UD opcode");
 
 const struct urnic_opcode_info urnic_opcode_table[256] = {
-#define URNIC_OPCODE(op_name, value, op_flags)                                             \
-	[value] = {                                                                        \
-		.name = #op_name,                                                          \
-		.flags = (op_flags),                                                       \
-		.hdr_bytes = (uint8_t)HDR_BYTES(op_flags),                                 \
+#define URNIC_OPCODE(op_name, value, op_flags)                                                     \
+	[value] = {                                                                                \
+		.name = #op_name,                                                                  \
+		.flags = (op_flags),                                                               \
+		.hdr_bytes = (uint8_t)HDR_BYTES(op_flags),                                         \
 	},
 #include "opcode.def"
 #undef URNIC_OPCODE
@@ -83,9 +82,9 @@ _Static_assert(HDR_BYTES(URNIC_OPF_FETH | URNIC_OPF_RETH) == 32, "FLUSH");
  * a typo we do not copy.
  */
 static const uint32_t rnr_timer_us[32] = {
-	655360, 10,    20,    30,    40,    60,    80,    120,    160,    240,    320,
-	480,    640,   960,   1280,  1920,  2560,  3840,  5120,   7680,   10240,  15360,
-	20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	655360, 10,    20,    30,    40,    60,	    80,	    120,    160,    240,    320,
+	480,	640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240,  15360,
+	20480,	30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 _Static_assert(sizeof(rnr_timer_us) / sizeof(rnr_timer_us[0]) == 32, "5-bit timer code");
 

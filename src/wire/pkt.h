@@ -72,8 +72,8 @@ enum urnic_opcode {
 };
 
 struct urnic_opcode_info {
-	const char *name; /* NULL for opcodes urnic does not know: such packets are dropped */
-	uint32_t flags;   /* enum urnic_op_flag */
+	const char *name;  /* NULL for opcodes urnic does not know: such packets are dropped */
+	uint32_t flags;	   /* enum urnic_op_flag */
 	uint8_t hdr_bytes; /* BTH + every extension header */
 };
 

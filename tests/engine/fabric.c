@@ -66,8 +66,8 @@ static int host_by_ip(struct fabric *f, const uint8_t *ip)
 	return -1;
 }
 
-void fab_icrc_fix_id(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport,
-		     uint16_t ip_id, uint8_t *buf, uint32_t len)
+void fab_icrc_fix_id(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint16_t ip_id,
+		     uint8_t *buf, uint32_t len)
 {
 	struct urnic_icrc_flow flow = { 0 };
 	struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
@@ -539,8 +539,8 @@ struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint3
 }
 
 struct fab_qp *fab_qp_new_type(struct fabric *f, int host, struct urnic_pd *pd,
-			       enum urnic_qp_type type, struct urnic_srq *srq,
-			       uint32_t max_send_wr, uint32_t max_recv_wr, bool sq_sig_all)
+			       enum urnic_qp_type type, struct urnic_srq *srq, uint32_t max_send_wr,
+			       uint32_t max_recv_wr, bool sq_sig_all)
 {
 	struct fab_qp *q = xcalloc(1, sizeof(*q));
 	struct fab_host *h = &f->hosts[host];
@@ -652,7 +652,7 @@ void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct f
 	a.max_rd_atomic = c->max_rd_atomic;
 	rc_only = uc ? 0
 		     : URNIC_QP_TIMEOUT | URNIC_QP_RETRY_CNT | URNIC_QP_RNR_RETRY |
-			       URNIC_QP_MAX_QP_RD_ATOMIC;
+				  URNIC_QP_MAX_QP_RD_ATOMIC;
 	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTS, URNIC_QP_STATE | URNIC_QP_SQ_PSN | rc_only), 0);
 	CHECK_EQ(q->qp.state, URNIC_QPS_RTS);
 }

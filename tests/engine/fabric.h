@@ -197,8 +197,8 @@ void fab_icrc_fix(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, 
 		  uint32_t len);
 /* The same for a sender that gave the packet IPv4 ID ip_id (IBTA A17.3.3: the ICRC
  * covers it); fab_icrc_fix is ID 0, an unconnected DF socket's. */
-void fab_icrc_fix_id(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport,
-		     uint16_t ip_id, uint8_t *buf, uint32_t len);
+void fab_icrc_fix_id(const uint8_t *src_ip, const uint8_t *dst_ip, uint16_t sport, uint16_t ip_id,
+		     uint8_t *buf, uint32_t len);
 
 /* ---- memory ---- */
 
@@ -224,8 +224,8 @@ struct fab_qp *fab_qp_new(struct fabric *f, int host, struct urnic_pd *pd, uint3
 /* Any transport; a UD QP gets FAB_UD_MTU as its port MTU (its message limit). With
  * srq set, the QP takes its receives from it. */
 struct fab_qp *fab_qp_new_type(struct fabric *f, int host, struct urnic_pd *pd,
-			       enum urnic_qp_type type, struct urnic_srq *srq,
-			       uint32_t max_send_wr, uint32_t max_recv_wr, bool sq_sig_all);
+			       enum urnic_qp_type type, struct urnic_srq *srq, uint32_t max_send_wr,
+			       uint32_t max_recv_wr, bool sq_sig_all);
 void fab_qp_free(struct fab_qp *q);
 
 enum { FAB_UD_MTU = 1024 };

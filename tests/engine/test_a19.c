@@ -118,12 +118,13 @@ static void test_atomic_write_stores_8_bytes(void)
 
 	/* From registered memory too (ibv_post_send form), and behind a READ. */
 	memcpy(v.la.p + 256, "ABCDEFGH", 8);
-	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
-							     .opcode = URNIC_WR_RDMA_READ,
-							     .remote_addr = v.rb.mr->iova,
-							     .rkey = v.rb.mr->key,
-							     .num_sge = 1,
-							     .sge = { fab_sge(v.la.mr, 1024, 3000) } }),
+	CHECK_EQ(fab_post_send(v.p.a,
+			       &(struct fab_send_wr){ .wr_id = 1,
+						      .opcode = URNIC_WR_RDMA_READ,
+						      .remote_addr = v.rb.mr->iova,
+						      .rkey = v.rb.mr->key,
+						      .num_sge = 1,
+						      .sge = { fab_sge(v.la.mr, 1024, 3000) } }),
 		 0);
 	w = atomic_write(&v, 4096, NULL);
 	w.flags = 0;
@@ -158,8 +159,8 @@ static void test_atomic_write_errors(void)
 	env_close(&v);
 
 	/* The region without remote write: NAK remote access error. */
-	env_open(&v, URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_REMOTE_READ |
-			     URNIC_ACCESS_REMOTE_ATOMIC,
+	env_open(&v,
+		 URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_REMOTE_ATOMIC,
 		 QP_ALL, 3);
 	w = atomic_write(&v, 64, &value);
 	CHECK_EQ(run_one(&v, &w).status, URNIC_WC_REM_ACCESS_ERR);
@@ -207,10 +208,10 @@ static void test_atomic_write_retry_is_not_reexecuted(void)
 
 	env_open(&v, RB_ALL, QP_ALL, 7);
 	r = fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE,
-						     .src = 1,
-						     .opcode = URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY,
-						     .count = 1,
-						     .action = FAB_DROP });
+						    .src = 1,
+						    .opcode = URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY,
+						    .count = 1,
+						    .action = FAB_DROP });
 	w = atomic_write(&v, 128, &value);
 	CHECK_EQ(fab_post_send(v.p.a, &w), 0);
 	/* Run until the response was dropped, then change the target under it. */
@@ -241,13 +242,14 @@ static void test_flush(void)
 	CHECK_EQ(count_from(v.p.f, 0, URNIC_OP_RC_FLUSH, 0), 2);
 	CHECK_EQ(count_from(v.p.f, 1, URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, 0), 2);
 	/* A WRITE then a FLUSH: the FLUSH completes after the WRITE's data is placed. */
-	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 2,
-							     .opcode = URNIC_WR_RDMA_WRITE,
-							     .remote_addr = v.rb.mr->iova,
-							     .rkey = v.rb.mr->key,
-							     .num_sge = 1,
-							     .sge = { fab_sge(v.la.mr, 0, 5000) } }),
-		 0);
+	CHECK_EQ(
+		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 2,
+							    .opcode = URNIC_WR_RDMA_WRITE,
+							    .remote_addr = v.rb.mr->iova,
+							    .rkey = v.rb.mr->key,
+							    .num_sge = 1,
+							    .sge = { fab_sge(v.la.mr, 0, 5000) } }),
+		0);
 	w = flush(&v, 0, 5000, URNIC_FLUSH_GLOBAL, URNIC_FLUSH_LEVEL_RANGE);
 	CHECK_EQ(fab_post_send(v.p.a, &w), 0);
 	{

@@ -198,13 +198,13 @@ static void test_hold_extended_while_awaiting(void)
 	wpp_open_answering(&v, URNIC_QPT_RC, 14, 18, 3);
 	f = v.f;
 	expired = fab_ctr(f, 1, URNIC_CTR_ack_hold_expired);
-	wpp_write(&v, false, 60);     /* b's WRITE: a holds its ACK */
+	wpp_write(&v, false, 60); /* b's WRITE: a holds its ACK */
 	wpp_wait_byte(&v, &v.ba, 60);
-	fab_add_rule(f, &late_ack);   /* ... which reaches b 40 us after a's answer */
-	wpp_write(&v, true, 61);      /* a's answer, its ACK behind it */
-	wpp_reap(&v, v.p.b, 60);          /* b's completion: the late ACK (the hold ran 20 us) */
+	fab_add_rule(f, &late_ack); /* ... which reaches b 40 us after a's answer */
+	wpp_write(&v, true, 61);    /* a's answer, its ACK behind it */
+	wpp_reap(&v, v.p.b, 60);    /* b's completion: the late ACK (the hold ran 20 us) */
 	wpp_wait_byte(&v, &v.bb, 61);
-	wpp_write(&v, false, 62);     /* b answers a's WRITE */
+	wpp_write(&v, false, 62); /* b answers a's WRITE */
 	wpp_reap(&v, v.p.a, 61);
 	wpp_wait_byte(&v, &v.ba, 62);
 	CHECK_EQ(fab_ctr(f, 1, URNIC_CTR_ack_hold_expired), expired);

@@ -20,7 +20,8 @@ enum { LEN = 64, OLD_CQE = 4, NEW_CQE = 64, MORE = 40 };
 static void push(struct urnic_cq *cq, uint64_t id, int n)
 {
 	for (int i = 0; i < n; i++) {
-		struct urnic_cqe c = { .wr_id = id + (uint64_t)i, .status = URNIC_WC_SUCCESS,
+		struct urnic_cqe c = { .wr_id = id + (uint64_t)i,
+				       .status = URNIC_WC_SUCCESS,
 				       .opcode = URNIC_WC_RECV };
 
 		CHECK(urnic_cq_push(cq, &c, false));
@@ -87,11 +88,12 @@ static void grown_cq_takes_traffic_past_its_old_size(void)
 			struct urnic_sge rs = fab_sge(ra.mr, 0, LEN);
 
 			CHECK_EQ(fab_post_recv(p.b, id, &rs, 1), 0);
-			CHECK_EQ(fab_post_send(p.a, &(struct fab_send_wr){
-							    .wr_id = id,
-							    .opcode = URNIC_WR_SEND,
-							    .num_sge = 1,
-							    .sge = { fab_sge(la.mr, 0, LEN) } }),
+			CHECK_EQ(fab_post_send(p.a,
+					       &(struct fab_send_wr){
+						       .wr_id = id,
+						       .opcode = URNIC_WR_SEND,
+						       .num_sge = 1,
+						       .sge = { fab_sge(la.mr, 0, LEN) } }),
 				 0);
 		}
 		fab_wait_cqes(p.f, &p.a->scq, sc, n);

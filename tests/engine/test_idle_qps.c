@@ -61,13 +61,12 @@ static void env_close(struct env *v)
 
 static void write(struct env *v, struct fab_qp *q, uint64_t wr_id, uint32_t off)
 {
-	CHECK_EQ(fab_post_send(q, &(struct fab_send_wr){
-					  .wr_id = wr_id,
-					  .opcode = URNIC_WR_RDMA_WRITE,
-					  .remote_addr = v->ra.mr->iova + off,
-					  .rkey = v->ra.mr->key,
-					  .num_sge = 1,
-					  .sge = { fab_sge(v->la.mr, off, 1024) } }),
+	CHECK_EQ(fab_post_send(q, &(struct fab_send_wr){ .wr_id = wr_id,
+							 .opcode = URNIC_WR_RDMA_WRITE,
+							 .remote_addr = v->ra.mr->iova + off,
+							 .rkey = v->ra.mr->key,
+							 .num_sge = 1,
+							 .sge = { fab_sge(v->la.mr, off, 1024) } }),
 		 0);
 }
 

@@ -26,8 +26,8 @@
 
 #define MS 1000000ull
 
-static const uint8_t URNIC_PEER[4] = {127, 0, 3, 2};
-static const uint8_t RXE_PEER[4] = {10, 0, 2, 15};
+static const uint8_t URNIC_PEER[4] = { 127, 0, 3, 2 };
+static const uint8_t RXE_PEER[4] = { 10, 0, 2, 15 };
 
 /* xorshift32: corruption's recovered IDs are uniformly random. */
 static uint32_t rnd(uint32_t *s)
@@ -172,10 +172,10 @@ static void entry_kept_until_least_recently_learned(void)
 
 /* ---- in the engine ---- */
 
-#define QKEY	     0x11111111u
+#define QKEY 0x11111111u
 #define RXE_FIRST_ID 0x4000
-#define RIG_BYTES    (1u << 20)
-#define RIG_WRITES   16
+#define RIG_BYTES (1u << 20)
+#define RIG_WRITES 16
 
 struct rig {
 	struct fab_pair p;

@@ -23,9 +23,9 @@
 #include "fabric.h"
 #include "mem/mw.h"
 
-#define RLEN  32768
-#define WOFF  512 /* where the WRITE lands in rb */
-#define WLEN  768 /* three packets at MTU 256 */
+#define RLEN 32768
+#define WOFF 512  /* where the WRITE lands in rb */
+#define WLEN 768  /* three packets at MTU 256 */
 #define FIRST 256 /* bytes of the FIRST packet */
 
 struct env {
@@ -94,19 +94,20 @@ static void start_write(struct env *v, uint32_t rkey, uint64_t raddr)
 {
 	for (int k = 0; k < 2; k++)
 		v->keep[k] = fab_add_rule(v->p.f, &(struct fab_rule){
-						      .match = FAB_M_SRC | FAB_M_OPCODE,
-						      .src = 0,
-						      .opcode = (uint8_t)(op_middle(v) + k),
-						      .count = 1,
-						      .action = FAB_DROP,
-						      .capture = true,
+							  .match = FAB_M_SRC | FAB_M_OPCODE,
+							  .src = 0,
+							  .opcode = (uint8_t)(op_middle(v) + k),
+							  .count = 1,
+							  .action = FAB_DROP,
+							  .capture = true,
 						  });
-	CHECK_EQ(fab_post_send(v->p.a, &(struct fab_send_wr){.wr_id = 0xa1,
-							     .opcode = URNIC_WR_RDMA_WRITE,
-							     .remote_addr = raddr,
-							     .rkey = rkey,
-							     .num_sge = 1,
-							     .sge = {fab_sge(v->la.mr, 0, WLEN)}}),
+	CHECK_EQ(fab_post_send(v->p.a,
+			       &(struct fab_send_wr){ .wr_id = 0xa1,
+						      .opcode = URNIC_WR_RDMA_WRITE,
+						      .remote_addr = raddr,
+						      .rkey = rkey,
+						      .num_sge = 1,
+						      .sge = { fab_sge(v->la.mr, 0, WLEN) } }),
 		 0);
 	CHECK(fabric_run(v->p.f, first_arrived, NULL, 1000));
 	/* Let a send what it has batched: the MIDDLE and LAST meet the rules. */
@@ -208,16 +209,16 @@ static void window_open(struct env *v, enum urnic_key_kind kind, uint64_t seed)
 	CHECK_EQ(urnic_mw_alloc(&fab_engine(v->p.f, 1)->mrs, &v->p.pd[1], kind,
 				(uint16_t)fab_random(v->p.f), &v->mw),
 		 0);
-	CHECK_EQ(
-	    fab_post_send(v->p.b, &(struct fab_send_wr){.wr_id = 0xb1,
-							.opcode = URNIC_WR_BIND_MW,
-							.mw_rkey = v->mw->key,
-							.rkey = v->mw->key,
-							.mr_lkey = v->rb.mr->key,
-							.remote_addr = v->rb.mr->iova,
-							.remote_len = RLEN,
-							.mw_access = URNIC_ACCESS_REMOTE_WRITE}),
-	    0);
+	CHECK_EQ(fab_post_send(v->p.b,
+			       &(struct fab_send_wr){ .wr_id = 0xb1,
+						      .opcode = URNIC_WR_BIND_MW,
+						      .mw_rkey = v->mw->key,
+						      .rkey = v->mw->key,
+						      .mr_lkey = v->rb.mr->key,
+						      .remote_addr = v->rb.mr->iova,
+						      .remote_len = RLEN,
+						      .mw_access = URNIC_ACCESS_REMOTE_WRITE }),
+		 0);
 	fab_wait_cqes(v->p.f, &v->p.b->scq, &c, 1);
 	CHECK_CQE(c, 0xb1, URNIC_WC_SUCCESS, URNIC_WC_BIND_MW, 0);
 }
@@ -231,9 +232,9 @@ static void test_write_after_local_invalidate(void)
 
 	window_open(&v, URNIC_KEY_MW2, 11);
 	start_write(&v, v.mw->key, v.rb.mr->iova + WOFF);
-	CHECK_EQ(fab_post_send(v.p.b, &(struct fab_send_wr){.wr_id = 0xb2,
-							    .opcode = URNIC_WR_LOCAL_INV,
-							    .rkey = v.mw->key}),
+	CHECK_EQ(fab_post_send(v.p.b, &(struct fab_send_wr){ .wr_id = 0xb2,
+							     .opcode = URNIC_WR_LOCAL_INV,
+							     .rkey = v.mw->key }),
 		 0);
 	fab_wait_cqes(v.p.f, &v.p.b->scq, &c, 1);
 	CHECK_CQE(c, 0xb2, URNIC_WC_SUCCESS, URNIC_WC_LOCAL_INV, 0);
@@ -263,12 +264,12 @@ static void test_write_after_rebind_same_key(void)
 
 	window_open(&v, URNIC_KEY_MW1, 13);
 	start_write(&v, v.mw->key, v.rb.mr->iova + WOFF);
-	b = (struct urnic_mw_bind){.mw_rkey = v.mw->key,
-				   .new_rkey = v.mw->key,
-				   .mr_lkey = v.rb.mr->key,
-				   .addr = v.rb.mr->iova,
-				   .length = RLEN,
-				   .access = URNIC_ACCESS_REMOTE_WRITE};
+	b = (struct urnic_mw_bind){ .mw_rkey = v.mw->key,
+				    .new_rkey = v.mw->key,
+				    .mr_lkey = v.rb.mr->key,
+				    .addr = v.rb.mr->iova,
+				    .length = RLEN,
+				    .access = URNIC_ACCESS_REMOTE_WRITE };
 	CHECK_EQ(urnic_mw_bind(&fab_engine(v.p.f, 1)->mrs, &v.p.pd[1], v.p.b->qp.qpn, &b),
 		 URNIC_MW_BIND_OK);
 	finish_write(&v);
@@ -296,7 +297,7 @@ static void test_write_with_grant_intact_lands(void)
 static void test_write_after_modify_to_error(void)
 {
 	struct env v;
-	struct urnic_qp_attr none = {0};
+	struct urnic_qp_attr none = { 0 };
 	struct urnic_cqe c;
 
 	env_open(&v, false, FAB_ALL_ACCESS, 61);
@@ -320,23 +321,24 @@ static void test_send_after_receive_buffer_dereg(void)
 
 	env_open(&v, false, FAB_ALL_ACCESS, 62);
 	CHECK_EQ(fab_post_recv(v.p.b, 0xb7,
-			       &(struct urnic_sge){v.rb.mr->iova + WOFF, WLEN, v.rb.mr->key}, 1),
+			       &(struct urnic_sge){ v.rb.mr->iova + WOFF, WLEN, v.rb.mr->key }, 1),
 		 0);
 	for (int k = 0; k < 2; k++)
-		v.keep[k] =
-		    fab_add_rule(v.p.f, &(struct fab_rule){
-					    .match = FAB_M_SRC | FAB_M_OPCODE,
-					    .src = 0,
-					    .opcode = (uint8_t)(URNIC_OP_RC_SEND_FIRST + 1 + k),
-					    .count = 1,
-					    .action = FAB_DROP,
-					    .capture = true,
-					});
-	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){.wr_id = 0xa3,
+		v.keep[k] = fab_add_rule(
+			v.p.f, &(struct fab_rule){
+				       .match = FAB_M_SRC | FAB_M_OPCODE,
+				       .src = 0,
+				       .opcode = (uint8_t)(URNIC_OP_RC_SEND_FIRST + 1 + k),
+				       .count = 1,
+				       .action = FAB_DROP,
+				       .capture = true,
+			       });
+	CHECK_EQ(
+		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 0xa3,
 							    .opcode = URNIC_WR_SEND,
 							    .num_sge = 1,
-							    .sge = {fab_sge(v.la.mr, 0, WLEN)}}),
-		 0);
+							    .sge = { fab_sge(v.la.mr, 0, WLEN) } }),
+		0);
 	CHECK(fabric_run(v.p.f, first_arrived, NULL, 1000));
 	fab_flush(v.p.f);
 	CHECK(memcmp(v.rb.p + WOFF, v.la.p, FIRST) == 0);
@@ -368,14 +370,14 @@ static void grant_ends_mid_read(bool dereg)
 	uint64_t first_turn = 64;
 
 	env_open(&v, false, FAB_ALL_ACCESS, dereg ? 51 : 52);
-	CHECK_EQ(
-	    fab_post_send(v.p.a, &(struct fab_send_wr){.wr_id = 0xa2,
-						       .opcode = URNIC_WR_RDMA_READ,
-						       .remote_addr = v.rb.mr->iova,
-						       .rkey = v.rb.mr->key,
-						       .num_sge = 1,
-						       .sge = {fab_sge(v.la.mr, 0, RPKTS * 256)}}),
-	    0);
+	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 0xa2,
+							     .opcode = URNIC_WR_RDMA_READ,
+							     .remote_addr = v.rb.mr->iova,
+							     .rkey = v.rb.mr->key,
+							     .num_sge = 1,
+							     .sge = { fab_sge(v.la.mr, 0,
+									      RPKTS * 256) } }),
+		 0);
 	CHECK(fabric_run(v.p.f, responses_sent, &first_turn, 1000));
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_resp_sent), 64);
 	if (dereg) {
@@ -441,7 +443,7 @@ static void test_qpns_do_not_recur(void)
 {
 	enum { N = 20000, KEEP = 100 };
 	struct fabric *f = fabric_new(1, 41);
-	struct urnic_pd pd = {.handle = 1};
+	struct urnic_pd pd = { .handle = 1 };
 	static uint8_t seen[1 << 24];
 	struct fab_qp *keep[KEEP];
 

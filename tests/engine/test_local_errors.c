@@ -212,8 +212,7 @@ static void test_unsupported_opcode_is_loc_qp_op_err(void)
 	struct env v;
 
 	env_open(&v, 9);
-	expect_local(&v, &(struct fab_send_wr){ .wr_id = 9, .opcode = 10 },
-		     URNIC_WC_LOC_QP_OP_ERR);
+	expect_local(&v, &(struct fab_send_wr){ .wr_id = 9, .opcode = 10 }, URNIC_WC_LOC_QP_OP_ERR);
 	env_close(&v);
 }
 

@@ -421,9 +421,8 @@ static void test_window_then_timeout(void)
 	uint32_t sent = 0;
 
 	env_open(&v, 1024, 15);
-	acks = fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_SRC,
-						       .src = 1,
-						       .action = FAB_DROP });
+	acks = fab_add_rule(v.p.f,
+			    &(struct fab_rule){ .match = FAB_M_SRC, .src = 1, .action = FAB_DROP });
 	for (uint32_t i = 0; i < 8; i++)
 		CHECK_EQ(fab_post_send(v.p.a,
 				       &(struct fab_send_wr){

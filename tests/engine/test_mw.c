@@ -89,8 +89,8 @@ static uint8_t bind_via(struct env *v, struct fab_qp *q, struct urnic_mr *mw, ui
 	return c.status;
 }
 
-static uint8_t bind(struct env *v, struct urnic_mr *mw, uint64_t off, uint64_t len,
-		    uint32_t rights, uint8_t ckey)
+static uint8_t bind(struct env *v, struct urnic_mr *mw, uint64_t off, uint64_t len, uint32_t rights,
+		    uint8_t ckey)
 {
 	return bind_via(v, v->p.b, mw, v->rb.mr->key, off, len, rights, ckey);
 }
@@ -128,8 +128,7 @@ static void test_type2_window_serves_write_read_atomic(void)
 
 	env_open(&v, URNIC_ACCESS_MW_BIND | URNIC_ACCESS_LOCAL_WRITE, 1);
 	mw = mw_new(&v, URNIC_KEY_MW2);
-	CHECK_EQ(bind(&v, mw,
-		      WOFF, WLEN,
+	CHECK_EQ(bind(&v, mw, WOFF, WLEN,
 		      URNIC_ACCESS_REMOTE_WRITE | URNIC_ACCESS_REMOTE_READ |
 			      URNIC_ACCESS_REMOTE_ATOMIC,
 		      0x42),
@@ -310,12 +309,13 @@ static void test_send_with_invalidate(void)
 	CHECK_EQ(fab_post_recv(v.p.b, 0x77, (struct urnic_sge[]){ fab_sge(v.rb.mr, 0, 2048) }, 1),
 		 0);
 	/* 1500 bytes: SEND FIRST, SEND LAST WITH INVALIDATE. */
-	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 0x21,
-							     .opcode = URNIC_WR_SEND_WITH_INV,
-							     .rkey = key,
-							     .num_sge = 1,
-							     .sge = { fab_sge(v.la.mr, 0, 1500) } }),
-		 0);
+	CHECK_EQ(
+		fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 0x21,
+							    .opcode = URNIC_WR_SEND_WITH_INV,
+							    .rkey = key,
+							    .num_sge = 1,
+							    .sge = { fab_sge(v.la.mr, 0, 1500) } }),
+		0);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
 	fab_wait_cqes(v.p.f, &v.p.b->rcq, &rc, 1);
 	CHECK_CQE(sc, 0x21, URNIC_WC_SUCCESS, URNIC_WC_SEND, 1500);
@@ -506,14 +506,15 @@ static void test_failed_bind_completes_mw_bind_err(void)
 
 	env_open(&v, URNIC_ACCESS_LOCAL_WRITE, 70); /* no MW_BIND */
 	mw = mw_new(&v, URNIC_KEY_MW2);
-	CHECK_EQ(fab_post_send(v.p.b, &(struct fab_send_wr){ .wr_id = 0xb2,
-							     .opcode = URNIC_WR_BIND_MW,
-							     .mw_rkey = mw->key,
-							     .rkey = mw->key + 1,
-							     .mr_lkey = v.rb.mr->key,
-							     .remote_addr = win(&v, 0),
-							     .remote_len = 64,
-							     .mw_access = URNIC_ACCESS_REMOTE_READ }),
+	CHECK_EQ(fab_post_send(v.p.b,
+			       &(struct fab_send_wr){ .wr_id = 0xb2,
+						      .opcode = URNIC_WR_BIND_MW,
+						      .mw_rkey = mw->key,
+						      .rkey = mw->key + 1,
+						      .mr_lkey = v.rb.mr->key,
+						      .remote_addr = win(&v, 0),
+						      .remote_len = 64,
+						      .mw_access = URNIC_ACCESS_REMOTE_READ }),
 		 0);
 	CHECK_EQ(fab_post_send(v.p.b, &(struct fab_send_wr){ .wr_id = 0xb3,
 							     .opcode = URNIC_WR_SEND,

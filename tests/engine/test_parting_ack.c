@@ -54,13 +54,13 @@ static void env_close(struct env *v)
 
 static void post(struct env *v, uint64_t wr_id, uint32_t opcode)
 {
-	CHECK_EQ(fab_post_send(v->p.a, &(struct fab_send_wr){
-					       .wr_id = wr_id,
-					       .opcode = opcode,
-					       .remote_addr = v->ra.mr->iova,
-					       .rkey = v->ra.mr->key,
-					       .num_sge = 1,
-					       .sge = { fab_sge(v->la.mr, 0, 2000) } }),
+	CHECK_EQ(fab_post_send(v->p.a,
+			       &(struct fab_send_wr){ .wr_id = wr_id,
+						      .opcode = opcode,
+						      .remote_addr = v->ra.mr->iova,
+						      .rkey = v->ra.mr->key,
+						      .num_sge = 1,
+						      .sge = { fab_sge(v->la.mr, 0, 2000) } }),
 		 0);
 }
 

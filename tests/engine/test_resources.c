@@ -44,12 +44,13 @@ static void env_close(struct env *v)
 
 static void post_read(struct env *v, uint64_t wr_id, uint64_t off)
 {
-	CHECK_EQ(fab_post_send(v->p.a, &(struct fab_send_wr){ .wr_id = wr_id,
-							       .opcode = URNIC_WR_RDMA_READ,
-							       .remote_addr = v->ra.mr->iova + off,
-							       .rkey = v->ra.mr->key,
-							       .num_sge = 1,
-							       .sge = { fab_sge(v->la.mr, off, 4096) } }),
+	CHECK_EQ(fab_post_send(v->p.a,
+			       &(struct fab_send_wr){ .wr_id = wr_id,
+						      .opcode = URNIC_WR_RDMA_READ,
+						      .remote_addr = v->ra.mr->iova + off,
+						      .rkey = v->ra.mr->key,
+						      .num_sge = 1,
+						      .sge = { fab_sge(v->la.mr, off, 4096) } }),
 		 0);
 }
 
@@ -92,12 +93,13 @@ static void test_reads_within_the_grant_all_complete(void)
 
 static void read_of(struct env *v, uint64_t wr_id, uint32_t len)
 {
-	CHECK_EQ(fab_post_send(v->p.a, &(struct fab_send_wr){ .wr_id = wr_id,
-							       .opcode = URNIC_WR_RDMA_READ,
-							       .remote_addr = v->ra.mr->iova,
-							       .rkey = v->ra.mr->key,
-							       .num_sge = 1,
-							       .sge = { fab_sge(v->la.mr, 0, len) } }),
+	CHECK_EQ(fab_post_send(v->p.a,
+			       &(struct fab_send_wr){ .wr_id = wr_id,
+						      .opcode = URNIC_WR_RDMA_READ,
+						      .remote_addr = v->ra.mr->iova,
+						      .rkey = v->ra.mr->key,
+						      .num_sge = 1,
+						      .sge = { fab_sge(v->la.mr, 0, len) } }),
 		 0);
 }
 

@@ -119,9 +119,12 @@ static void test_srq_shared_by_several_qps(void)
 		srq_post(&v, 100 + i, 4096 * i, 4096);
 	/* Hold a0's LAST back until a1's and a2's messages have started: three messages in
 	 * progress at once, each must have its own WQE. */
-	hold = fab_add_rule(v.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE, .src = 0,
-						     .opcode = URNIC_OP_RC_SEND_LAST, .count = 1,
-						     .action = FAB_HOLD, .hold = 4 });
+	hold = fab_add_rule(v.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE,
+						     .src = 0,
+						     .opcode = URNIC_OP_RC_SEND_LAST,
+						     .count = 1,
+						     .action = FAB_HOLD,
+						     .hold = 4 });
 	for (int i = 0; i < NQ; i++)
 		send(v.a[i], &v.la, (uint64_t)i, 8192u * (uint32_t)i, 2500);
 	for (int i = 0; i < NQ; i++) {
@@ -277,8 +280,10 @@ static void test_srq_qp_error_raises_last_wqe_reached(void)
 
 	/* By itself (a class C error: WRITE with a bad R_Key): QP fatal, then the event. */
 	{
-		struct fab_send_wr wr = { .wr_id = 1, .opcode = URNIC_WR_RDMA_WRITE,
-					  .num_sge = 1, .remote_addr = v.ra.mr->iova,
+		struct fab_send_wr wr = { .wr_id = 1,
+					  .opcode = URNIC_WR_RDMA_WRITE,
+					  .num_sge = 1,
+					  .remote_addr = v.ra.mr->iova,
 					  .rkey = v.ra.mr->key ^ 0x80 };
 
 		wr.sge[0] = fab_sge(v.la.mr, 0, 10);
@@ -292,7 +297,8 @@ static void test_srq_qp_error_raises_last_wqe_reached(void)
 	CHECK(last_wqe_qp == &v.b[1]->qp);
 
 	/* A QP in the middle of a message holds an SRQ WQE: flushed when it errs. */
-	fab_add_rule(v.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE, .src = 0,
+	fab_add_rule(v.f, &(struct fab_rule){ .match = FAB_M_SRC | FAB_M_OPCODE,
+					      .src = 0,
 					      .opcode = URNIC_OP_RC_SEND_LAST,
 					      .action = FAB_DROP });
 	send(v.a[2], &v.la, 1, 0, 2500);

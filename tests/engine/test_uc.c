@@ -156,7 +156,8 @@ static void lost_packet_drops_its_message(uint32_t lost, uint64_t seed)
 	int k = 0;
 
 	env_open(&v, FAB_ALL_ACCESS, seed);
-	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PSN, .psn = v.c.psn_a + lost,
+	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PSN,
+						.psn = v.c.psn_a + lost,
 						.action = FAB_DROP });
 	for (uint32_t m = 0; m < 3; m++)
 		post_recv(&v, 100 + m, 4096 * m, 4096);
@@ -179,8 +180,10 @@ static void lost_packet_drops_its_message(uint32_t lost, uint64_t seed)
 	CHECK_EQ(v.p.b->qp.state, URNIC_QPS_RTS);
 	/* Dropped: the packets after the lost one in its message; when the LAST was lost,
 	 * the end of the broken message shows when the next FIRST comes. */
-	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_drop_uc_seq),
-		 lost % 3 == 0 ? 2 : lost % 3 == 1 ? 1 : broken < 2 ? 1 : 0);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_drop_uc_seq), lost % 3 == 0   ? 2
+							   : lost % 3 == 1 ? 1
+							   : broken < 2	   ? 1
+									   : 0);
 	check_unacknowledged(v.p.f);
 	env_close(&v);
 }
@@ -296,8 +299,9 @@ static void test_uc_completion_only_after_the_packets_left(void)
 	struct env v;
 	struct urnic_cqe sc[3];
 	struct urnic_engine *e;
-	struct fab_send_wr wr = { .wr_id = 2, .opcode = URNIC_WR_SEND, .flags = URNIC_SEND_INLINE,
-				  .num_sge = 1 };
+	struct fab_send_wr wr = {
+		.wr_id = 2, .opcode = URNIC_WR_SEND, .flags = URNIC_SEND_INLINE, .num_sge = 1
+	};
 
 	env_open(&v, FAB_ALL_ACCESS, 9);
 	e = fab_engine(v.p.f, 0);
@@ -338,8 +342,8 @@ static void test_uc_packets_match_rxe_and_rxe_packets_are_received(void)
 	CHECK_EQ(rxe[0], URNIC_OP_UC_SEND_ONLY);
 
 	env_open(&v, FAB_ALL_ACCESS, 8);
-	cap = fab_add_rule(v.p.f, &(struct fab_rule){ .match = 0, .action = FAB_PASS,
-						      .capture = true });
+	cap = fab_add_rule(v.p.f,
+			   &(struct fab_rule){ .match = 0, .action = FAB_PASS, .capture = true });
 	memset(v.la.p, 0x7b, 64);
 	post_recv(&v, 100, 0, 4096);
 	post_send(&v, 1, URNIC_WR_SEND, 0, 64, 0, 0);

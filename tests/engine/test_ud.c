@@ -274,8 +274,8 @@ static void test_ud_lost_datagram_loses_only_itself(void)
 	struct urnic_cqe sc[3], rc[2];
 
 	env_open(&v, 2, 6);
-	fab_add_rule(v.f, &(struct fab_rule){ .match = FAB_M_PSN, .psn = 0x1001,
-					      .action = FAB_DROP });
+	fab_add_rule(v.f,
+		     &(struct fab_rule){ .match = FAB_M_PSN, .psn = 0x1001, .action = FAB_DROP });
 	for (int i = 0; i < 3; i++)
 		ud_recv(&v, 1, (uint64_t)(100 + i), 2048u * (uint32_t)i, 2048);
 	for (int i = 0; i < 3; i++)
@@ -399,8 +399,9 @@ static void test_ud_packets_match_rxe_and_rxe_packets_are_received(void)
 	CHECK_EQ(len, 12 + 8 + 64 + 4);
 	CHECK_EQ(rxe[0], URNIC_OP_UD_SEND_ONLY);
 	env_open(&v, 2, 9);
-	cap = fab_add_rule(v.f, &(struct fab_rule){ .match = FAB_M_SRC, .src = 0,
-						    .action = FAB_PASS, .capture = true });
+	cap = fab_add_rule(
+		v.f, &(struct fab_rule){
+			     .match = FAB_M_SRC, .src = 0, .action = FAB_PASS, .capture = true });
 	memset(v.b[0].p + 32768, 0x7b, 64);
 	ud_recv(&v, 1, 100, 0, 2048);
 	ud_send(&v, 0, 1, 1, 64, URNIC_WR_SEND, QKEY);

@@ -461,8 +461,8 @@ static void test_every_truncation(void)
 	}
 	/* Up to BTH + ICRC nothing decodes. */
 	CHECK(e->stats.counters[URNIC_CTR_drop_bad_header] - hdr0 >= 16);
-	CHECK_EQ(e->stats.counters[URNIC_CTR_drop_bad_header] + e->stats.counters[URNIC_CTR_drop_bad_icrc] -
-			 hdr0 - icrc0,
+	CHECK_EQ(e->stats.counters[URNIC_CTR_drop_bad_header] +
+			 e->stats.counters[URNIC_CTR_drop_bad_icrc] - hdr0 - icrc0,
 		 v.len);
 	deliver_original(&v);
 	env_close(&v);

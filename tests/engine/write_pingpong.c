@@ -27,8 +27,8 @@ void wpp_close(struct wpp *v)
 	fab_pair_close(&v->p);
 }
 
-void wpp_open_answering(struct wpp *v, enum urnic_qp_type type, uint8_t timeout,
-			uint64_t seed, int rounds)
+void wpp_open_answering(struct wpp *v, enum urnic_qp_type type, uint8_t timeout, uint64_t seed,
+			int rounds)
 {
 	wpp_open(v, type, timeout, seed);
 	wpp_run(v, rounds);

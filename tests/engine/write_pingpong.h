@@ -21,7 +21,7 @@ struct wpp {
 	struct fab_pair p;
 	struct fab_buf ba, bb; /* each side's buffer: [0, WPP_LEN) is written by the peer */
 	struct fab_conn c;
-	struct fabric *f;      /* p.f */
+	struct fabric *f; /* p.f */
 };
 
 /* Two QPs of type (URNIC_QPT_RC or URNIC_QPT_UC) connected with the given timeout
@@ -30,8 +30,8 @@ void wpp_open(struct wpp *v, enum urnic_qp_type type, uint8_t timeout, uint64_t 
 void wpp_close(struct wpp *v);
 
 /* The same, after rounds of the ping-pong (both sides seen to answer) and quiet. */
-void wpp_open_answering(struct wpp *v, enum urnic_qp_type type, uint8_t timeout,
-			uint64_t seed, int rounds);
+void wpp_open_answering(struct wpp *v, enum urnic_qp_type type, uint8_t timeout, uint64_t seed,
+			int rounds);
 
 /* WRITE of WPP_LEN bytes from the sender's buffer at 64 to the peer's at 0, the first
  * byte set to tag, signaled, wr_id tag. */

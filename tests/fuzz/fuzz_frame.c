@@ -97,8 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t input_size)
 	memset(&f, 0xa5, sizeof f);
 	ret = urnic_frame_decode(data, size, &f);
 	must(ret == 0 || ret == -EBADMSG, "an unknown result");
-	must((ret == 0) == obeys(data, size),
-	     ret ? "a frame that obeys every rule was refused" : "a frame that breaks a rule was accepted");
+	must((ret == 0) == obeys(data, size), ret ? "a frame that obeys every rule was refused"
+						  : "a frame that breaks a rule was accepted");
 	if (ret) {
 		free(fixed);
 		return 0;

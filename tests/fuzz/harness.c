@@ -75,16 +75,20 @@ const struct fuzz_wqe_plan fuzz_plan[] = {
 const unsigned fuzz_plan_len = sizeof(fuzz_plan) / sizeof(fuzz_plan[0]);
 
 static const struct fuzz_wqe_plan plan_uc[] = {
-	{ URNIC_WR_SEND, 100, 0, 0 },	     { URNIC_WR_SEND, 3000, 0, 0 },
-	{ URNIC_WR_RDMA_WRITE, 2048, 0, 0 }, { URNIC_WR_SEND_WITH_IMM, 0, 0, 0 },
+	{ URNIC_WR_SEND, 100, 0, 0 },
+	{ URNIC_WR_SEND, 3000, 0, 0 },
+	{ URNIC_WR_RDMA_WRITE, 2048, 0, 0 },
+	{ URNIC_WR_SEND_WITH_IMM, 0, 0, 0 },
 	{ URNIC_WR_RDMA_WRITE_WITH_IMM, 10, 0, 0 },
 	{ URNIC_WR_SEND, 16, 0, URNIC_SEND_INLINE },
 };
 
 /* The 3000-byte SEND is longer than the UD MTU: completed, nothing sent (C10-93.1.1). */
 static const struct fuzz_wqe_plan plan_ud[] = {
-	{ URNIC_WR_SEND, 100, 0, 0 },	       { URNIC_WR_SEND, 1000, 0, 0 },
-	{ URNIC_WR_SEND_WITH_IMM, 0, 0, 0 },   { URNIC_WR_SEND, 3000, 0, 0 },
+	{ URNIC_WR_SEND, 100, 0, 0 },
+	{ URNIC_WR_SEND, 1000, 0, 0 },
+	{ URNIC_WR_SEND_WITH_IMM, 0, 0, 0 },
+	{ URNIC_WR_SEND, 3000, 0, 0 },
 	{ URNIC_WR_SEND, 16, 0, URNIC_SEND_INLINE },
 };
 
@@ -444,8 +448,8 @@ static void check_memory(struct harness *h)
 		if (!f->mem)
 			continue;
 		FUZZ_CHECK(memcmp(f->mem, ref, GUARD) == 0);
-		FUZZ_CHECK(
-		    memcmp(f->mem + GUARD + REGION_BYTES, ref + GUARD + REGION_BYTES, GUARD) == 0);
+		FUZZ_CHECK(memcmp(f->mem + GUARD + REGION_BYTES, ref + GUARD + REGION_BYTES,
+				  GUARD) == 0);
 		for (uint32_t k = 0; k < f->nruns; k++) {
 			const uint8_t *m = f->mem + GUARD + f->runs[k].off;
 			const uint8_t *want = ref + GUARD + f->runs[k].off;
@@ -613,7 +617,7 @@ static int modify(struct harness *h, struct qpx *x, const struct urnic_qp_attr *
 
 static enum urnic_qp_type qp_type(const struct harness *h)
 {
-	return h->mode == FUZZ_MODE_UC ? URNIC_QPT_UC
+	return h->mode == FUZZ_MODE_UC	 ? URNIC_QPT_UC
 	       : h->mode == FUZZ_MODE_UD ? URNIC_QPT_UD
 					 : URNIC_QPT_RC;
 }
@@ -686,16 +690,16 @@ static void qp_new(struct harness *h, struct qpx *x)
 	if (t == URNIC_QPT_UC) {
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTR,
 				  state | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
-				      URNIC_QP_RQ_PSN) == 0);
+					  URNIC_QP_RQ_PSN) == 0);
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTS, state | URNIC_QP_SQ_PSN) == 0);
 	} else {
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTR,
 				  state | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
-				      URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
-				      URNIC_QP_MIN_RNR_TIMER) == 0);
+					  URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
+					  URNIC_QP_MIN_RNR_TIMER) == 0);
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTS,
 				  state | URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT | URNIC_QP_RETRY_CNT |
-				      URNIC_QP_RNR_RETRY | URNIC_QP_MAX_QP_RD_ATOMIC) == 0);
+					  URNIC_QP_RNR_RETRY | URNIC_QP_MAX_QP_RD_ATOMIC) == 0);
 	}
 	FUZZ_CHECK(x->qp.state == URNIC_QPS_RTS);
 }
@@ -1154,9 +1158,10 @@ static void act(struct harness *h, struct qpx *x, const uint8_t *p, size_t len)
 		break;
 	case FA_MW_ALLOC:
 		if (!s->mw) {
-			FUZZ_CHECK(urnic_mw_alloc(
-				       &h->e.mrs, &h->pd, a[2] & 1 ? URNIC_KEY_MW2 : URNIC_KEY_MW1,
-				       (uint16_t)urnic_engine_random(&h->e), &s->mw) == 0);
+			FUZZ_CHECK(urnic_mw_alloc(&h->e.mrs, &h->pd,
+						  a[2] & 1 ? URNIC_KEY_MW2 : URNIC_KEY_MW1,
+						  (uint16_t)urnic_engine_random(&h->e),
+						  &s->mw) == 0);
 			s->key = s->mw->key;
 		}
 		break;
@@ -1332,7 +1337,9 @@ static void rx(struct harness *h, const uint8_t *src, const uint8_t *dst, const 
 	       size_t len)
 {
 	struct urnic_rx_meta m = {
-		.sport = PEER_SPORT, .ttl = URNIC_DEFAULT_TTL, .now_ns = h->now_ns,
+		.sport = PEER_SPORT,
+		.ttl = URNIC_DEFAULT_TTL,
+		.now_ns = h->now_ns,
 	};
 
 	memcpy(m.src_ip, src, 4);
@@ -1357,9 +1364,9 @@ static const uint8_t *rewrite(struct harness *h, uint8_t *buf, size_t len, uint8
 	if (sel != FUZZ_CTL_QP_RAW) {
 		p.bth.dqpn = x->qp.qpn;
 		if (!(ctl & FUZZ_CTL_PSN_RAW))
-			p.bth.psn =
-			    urnic_psn_add(p.bth.psn, (flags & URNIC_OPF_REQ) ? x->qp.attr.rq_psn
-									     : x->qp.attr.sq_psn);
+			p.bth.psn = urnic_psn_add(p.bth.psn, (flags & URNIC_OPF_REQ)
+								     ? x->qp.attr.rq_psn
+								     : x->qp.attr.sq_psn);
 	}
 	if (flags & URNIC_OPF_RETH)
 		map_key(h, &p.reth.rkey, &p.reth.va);

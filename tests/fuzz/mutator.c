@@ -59,8 +59,8 @@ static size_t insert_action(uint8_t *data, size_t size, size_t max_size, size_t 
 		return 0;
 	open_gap(data, size, off, len);
 	data[off] =
-	    (uint8_t)(FUZZ_CTL_ACTION |
-		      (rng_next(s) & (FUZZ_CTL_ACT_OTHER | FUZZ_CTL_NO_PASS | FUZZ_CTL_POST)));
+		(uint8_t)(FUZZ_CTL_ACTION |
+			  (rng_next(s) & (FUZZ_CTL_ACT_OTHER | FUZZ_CTL_NO_PASS | FUZZ_CTL_POST)));
 	data[off + 1] = 0;
 	data[off + 2] = (uint8_t)(1 + nargs);
 	data[off + 3] = (uint8_t)(rng_next(s) % FA_COUNT);
@@ -82,8 +82,8 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 	k = n ? rng_next(&s) % n : 0;
 	switch (rng_next(&s) % 5) {
 	case 0: /* an action before record k (or at the end) */
-		len =
-		    insert_action(data, size, max_size, n ? at[rng_next(&s) % (n + 1)] : whole, &s);
+		len = insert_action(data, size, max_size, n ? at[rng_next(&s) % (n + 1)] : whole,
+				    &s);
 		return len ? len : LLVMFuzzerMutate(data, size, max_size);
 	case 1: /* record k again, right after itself */
 		if (!n)

@@ -1032,7 +1032,7 @@ static void answer(struct out *o, const struct planned *p, uint32_t msn, uint8_t
 	case URNIC_WR_RDMA_READ:
 		for (uint32_t j = 0; j < p->npsn; j++) {
 			uint32_t n =
-			    p->len - j * FUZZ_MTU < FUZZ_MTU ? p->len - j * FUZZ_MTU : FUZZ_MTU;
+				p->len - j * FUZZ_MTU < FUZZ_MTU ? p->len - j * FUZZ_MTU : FUZZ_MTU;
 			uint8_t op = p->npsn == 1	? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
 				     : j == 0		? URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST
 				     : j == p->npsn - 1 ? URNIC_OP_RC_RDMA_READ_RESPONSE_LAST

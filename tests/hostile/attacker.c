@@ -223,7 +223,7 @@ bool parse_qp_line(const char *line)
 	int i;
 
 	if (sscanf(line, "qp %d qpn %x dest %x rq_psn %x sq_psn %x", &i, &qpn, &dest, &rq, &sq) !=
-		5 ||
+		    5 ||
 	    i < 0 || i >= HOSTILE_MAX_QPS)
 		return false;
 	/* A QP created later on a destroyed one's index starts afresh. */
@@ -739,7 +739,7 @@ void expect_read_responses_in(int r, int qi, uint32_t psn, uint64_t off, uint32_
 				  what))
 			break;
 		EXPECT(A.r.pkt.payload_bytes == n &&
-			   memcmp(A.r.pkt.payload, A.shadow[r] + off + k * MTU, n) == 0,
+			       memcmp(A.r.pkt.payload, A.shadow[r] + off + k * MTU, n) == 0,
 		       "%s: response %u does not carry the region's bytes", what, k);
 	}
 }
@@ -808,7 +808,7 @@ void good_send(int qi, uint32_t len, uint32_t seed, const char *what)
 	q->msn++;
 	if (expect_reply(qi, URNIC_OP_RC_ACKNOWLEDGE, q->epsn, -1, q->msn, what)) {
 		uint32_t slot =
-		    q->rq_off[q->rq_head++ % (sizeof(q->rq_off) / sizeof(q->rq_off[0]))];
+			q->rq_off[q->rq_head++ % (sizeof(q->rq_off) / sizeof(q->rq_off[0]))];
 
 		memcpy(A.shadow[HR_RECV] + slot, data, len);
 	}
@@ -874,7 +874,7 @@ static void report_body_diff(int r)
 static void check_memory(void)
 {
 	unsigned long long lo[HOSTILE_MAX_REGIONS], body[HOSTILE_MAX_REGIONS],
-	    hi[HOSTILE_MAX_REGIONS];
+		hi[HOSTILE_MAX_REGIONS];
 
 	tcmd("sums");
 	REQUIRE(A.nans == A.nregions, "sums: %d lines", A.nans);
@@ -922,9 +922,9 @@ int add_region(const char *name, uint64_t len, const char *flags)
 	REQUIRE(r < HOSTILE_MAX_REGIONS, "too many regions");
 	tcmd("reg %s %llu %s", name, (unsigned long long)len, flags);
 	REQUIRE(A.nans == 1 &&
-		    sscanf(A.ans[0], "mr %31s addr %llx len %llu rkey %x", nm, &addr, &got_len,
-			   &rkey) >= 3 &&
-		    got_len == len,
+			sscanf(A.ans[0], "mr %31s addr %llx len %llu rkey %x", nm, &addr, &got_len,
+			       &rkey) >= 3 &&
+			got_len == len,
 		"reg %s: '%s'", name, A.nans ? A.ans[0] : "");
 	A.mr[r] = (struct mrinfo){ addr, len, rkey };
 	snprintf(A.rname[r], sizeof(A.rname[r]), "%s", name);
@@ -935,7 +935,7 @@ int add_region(const char *name, uint64_t len, const char *flags)
 	A.nregions++;
 	tcmd("sums");
 	REQUIRE(A.nans == A.nregions &&
-		    sscanf(A.ans[r], "sum %31s %llx %llx %llx", nm, &lo, &body, &hi) == 4,
+			sscanf(A.ans[r], "sum %31s %llx %llx %llx", nm, &lo, &body, &hi) == 4,
 		"sums after reg %s", name);
 	A.base_lo[r] = lo;
 	A.base_hi[r] = hi;

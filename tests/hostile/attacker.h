@@ -104,7 +104,7 @@ extern struct attacker A;
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A failed check at file:line (fail_at: the caller's file); counted in A.failures. */
 void fail_in(const char *file, int line, const char *expr, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+	__attribute__((format(printf, 4, 5)));
 #define fail_at(line, ...) fail_in(__FILE__, line, __VA_ARGS__)
 
 /* A failed EXPECT is counted and the scenario goes on; a failed REQUIRE ends it. */

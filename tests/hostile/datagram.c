@@ -245,8 +245,8 @@ static void expect_ud_in(int qi, const struct dwc *w, struct rwqe at, const uint
 			 const uint8_t *data, uint32_t len, const char *what)
 {
 	EXPECT(w && w->qp == qi && w->status == WC_SUCCESS && w->opcode == WC_RECV &&
-		   w->byte_len == HOSTILE_UD_GRH + len && (w->flags & WC_GRH) &&
-		   w->src_qp == sqpn && w->wr_id == at.wr_id,
+		       w->byte_len == HOSTILE_UD_GRH + len && (w->flags & WC_GRH) &&
+		       w->src_qp == sqpn && w->wr_id == at.wr_id,
 	       "%s: completion qp %d wr_id 0x%llx status %d opcode %d byte_len %u flags 0x%x "
 	       "src_qp 0x%x; expected qp %d wr_id 0x%llx status 0 RECV byte_len %u GRH src_qp "
 	       "0x%x",
@@ -273,9 +273,9 @@ static void set_peer_ttl(void)
 	int ttl = PEER_TTL, tos = PEER_TOS, mttl = MCAST_TTL;
 
 	REQUIRE(setsockopt(A.fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0 &&
-		    setsockopt(A.fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0 &&
-		    setsockopt(A.fd, IPPROTO_IP, IP_MULTICAST_TTL, &mttl, sizeof(mttl)) == 0 &&
-		    setsockopt(A.spoof_fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0,
+			setsockopt(A.fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) == 0 &&
+			setsockopt(A.fd, IPPROTO_IP, IP_MULTICAST_TTL, &mttl, sizeof(mttl)) == 0 &&
+			setsockopt(A.spoof_fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0,
 		"setsockopt: %s", strerror(errno));
 }
 
@@ -433,9 +433,9 @@ static void ud_spray(int qi, uint32_t first, uint32_t n)
 			fill(data, sizeof(data), first + k);
 			urnic_put_be32(data, first + k);
 			iov[b].iov_base = pkt[b];
-			iov[b].iov_len =
-			    ud_build(A.qp[qi].qpn, hostile_qkey((unsigned)qi), 0x000200, A.taddr,
-				     false, data, sizeof(data), pkt[b], sizeof(pkt[b]));
+			iov[b].iov_len = ud_build(A.qp[qi].qpn, hostile_qkey((unsigned)qi),
+						  0x000200, A.taddr, false, data, sizeof(data),
+						  pkt[b], sizeof(pkt[b]));
 			memset(&msg[b], 0, sizeof(msg[b]));
 			msg[b].msg_hdr.msg_name = &to;
 			msg[b].msg_hdr.msg_namelen = sizeof(to);
@@ -582,7 +582,7 @@ static void expect_srq_wc(const struct dwc *w, int n, int qi, int k, int status,
 			  const char *what)
 {
 	EXPECT(n == 1 && w[0].qp == qi && w[0].wr_id == srq_wqe[k].wr_id && w[0].status == status &&
-		   w[0].opcode == WC_RECV && w[0].byte_len == byte_len,
+		       w[0].opcode == WC_RECV && w[0].byte_len == byte_len,
 	       "%s: %d completions, the first qp %d wr_id 0x%llx status %d opcode %d byte_len "
 	       "%u; expected one, qp %d wr_id 0x%llx status %d RECV byte_len %u",
 	       what, n, n ? w[0].qp : -1, n ? w[0].wr_id : 0, n ? w[0].status : -1,
@@ -605,7 +605,7 @@ void sc_srq(void)
 {
 	struct topts o = topts_default(4);
 	static uint8_t d0[100], big[2 * MTU], held[MTU + 500], d2[64], d3[64], dud[300],
-	    buf[PKT_MAX];
+		buf[PKT_MAX];
 	struct urnic_ctrfile s;
 	struct events ev;
 	struct dwc w[16];
@@ -806,7 +806,7 @@ void sc_mcast(void)
 	ud_send(MCAST_QPN, qg, 0x000401, other, data, 64, false);
 	ud_send(MCAST_QPN, qg, 0x000401, A.taddr, data, 64, false);
 	EXPECT(wait_ctr("drop_unknown_qp", snap_of(&s, "drop_unknown_qp") + 1) ==
-		   snap_of(&s, "drop_unknown_qp") + 1,
+		       snap_of(&s, "drop_unknown_qp") + 1,
 	       "DestQP 0xFFFFFF on the target's address: not counted as drop_unknown_qp");
 	sleep_ms(SILENCE_MS);
 	expect_silent_drop(&s, "datagrams to groups the target is not in");

@@ -120,7 +120,7 @@ void sc_rnr_flood(void)
 	good_send(0, 64, 3, "SEND after a receive was posted");
 	n = target_wcs(w, 8);
 	EXPECT(n == 1 && w[0].qp == 0 && w[0].status == 0 && w[0].opcode == 128 &&
-		   w[0].byte_len == 64,
+		       w[0].byte_len == 64,
 	       "expected one successful 64-byte receive, got %d completion(s), first status %d", n,
 	       n ? w[0].status : -1);
 	probe(1);
@@ -270,7 +270,8 @@ static void read_flood_refused(int qi, uint32_t nreq)
 			       "syndrome 0x%02x",
 			       urnic_psn_add(f.e, 4), p->bth.psn, p->aeth.syndrome);
 			naks++;
-		} else if (A.r.decoded && (urnic_opcode_info(p->bth.opcode)->flags & URNIC_OPF_READ)) {
+		} else if (A.r.decoded &&
+			   (urnic_opcode_info(p->bth.opcode)->flags & URNIC_OPF_READ)) {
 			flood_response(&f);
 		} else {
 			others++;

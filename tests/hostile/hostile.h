@@ -59,8 +59,8 @@ static inline uint32_t hostile_qkey(unsigned i)
  * writes at start, so the attacker can predict every byte it reads. */
 static inline uint8_t hostile_pattern(unsigned r, unsigned kind, uint64_t off)
 {
-	uint64_t x =
-	    (off + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)(r + 1) << 40) ^ ((uint64_t)kind << 56);
+	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)(r + 1) << 40) ^
+		     ((uint64_t)kind << 56);
 
 	x ^= x >> 29;
 	x *= 0xbf58476d1ce4e5b9ull;

@@ -135,8 +135,8 @@ void sc_window_after_qp_destroy(void)
 	start_target(&o);
 	r = add_region("windowed", 4096, "wb");
 	tcmd("mw_bind 0 windowed 1024 2048");
-	REQUIRE(A.nans == 1 &&
-		    sscanf(A.ans[0], "mw rkey %x addr %llx len %llu", &mkey, &maddr, &mlen) == 3,
+	REQUIRE(A.nans == 1 && sscanf(A.ans[0], "mw rkey %x addr %llx len %llu", &mkey, &maddr,
+				      &mlen) == 3,
 		"mw_bind: '%s'", A.nans ? A.ans[0] : "");
 	say("window rkey 0x%x over region windowed at 1024..3071, bound through QP 0 (qpn 0x%x)",
 	    mkey, A.qp[0].qpn);

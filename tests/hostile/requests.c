@@ -235,8 +235,8 @@ void sc_misaligned_atomic(void)
 	/* Aligned IOVA, unaligned memory. */
 	snap(&s);
 	h = hdr(3, URNIC_OP_RC_FETCH_ADD, A.qp[3].epsn);
-	h.atmeth =
-	    (struct urnic_atmeth){ A.mr[HR_ATOMIC_ODD].addr + 8, A.mr[HR_ATOMIC_ODD].rkey, 1, 0 };
+	h.atmeth = (struct urnic_atmeth){ A.mr[HR_ATOMIC_ODD].addr + 8, A.mr[HR_ATOMIC_ODD].rkey, 1,
+					  0 };
 	xmit(&h, NULL, 0, 0);
 	expect_nak(3, A.qp[3].epsn, 0x61, "FETCH_ADD at an aligned IOVA over unaligned memory");
 	settle();

@@ -197,7 +197,7 @@ void sc_duplicate_read(void)
 	send_read(0, p, ro->addr + 1024, A.mr[HR_RW].rkey, 2 * MTU);
 	send_read(0, wpsn, ro->addr + 1024, ro->rkey, 2 * MTU);
 	expect_silent_drop(&s, "duplicate READs that grew, start before, name another R_Key, or "
-			   "have no READ at their PSN");
+			       "have no READ at their PSN");
 	EXPECT_CTR(s, "drop_dup_no_resource", 4);
 	EXPECT_CTR(s, "dup_request", 4);
 
@@ -285,7 +285,7 @@ void sc_completer(void)
 	tcmd("send 0 100 %d", 0x5e0d);
 	if (expect_request(0, URNIC_OP_RC_SEND_ONLY, q->sq_psn, "the target's SEND"))
 		EXPECT(A.r.pkt.payload_bytes == 100 &&
-			   memcmp(A.r.pkt.payload, A.shadow[HR_NONE], 100) == 0,
+			       memcmp(A.r.pkt.payload, A.shadow[HR_NONE], 100) == 0,
 		       "the target's SEND does not carry its buffer");
 	snap(&s);
 	h = response(0, URNIC_OP_RC_ACKNOWLEDGE, urnic_psn_add(q->sq_psn, 1000), 0x1f, 1);

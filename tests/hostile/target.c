@@ -76,7 +76,7 @@ struct region {
 	size_t map_bytes;
 	uint8_t *lo, *body, *hi;
 	size_t lo_bytes, len, hi_bytes;
-	uint64_t iova; /* how peers name body */
+	uint64_t iova;	   /* how peers name body */
 	struct ibv_mr *mr; /* NULL once deregistered (`dereg`): the memory stays */
 	int access;
 	char name[32];
@@ -114,8 +114,8 @@ static struct {
 	struct ibv_qp *qp[HOSTILE_MAX_QPS]; /* NULL: destroyed (`destroy`) */
 	struct ibv_srq *srq;		    /* shared by the first o.srq QPs, or NULL */
 	uint32_t srq_posted;
-	int nqp;			    /* QP indexes in use, destroyed ones included */
-	uint32_t posted[HOSTILE_MAX_QPS];   /* receive WQEs posted so far, per QP */
+	int nqp;			  /* QP indexes in use, destroyed ones included */
+	uint32_t posted[HOSTILE_MAX_QPS]; /* receive WQEs posted so far, per QP */
 	struct region reg[HOSTILE_MAX_REGIONS];
 	int nreg;
 	struct ibv_mw *mw[16];
@@ -148,8 +148,8 @@ static void region_new(int r, const char *name, size_t len, int access, size_t s
 	size_t mid = (2 * HOSTILE_GUARD_BYTES + shift + len + page - 1) / page * page;
 
 	g->map_bytes = mid + 2 * page;
-	g->map =
-	    mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g->map = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		      0);
 	if (g->map == MAP_FAILED)
 		die("mmap");
 	/* Any access beyond the guard bytes faults: the crash is the report. */
@@ -260,8 +260,8 @@ static void connect_qp(int i)
 	memcpy(a.ah_attr.grh.dgid.raw + 12, &peer, 4);
 	if (ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			      IBV_QP_RQ_PSN |
-			      (uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
+				  IBV_QP_RQ_PSN |
+				  (uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)))
 		die("modify to RTR");
 
 	memset(&a, 0, sizeof(a));
@@ -273,9 +273,9 @@ static void connect_qp(int i)
 	a.max_rd_atomic = 4;
 	if (ibv_modify_qp(qp, &a,
 			  IBV_QP_STATE | IBV_QP_SQ_PSN |
-			      (uc ? 0
-				  : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					IBV_QP_MAX_QP_RD_ATOMIC)))
+				  (uc ? 0
+				      : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+						   IBV_QP_MAX_QP_RD_ATOMIC)))
 		die("modify to RTS");
 }
 
@@ -313,7 +313,7 @@ static void post_recv(int i, int n)
 	for (int k = 0; k < n; k++) {
 		uint32_t seq = T.posted[i]++;
 		size_t off =
-		    ((size_t)i * HOSTILE_MAX_RECV + seq % HOSTILE_MAX_RECV) * HOSTILE_RECV_SLOT;
+			((size_t)i * HOSTILE_MAX_RECV + seq % HOSTILE_MAX_RECV) * HOSTILE_RECV_SLOT;
 		struct ibv_sge sge = { (uintptr_t)(g->body + off), (uint32_t)T.o.recv_bytes,
 				       g->mr->lkey };
 		struct ibv_recv_wr wr = { .wr_id = (uint64_t)i << 32 | seq,

@@ -178,7 +178,7 @@ static void check_recv_slot(uint32_t slot, const uint8_t *sent, uint32_t n)
 	}
 	EXPECT(memcmp(got, sent, n) == 0, "the SEND did not land in receive buffer %u", slot);
 	EXPECT(memcmp(got + n, before + n, sizeof(got) - n) == 0 ||
-		   memcmp(got + n, refused + n, sizeof(got) - n) == 0,
+		       memcmp(got + n, refused + n, sizeof(got) - n) == 0,
 	       "receive buffer %u holds bytes neither SEND sent", slot);
 	memcpy(A.shadow[HR_RECV] + slot, got, sizeof(got));
 }
@@ -285,8 +285,8 @@ void sc_uc_injection(void)
 	/* Still in RTS, still served. */
 	expect_qp_state(1, "RTS");
 	good_uc_write(1, HR_RW, 4096, 128, 5, 0x0f0f0f, "a WRITE on the UC QP afterwards");
-	slot =
-	    A.qp[1].rq_off[A.qp[1].rq_head % (sizeof(A.qp[1].rq_off) / sizeof(A.qp[1].rq_off[0]))];
+	slot = A.qp[1].rq_off[A.qp[1].rq_head %
+			      (sizeof(A.qp[1].rq_off) / sizeof(A.qp[1].rq_off[0]))];
 	fill(data, 100, 24);
 	uc_pkt(1, URNIC_OP_UC_SEND_ONLY, 0x700000, 0, 0, 0, data, 100);
 	expect_silence("a SEND on the UC QP afterwards");

@@ -74,9 +74,8 @@ static int bind_spec(const char *spec)
 			return -1;
 		memcpy(un.sun_path + 1, spec + 5, n); /* sun_path[0] == 0: abstract */
 		fd = socket(AF_UNIX, SOCK_DGRAM, 0);
-		if (fd < 0 ||
-		    bind(fd, (struct sockaddr *)&un,
-			 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0)
+		if (fd < 0 || bind(fd, (struct sockaddr *)&un,
+				   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0)
 			return -1;
 		return fd;
 	}

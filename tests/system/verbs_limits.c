@@ -15,7 +15,8 @@
  * 2 outstanding READs against a responder granting 2 gets all 16 READs right; one
  * allowed 2 against a responder granting 1 is refused with NAK Invalid Request as soon
  * as a READ finds the one resource busy (IBTA 9.7.5.1.3; the requester sees
- * IBV_WC_REM_INV_REQ_ERR), and the data that did arrive is right. Prints "ok NAME" per step; exits 1 on the first failure.
+ * IBV_WC_REM_INV_REQ_ERR), and the data that did arrive is right. Prints "ok NAME" per step; exits
+ * 1 on the first failure.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -31,10 +32,10 @@
 #include "check.h"
 #include "verbs_side.h"
 
-#define FAILS_WITH(call, err)                                                            \
-	do {                                                                             \
-		errno = 0;                                                               \
-		CHECK((call) == NULL && errno == (err));                                 \
+#define FAILS_WITH(call, err)                                                                      \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		CHECK((call) == NULL && errno == (err));                                           \
 	} while (0)
 
 enum { READ_LEN = 65536, NREADS = 16 };
@@ -48,9 +49,12 @@ static void side_open_reads(struct side *s, struct ibv_device *dev)
 
 static struct ibv_qp *rc_qp(struct side *s, uint32_t depth)
 {
-	struct ibv_qp_init_attr ia = { .send_cq = s->cq, .recv_cq = s->cq,
-				       .cap = { .max_send_wr = depth, .max_recv_wr = 1,
-						.max_send_sge = 1, .max_recv_sge = 1 },
+	struct ibv_qp_init_attr ia = { .send_cq = s->cq,
+				       .recv_cq = s->cq,
+				       .cap = { .max_send_wr = depth,
+						.max_recv_wr = 1,
+						.max_send_sge = 1,
+						.max_recv_sge = 1 },
 				       .qp_type = IBV_QPT_RC };
 
 	return ibv_create_qp(s->pd, &ia);
@@ -58,11 +62,13 @@ static struct ibv_qp *rc_qp(struct side *s, uint32_t depth)
 
 static void to_init(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_READ };
 
 	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+	      0);
 }
 
 static int to_rtr(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn, uint8_t dest_rd)
@@ -73,19 +79,25 @@ static int to_rtr(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn, uin
 		.dest_qp_num = qpn,
 		.max_dest_rd_atomic = dest_rd,
 		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1, .grh = { .sgid_index = 1, .hop_limit = 64 } },
+		.ah_attr = { .is_global = 1,
+			     .port_num = 1,
+			     .grh = { .sgid_index = 1, .hop_limit = 64 } },
 	};
 
 	a.ah_attr.grh.dgid = *gid;
 	return ibv_modify_qp(qp, &a,
 			     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+				     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				     IBV_QP_MIN_RNR_TIMER);
 }
 
 static int rtr_to_rts(struct ibv_qp *qp, uint8_t init_rd)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-				 .rnr_retry = 7, .max_rd_atomic = init_rd };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS,
+				 .timeout = 14,
+				 .retry_cnt = 7,
+				 .rnr_retry = 7,
+				 .max_rd_atomic = init_rd };
 
 	return ibv_modify_qp(qp, &a,
 			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -117,7 +129,9 @@ static int reads(struct side *sa, struct ibv_qp *a, struct side *sb,
 	for (int i = 0; i < NREADS; i++) {
 		struct ibv_sge sge = { (uintptr_t)sa->buf + (size_t)i * READ_LEN, READ_LEN,
 				       sa->mr->lkey };
-		struct ibv_send_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+		struct ibv_send_wr wr = { .wr_id = (uint64_t)i,
+					  .sg_list = &sge,
+					  .num_sge = 1,
 					  .opcode = IBV_WR_RDMA_READ,
 					  .send_flags = IBV_SEND_SIGNALED },
 				   *bad;
@@ -171,15 +185,17 @@ int main(void)
 	fprintf(f, "# urnic limits test\nmax_qp 6\nmax_cqe 1000\nmax_srq_wr 32\n");
 	fclose(f);
 	setenv("URNIC_CONFIG", path, 1);
-	setenv("URNIC_LIMITS", "max_qp=4,max_cq=3,max_qp_wr=64,max_srq=2,max_qp_rd_atom=4,"
-			       "max_qp_init_rd_atom=2", 1);
+	setenv("URNIC_LIMITS",
+	       "max_qp=4,max_cq=3,max_qp_wr=64,max_srq=2,max_qp_rd_atom=4,"
+	       "max_qp_init_rd_atom=2",
+	       1);
 	list = ibv_get_device_list(&n);
 	unlink(path);
 	CHECK(list && n >= 2);
 
 	side_open_reads(&s0, list[0]);
 	CHECK(ibv_query_device(s0.ctx, &da) == 0);
-	CHECK(da.max_qp == 4); /* URNIC_LIMITS wins over the file's 6 */
+	CHECK(da.max_qp == 4);				  /* URNIC_LIMITS wins over the file's 6 */
 	CHECK(da.max_cqe == 1000 && da.max_srq_wr == 32); /* from the file */
 	CHECK(da.max_cq == 3 && da.max_qp_wr == 64 && da.max_srq == 2);
 	CHECK(da.max_qp_rd_atom == 4 && da.max_qp_init_rd_atom == 2 && da.max_res_rd_atom == 16);
@@ -201,9 +217,12 @@ int main(void)
 
 	/* QPs. */
 	{
-		struct ibv_qp_init_attr ia = { .send_cq = s0.cq, .recv_cq = s0.cq,
-					       .cap = { .max_send_wr = 65, .max_recv_wr = 1,
-							.max_send_sge = 1, .max_recv_sge = 1 },
+		struct ibv_qp_init_attr ia = { .send_cq = s0.cq,
+					       .recv_cq = s0.cq,
+					       .cap = { .max_send_wr = 65,
+							.max_recv_wr = 1,
+							.max_send_sge = 1,
+							.max_recv_sge = 1 },
 					       .qp_type = IBV_QPT_RC };
 
 		FAILS_WITH(ibv_create_qp(s0.pd, &ia), EINVAL);
@@ -272,8 +291,8 @@ int main(void)
 	 * arrived (timing), all complete. Nothing else: no retry storm, no other error. */
 	CHECK(ok == NREADS || first_error == IBV_WC_REM_INV_REQ_ERR);
 	printf("ok requester depth 2 > responder resources 1: %d of %d READs completed, "
-	       "all their data right, the rest refused (%s)\n", ok, NREADS,
-	       ibv_wc_status_str(first_error));
+	       "all their data right, the rest refused (%s)\n",
+	       ok, NREADS, ibv_wc_status_str(first_error));
 	CHECK(ibv_destroy_qp(a) == 0 && ibv_destroy_qp(b) == 0);
 
 	side_close(&s0);

@@ -44,9 +44,10 @@ static uint8_t *buf[2];
 static struct rq ud(struct ibv_context *ctx, int side, enum ibv_qp_type type)
 {
 	struct rq r;
-	struct ibv_qp_init_attr init = { .cap = { .max_send_wr = 8, .max_recv_wr = 8,
-						  .max_send_sge = 1, .max_recv_sge = 1 },
-					 .qp_type = type };
+	struct ibv_qp_init_attr init = {
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = type
+	};
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY };
 
 	r.cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
@@ -55,8 +56,9 @@ static struct rq ud(struct ibv_context *ctx, int side, enum ibv_qp_type type)
 	r.qp = ibv_create_qp(pd[side], &init);
 	CHECK(r.qp);
 	if (type == IBV_QPT_UD) {
-		CHECK(ibv_modify_qp(r.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						      IBV_QP_QKEY) == 0);
+		CHECK(ibv_modify_qp(r.qp, &a,
+				    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY) ==
+		      0);
 		a.qp_state = IBV_QPS_RTR;
 		CHECK(ibv_modify_qp(r.qp, &a, IBV_QP_STATE) == 0);
 		a.qp_state = IBV_QPS_RTS;
@@ -95,8 +97,11 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int want_none)
 static void send_group(struct rq *q0, struct ibv_ah *ah, uint32_t qkey, uint8_t fill)
 {
 	struct ibv_sge sge = { (uintptr_t)buf[0], MSG, mr[0]->lkey };
-	struct ibv_send_wr wr = { .wr_id = fill, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+	struct ibv_send_wr wr = { .wr_id = fill,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
 	struct ibv_wc wc;
 
@@ -129,10 +134,10 @@ static void expect_recv(struct rq *r, uint64_t id, uint8_t fill, uint32_t src_qp
 	CHECK(p[40] == fill && p[40 + MSG - 1] == fill);
 	if (is_ipv4(group)) {
 		CHECK(memcmp(p + 20 + 16, group->raw + 12, 4) == 0); /* IPv4 header: destination */
-		CHECK(p[20 + 8] == HOPS);                             /* and TTL */
+		CHECK(p[20 + 8] == HOPS);			     /* and TTL */
 	} else {
 		CHECK(memcmp(p + 24, group->raw, 16) == 0); /* IPv6 header: destination */
-		CHECK(p[7] == HOPS);                        /* and hop limit */
+		CHECK(p[7] == HOPS);			    /* and hop limit */
 	}
 }
 
@@ -142,8 +147,9 @@ int main(void)
 	struct ibv_context *ctx[2];
 	struct ibv_device_attr da;
 	union ibv_gid group4 = { .raw = { [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 } };
-	union ibv_gid group6 = { .raw = { 0xff, 0x0e, [8] = 0x02, [9] = 0x39, [11] = 1,
-					  [13] = 2, [15] = 3 } };
+	union ibv_gid group6 = {
+		.raw = { 0xff, 0x0e, [8] = 0x02, [9] = 0x39, [11] = 1, [13] = 2, [15] = 3 }
+	};
 	union ibv_gid group, gid1;
 	struct rq q0, q1, q2, q3, rc;
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
@@ -177,11 +183,11 @@ int main(void)
 	CHECK(ibv_query_gid(ctx[1], 1, 1, &gid1) == 0);
 	group = is_ipv4(&gid1) ? group4 : group6;
 
-	CHECK(ibv_attach_mcast(rc.qp, &group, 0) == EINVAL);   /* not UD */
-	CHECK(ibv_attach_mcast(q1.qp, &gid1, 0) == EINVAL);    /* not multicast */
-	CHECK(ibv_detach_mcast(q1.qp, &group, 0) == EINVAL);   /* not attached */
+	CHECK(ibv_attach_mcast(rc.qp, &group, 0) == EINVAL); /* not UD */
+	CHECK(ibv_attach_mcast(q1.qp, &gid1, 0) == EINVAL);  /* not multicast */
+	CHECK(ibv_detach_mcast(q1.qp, &group, 0) == EINVAL); /* not attached */
 	CHECK(ibv_attach_mcast(q1.qp, &group, 0) == 0);
-	CHECK(ibv_attach_mcast(q1.qp, &group, 0) == 0);        /* again: a no-op */
+	CHECK(ibv_attach_mcast(q1.qp, &group, 0) == 0); /* again: a no-op */
 	CHECK(ibv_attach_mcast(q2.qp, &group, 0) == 0);
 	CHECK(ibv_destroy_qp(q2.qp) == EBUSY);
 	printf("ok attach_mcast: EINVAL for RC and unicast, EBUSY to destroy while attached\n");
@@ -213,8 +219,11 @@ int main(void)
 
 	CHECK(ibv_detach_mcast(q1.qp, &group, 0) == 0);
 	CHECK(ibv_destroy_ah(ah) == 0);
-	for (struct rq *r = &q0; r; r = r == &q0 ? &q1 : r == &q1 ? &q2 : r == &q2 ? &q3
-						       : r == &q3 ? &rc : NULL) {
+	for (struct rq *r = &q0; r; r = r == &q0   ? &q1
+					: r == &q1 ? &q2
+					: r == &q2 ? &q3
+					: r == &q3 ? &rc
+						   : NULL) {
 		CHECK(ibv_destroy_qp(r->qp) == 0);
 		CHECK(ibv_destroy_cq(r->cq) == 0);
 	}

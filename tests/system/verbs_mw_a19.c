@@ -16,7 +16,8 @@
  * go to a second region with remote write and IBV_ACCESS_FLUSH_GLOBAL. The device
  * attributes advertise all of it. ibv_rereg_mr moves a region to new memory and rights
  * under the same key (not while windows are bound to it). Last, a WRITE through an
- * invalidated key completes IBV_WC_REM_ACCESS_ERR. Prints "ok NAME" per step; exits 1 on the first failure.
+ * invalidated key completes IBV_WC_REM_ACCESS_ERR. Prints "ok NAME" per step; exits 1 on the first
+ * failure.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -86,7 +87,9 @@ static void rc_qp(struct side *s)
 	struct ibv_qp_init_attr_ex init = {
 		.send_cq = s->cq,
 		.recv_cq = ibv_cq_ex_to_cq(s->cqx),
-		.cap = { .max_send_wr = 32, .max_recv_wr = 8, .max_send_sge = 1,
+		.cap = { .max_send_wr = 32,
+			 .max_recv_wr = 8,
+			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
@@ -278,12 +281,14 @@ int main(void)
 		struct ibv_mw *w;
 		struct ibv_mw_bind b = { .bind_info = { .addr = base, .length = 64 } };
 		struct ibv_sge sge = { (uintptr_t)c.buf, 4, c.mr->lkey };
-		struct ibv_send_wr wr = { .opcode = IBV_WR_ATOMIC_WRITE, .sg_list = &sge,
+		struct ibv_send_wr wr = { .opcode = IBV_WR_ATOMIC_WRITE,
+					  .sg_list = &sge,
 					  .num_sge = 1 },
 				   *bad;
 
 		CHECK(other);
-		other_mr = ibv_reg_mr(other, tbuf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		other_mr =
+			ibv_reg_mr(other, tbuf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 		CHECK(other_mr);
 		errno = 0;
 		CHECK(!ibv_alloc_mw(t.pd, (enum ibv_mw_type)3) && errno == EINVAL);
@@ -303,7 +308,8 @@ int main(void)
 		CHECK(ibv_dealloc_mw(w) == 0);
 		CHECK(ibv_dealloc_pd(other) == 0);
 	}
-	printf("ok errors: alloc_mw type, bind_mw EINVAL/EPERM, dealloc_pd EBUSY, post_send EINVAL\n");
+	printf("ok errors: alloc_mw type, bind_mw EINVAL/EPERM, dealloc_pd EBUSY, post_send "
+	       "EINVAL\n");
 
 	/* Type 1: ibv_bind_mw (a BIND_MW work request), WRITE and READ through it. */
 	mw1 = ibv_alloc_mw(t.pd, IBV_MW_TYPE_1);
@@ -316,8 +322,8 @@ int main(void)
 			.bind_info = { .mr = win_mr,
 				       .addr = base,
 				       .length = 8192,
-				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
-							  IBV_ACCESS_REMOTE_READ },
+				       .mw_access_flags =
+					       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ },
 		};
 
 		CHECK(ibv_bind_mw(t.qp, mw1, &b) == 0);
@@ -383,10 +389,11 @@ int main(void)
 
 		wr.bind_mw.mw = mw2;
 		wr.bind_mw.rkey = ibv_inc_rkey(mw2->rkey);
-		wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
-			.mr = win_mr, .addr = base, .length = 64,
-			.mw_access_flags = IBV_ACCESS_REMOTE_READ
-		};
+		wr.bind_mw.bind_info =
+			(struct ibv_mw_bind_info){ .mr = win_mr,
+						   .addr = base,
+						   .length = 64,
+						   .mw_access_flags = IBV_ACCESS_REMOTE_READ };
 		CHECK(ibv_post_send(t.qp, &wr, &bad) == 0);
 		expect(&t, 31, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 		mw2->rkey = wr.bind_mw.rkey;
@@ -488,7 +495,8 @@ int main(void)
 		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 0, 0) ==
 			      IBV_REREG_MR_ERR_INPUT &&
 		      errno == EINVAL);
-		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
+		CHECK(ibv_rereg_mr(rw_mr,
+				   IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS,
 				   NULL, nbuf, 8192, acc) == 0);
 		CHECK(rw_mr->addr == nbuf && rw_mr->length == 8192 && rw_mr->rkey == rkey);
 		memset(rwbuf, 0xee, 8192);
@@ -506,7 +514,8 @@ int main(void)
 		CHECK(ibv_dealloc_pd(other) == EBUSY);
 		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_PD, t.pd, NULL, 0, 0) == 0);
 		CHECK(ibv_dealloc_pd(other) == 0);
-		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, rwbuf, 8192, 0) == 0);
+		CHECK(ibv_rereg_mr(rw_mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, rwbuf, 8192, 0) ==
+		      0);
 		free(nbuf);
 	}
 	printf("ok rereg_mr: EBUSY with windows bound, new memory and rights under the same key\n");

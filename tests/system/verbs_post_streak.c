@@ -67,9 +67,12 @@ static uint64_t now_ns(void)
 
 static struct ibv_qp *create_qp(struct side *s, enum ibv_qp_type type)
 {
-	struct ibv_qp_init_attr ia = { .send_cq = s->cq, .recv_cq = s->cq,
-				       .cap = { .max_send_wr = DEPTH, .max_recv_wr = 1,
-						.max_send_sge = 1, .max_recv_sge = 1 },
+	struct ibv_qp_init_attr ia = { .send_cq = s->cq,
+				       .recv_cq = s->cq,
+				       .cap = { .max_send_wr = DEPTH,
+						.max_recv_wr = 1,
+						.max_send_sge = 1,
+						.max_recv_sge = 1 },
 				       .qp_type = type };
 	struct ibv_qp *qp = ibv_create_qp(s->pd, &ia);
 
@@ -83,23 +86,27 @@ static void connect_qp(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn
 {
 	bool rc = qp->qp_type == IBV_QPT_RC;
 
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
 
 	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+	      0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_4096;
 	a.dest_qp_num = qpn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
-	a.ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
-					  .grh = { .dgid = *gid, .sgid_index = 1, .hop_limit = 64 } };
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN |
-				    (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)) == 0);
+	a.ah_attr =
+		(struct ibv_ah_attr){ .is_global = 1,
+				      .port_num = 1,
+				      .grh = { .dgid = *gid, .sgid_index = 1, .hop_limit = 64 } };
+	CHECK(ibv_modify_qp(
+		      qp, &a,
+		      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			      (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)) == 0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
@@ -109,7 +116,7 @@ static void connect_qp(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn
 	CHECK(ibv_modify_qp(qp, &a,
 			    IBV_QP_STATE | IBV_QP_SQ_PSN |
 				    (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						  IBV_QP_MAX_QP_RD_ATOMIC
+						     IBV_QP_MAX_QP_RD_ATOMIC
 					: 0)) == 0);
 }
 
@@ -232,8 +239,7 @@ int main(void)
 	list = ibv_get_device_list(&n);
 	CHECK(list && n >= 2);
 	side_open(&s0, list[0], DEPTH, 8 * SLOTS, IBV_ACCESS_LOCAL_WRITE);
-	side_open(&s1, list[1], DEPTH, 8 * SLOTS,
-		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	side_open(&s1, list[1], DEPTH, 8 * SLOTS, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	for (int t = 0; t < 2; t++) {
 		enum ibv_qp_type type = t == 0 ? IBV_QPT_RC : IBV_QPT_UC;
 

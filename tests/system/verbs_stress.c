@@ -40,17 +40,16 @@
 
 enum {
 	MAX_QPS = 64,
-	DEPTH = 8,           /* work requests outstanding per QP */
-	NRECV = 32,          /* receive WQEs per QP */
-	SEND_MAX = 16384,    /* largest SEND */
-	RDMA_MAX = 65536,    /* largest WRITE / READ */
-	REGION = 131072,     /* the write target and the read source */
+	DEPTH = 8,	  /* work requests outstanding per QP */
+	NRECV = 32,	  /* receive WQEs per QP */
+	SEND_MAX = 16384, /* largest SEND */
+	RDMA_MAX = 65536, /* largest WRITE / READ */
+	REGION = 131072,  /* the write target and the read source */
 	INLINE_MAX = 64,
 };
 
 enum op { OP_SEND, OP_WRITE, OP_READ, OP_FADD, OP_CSWAP, OP_COUNT };
-static const char *const op_names[OP_COUNT] = { "SEND", "WRITE", "READ", "FETCH_ADD",
-						 "CMP_SWAP" };
+static const char *const op_names[OP_COUNT] = { "SEND", "WRITE", "READ", "FETCH_ADD", "CMP_SWAP" };
 
 /* What each side tells the other over TCP, per QP. */
 struct qp_info {
@@ -89,16 +88,16 @@ struct qpc {
 	uint8_t *recv_buf;  /* NRECV slots of SEND_MAX */
 	uint8_t *write_dst; /* REGION: the peer writes here */
 	uint8_t *read_src;  /* REGION: the peer reads from here */
-	uint64_t *atom;     /* [0] FETCH_ADD word, [1] CMP_SWAP word, [2 + slot] results */
+	uint64_t *atom;	    /* [0] FETCH_ADD word, [1] CMP_SWAP word, [2 + slot] results */
 	struct qp_info peer;
 	uint8_t *shadow; /* what the peer's write_dst must hold */
 	uint32_t posted, done, outstanding;
 	uint64_t slot_expect[DEPTH]; /* the atomic result expected in each slot */
-	uint64_t fadd_next;          /* the peer's FETCH_ADD word before our next one */
+	uint64_t fadd_next;	     /* the peer's FETCH_ADD word before our next one */
 	uint64_t cswap_next;
 	uint32_t sends_posted;
-	uint32_t recvd;     /* SENDs received */
-	int64_t last_imm;   /* index of the last SEND received */
+	uint32_t recvd;	  /* SENDs received */
+	int64_t last_imm; /* index of the last SEND received */
 };
 
 static struct {
@@ -115,19 +114,19 @@ static struct {
 
 static uint64_t sizes_max = RDMA_MAX;
 
-#define FAIL(...)                                                                        \
-	do {                                                                             \
-		fprintf(stderr, "verbs_stress[%s]: FAIL: ", g.side ? "client" : "server"); \
-		fprintf(stderr, __VA_ARGS__);                                            \
-		fputc('\n', stderr);                                                     \
-		exit(1);                                                                 \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "verbs_stress[%s]: FAIL: ", g.side ? "client" : "server");         \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		exit(1);                                                                           \
 	} while (0)
 
-#define CHECK(e)                                                                         \
-	do {                                                                             \
-		if (!(e))                                                                \
-			FAIL("%s:%d: %s (errno %d %s)", __FILE__, __LINE__, #e, errno,     \
-			     strerror(errno));                                           \
+#define CHECK(e)                                                                                   \
+	do {                                                                                       \
+		if (!(e))                                                                          \
+			FAIL("%s:%d: %s (errno %d %s)", __FILE__, __LINE__, #e, errno,             \
+			     strerror(errno));                                                     \
 	} while (0)
 
 static double elapsed(void)
@@ -160,8 +159,8 @@ static uint64_t mix(uint64_t x)
 
 static uint64_t key(int side, uint32_t q, uint32_t i, uint32_t what)
 {
-	return mix(g.seed ^ mix(((uint64_t)side << 60) ^ ((uint64_t)q << 40) ^ ((uint64_t)what << 32) ^
-				i));
+	return mix(g.seed ^
+		   mix(((uint64_t)side << 60) ^ ((uint64_t)q << 40) ^ ((uint64_t)what << 32) ^ i));
 }
 
 struct opdesc {
@@ -180,8 +179,11 @@ static struct opdesc describe(int side, uint32_t q, uint32_t i)
 	struct opdesc d = { 0 };
 	uint32_t max;
 
-	d.op = pct < 30 ? OP_SEND : pct < 60 ? OP_WRITE : pct < 80 ? OP_READ
-	     : pct < 90 ? OP_FADD : OP_CSWAP;
+	d.op = pct < 30	  ? OP_SEND
+	       : pct < 60 ? OP_WRITE
+	       : pct < 80 ? OP_READ
+	       : pct < 90 ? OP_FADD
+			  : OP_CSWAP;
 	max = d.op == OP_SEND ? SEND_MAX : (uint32_t)sizes_max;
 	switch (r % 8) {
 	case 0:
@@ -286,7 +288,8 @@ static void xfer(int fd, void *buf, size_t n, bool out)
 			continue;
 		}
 		if (k <= 0)
-			FAIL("TCP %s: %s", out ? "send" : "recv", k ? strerror(errno) : "peer closed");
+			FAIL("TCP %s: %s", out ? "send" : "recv",
+			     k ? strerror(errno) : "peer closed");
 		p += k;
 		n -= (size_t)k;
 	}
@@ -313,7 +316,8 @@ static int tcp_connect(const char *host, int port)
 
 static int tcp_accept(int port)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)port),
 				  .sin_addr.s_addr = htonl(INADDR_ANY) };
 	int lfd, fd, one = 1;
 
@@ -355,11 +359,16 @@ static void setup_qp(uint32_t q)
 	struct ibv_qp_init_attr ia = {
 		.send_cq = scq,
 		.recv_cq = rcq,
-		.cap = { .max_send_wr = 2 * DEPTH, .max_recv_wr = NRECV, .max_send_sge = 1,
-			 .max_recv_sge = 1, .max_inline_data = INLINE_MAX },
+		.cap = { .max_send_wr = 2 * DEPTH,
+			 .max_recv_wr = NRECV,
+			 .max_send_sge = 1,
+			 .max_recv_sge = 1,
+			 .max_inline_data = INLINE_MAX },
 		.qp_type = IBV_QPT_RC,
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .pkey_index = 0,
+				 .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
 						    IBV_ACCESS_REMOTE_READ |
 						    IBV_ACCESS_REMOTE_ATOMIC };
@@ -382,7 +391,8 @@ static void setup_qp(uint32_t q)
 	c->qp = ibv_create_qp(pd, &ia);
 	CHECK(c->qp);
 	CHECK(ibv_modify_qp(c->qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+	      0);
 	for (uint32_t s = 0; s < NRECV; s++)
 		post_recv(c, s);
 	c->shadow = calloc(1, REGION);
@@ -400,7 +410,8 @@ static void connect_qp(uint32_t q, const uint8_t *peer_gid)
 		.rq_psn = c->peer.psn,
 		.max_dest_rd_atomic = DEPTH,
 		.min_rnr_timer = 1,
-		.ah_attr = { .is_global = 1, .port_num = 1,
+		.ah_attr = { .is_global = 1,
+			     .port_num = 1,
 			     .grh = { .sgid_index = 1, .hop_limit = 64 } },
 	};
 
@@ -429,8 +440,10 @@ static void post_next(uint32_t q)
 	uint32_t i = c->posted, slot = i % DEPTH;
 	struct opdesc d = describe(g.side, q, i);
 	struct ibv_sge sge = { 0, d.len, c->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = (uint64_t)q << 32 | i, .sg_list = &sge,
-				  .num_sge = 1, .send_flags = IBV_SEND_SIGNALED },
+	struct ibv_send_wr wr = { .wr_id = (uint64_t)q << 32 | i,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .send_flags = IBV_SEND_SIGNALED },
 			   *bad;
 	uint8_t *src = c->send_src + (size_t)slot * RDMA_MAX;
 
@@ -509,9 +522,10 @@ static void send_done(const struct ibv_wc *wc)
 		FAIL("QP %u: completion of op %u, expected %u (out of order)", q, i, c->done);
 	switch (d.op) {
 	case OP_READ:
-		if (!pattern_ok(c->read_dst + (size_t)slot * RDMA_MAX, !g.side, q, ~0u, d.off, d.len,
-				&bad))
-			FAIL("QP %u READ %u (%u B at %u): byte %u differs", q, i, d.len, d.off, bad);
+		if (!pattern_ok(c->read_dst + (size_t)slot * RDMA_MAX, !g.side, q, ~0u, d.off,
+				d.len, &bad))
+			FAIL("QP %u READ %u (%u B at %u): byte %u differs", q, i, d.len, d.off,
+			     bad);
 		g.checked_bytes += d.len;
 		break;
 	case OP_FADD:
@@ -729,13 +743,16 @@ int main(int argc, char **argv)
 		struct qpc *c = &qps[q];
 
 		if (theirs[q].write_hash != fnv1a(c->shadow, REGION)) {
-			fprintf(stderr, "verbs_stress: QP %u: the peer's write region differs "
-					"from what we wrote\n", q);
+			fprintf(stderr,
+				"verbs_stress: QP %u: the peer's write region differs "
+				"from what we wrote\n",
+				q);
 			mismatches++;
 		}
 		if (theirs[q].fadd != c->fadd_next || theirs[q].cswap != c->cswap_next) {
-			fprintf(stderr, "verbs_stress: QP %u: final atomic words %#" PRIx64
-					"/%#" PRIx64 ", expected %#" PRIx64 "/%#" PRIx64 "\n",
+			fprintf(stderr,
+				"verbs_stress: QP %u: final atomic words %#" PRIx64 "/%#" PRIx64
+				", expected %#" PRIx64 "/%#" PRIx64 "\n",
 				q, theirs[q].fadd, theirs[q].cswap, c->fadd_next, c->cswap_next);
 			mismatches++;
 		}

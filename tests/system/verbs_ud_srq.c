@@ -8,11 +8,11 @@
  * q0 (ibv_create_qp_ex, ibv_wr_* with ibv_wr_set_ud_addr) sends a datagram to q1 by an
  * AH built with ibv_create_ah; q1 answers through ibv_create_ah_from_wc(), which must
  * find the sender in the GRH area the engine wrote (ibv_init_ah_from_wc is checked
- * field by field, down to the AH's traffic class, carried in the IP header both ways). q2 takes its receives from an SRQ: ibv_query_srq / ibv_modify_srq,
- * the limit event (IBV_EVENT_SRQ_LIMIT_REACHED once), IBV_EVENT_QP_LAST_WQE_REACHED on
- * ibv_modify_qp to ERR, EBUSY from ibv_destroy_srq while a QP uses it, EINVAL from
- * ibv_post_recv on that QP. Posting an RDMA WRITE on UD or a READ on UC is EINVAL.
- * Prints "ok NAME" per step; exits 1 on the first failure.
+ * field by field, down to the AH's traffic class, carried in the IP header both ways). q2 takes its
+ * receives from an SRQ: ibv_query_srq / ibv_modify_srq, the limit event
+ * (IBV_EVENT_SRQ_LIMIT_REACHED once), IBV_EVENT_QP_LAST_WQE_REACHED on ibv_modify_qp to ERR, EBUSY
+ * from ibv_destroy_srq while a QP uses it, EINVAL from ibv_post_recv on that QP. Posting an RDMA
+ * WRITE on UD or a READ on UC is EINVAL. Prints "ok NAME" per step; exits 1 on the first failure.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,7 +39,9 @@ static struct ibv_qp *ud_qp(struct side *s, struct ibv_srq *srq, bool ex)
 		.send_cq = s->cq,
 		.recv_cq = s->cq,
 		.srq = srq,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+		.cap = { .max_send_wr = 16,
+			 .max_recv_wr = 16,
+			 .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_UD,
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
@@ -87,8 +89,11 @@ static void post_recv(struct ibv_qp *qp, struct ibv_srq *srq, struct side *s, ui
 static void send_ud(struct ibv_qp *qp, struct side *s, struct ibv_ah *ah, uint32_t qpn, uint64_t id)
 {
 	struct ibv_sge sge = { (uintptr_t)(s->buf + 32768), MSG, s->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr wr = { .wr_id = id,
+				  .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 
 	wr.wr.ud.ah = ah;
@@ -203,8 +208,10 @@ int main(void)
 	/* What a UD QP cannot carry. */
 	{
 		struct ibv_sge sge = { (uintptr_t)s0.buf, 8, s0.mr->lkey };
-		struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
-					  .opcode = IBV_WR_RDMA_WRITE }, *bad;
+		struct ibv_send_wr wr = { .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE },
+				   *bad;
 
 		wr.wr.ud.ah = ah01;
 		CHECK(ibv_post_send(q0, &wr, &bad) == EINVAL && bad == &wr);
@@ -214,8 +221,12 @@ int main(void)
 	}
 	{
 		struct ibv_qp_init_attr init = {
-			.send_cq = s0.cq, .recv_cq = s0.cq, .qp_type = IBV_QPT_UC,
-			.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			.send_cq = s0.cq,
+			.recv_cq = s0.cq,
+			.qp_type = IBV_QPT_UC,
+			.cap = { .max_send_wr = 4,
+				 .max_recv_wr = 4,
+				 .max_send_sge = 1,
 				 .max_recv_sge = 1 },
 		};
 		struct ibv_qp *uc = ibv_create_qp(s0.pd, &init);

@@ -97,14 +97,21 @@ static void test_other_host_frames_are_dropped(void)
 	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++)
 		atomic_init(&u.groups[g].fd, -1);
 	/* The rings as urnic_ring_open sizes them; the big one holds nothing. */
-	u.ring.q[0] = (struct urnic_ring_q){ .fd = -1, .map = small, .map_len = sizeof(small),
-					     .frame_size = URNIC_RING_SMALL_FRAME,
-					     .frames_per_block = SMALL_BLOCK / URNIC_RING_SMALL_FRAME,
-					     .block_size = SMALL_BLOCK,
-					     .frame_nr = SMALL_BLOCK / URNIC_RING_SMALL_FRAME };
-	u.ring.q[1] = (struct urnic_ring_q){ .fd = -1, .map = big, .map_len = sizeof(big),
-					     .frame_size = BIG_FRAME, .frames_per_block = 1,
-					     .block_size = BIG_FRAME, .frame_nr = 1 };
+	u.ring.q[0] =
+		(struct urnic_ring_q){ .fd = -1,
+				       .map = small,
+				       .map_len = sizeof(small),
+				       .frame_size = URNIC_RING_SMALL_FRAME,
+				       .frames_per_block = SMALL_BLOCK / URNIC_RING_SMALL_FRAME,
+				       .block_size = SMALL_BLOCK,
+				       .frame_nr = SMALL_BLOCK / URNIC_RING_SMALL_FRAME };
+	u.ring.q[1] = (struct urnic_ring_q){ .fd = -1,
+					     .map = big,
+					     .map_len = sizeof(big),
+					     .frame_size = BIG_FRAME,
+					     .frames_per_block = 1,
+					     .block_size = BIG_FRAME,
+					     .frame_nr = 1 };
 	u.ring.cur = -1;
 	u.ring_on = true;
 	lay_frame(small, 0, PACKET_OTHERHOST);

@@ -15,9 +15,12 @@ static struct urnic_share s;
 
 static struct urnic_share_rec rec(uint8_t tag, const uint8_t *pkt, uint32_t len)
 {
-	struct urnic_share_rec r = { .sport = (uint16_t)(0xc000 | tag), .ip_id_hint = tag,
-				     .tos = (uint8_t)(tag ^ 0x6a), .ttl = (uint8_t)(64 - tag),
-				     .pkt = pkt, .len = len };
+	struct urnic_share_rec r = { .sport = (uint16_t)(0xc000 | tag),
+				     .ip_id_hint = tag,
+				     .tos = (uint8_t)(tag ^ 0x6a),
+				     .ttl = (uint8_t)(64 - tag),
+				     .pkt = pkt,
+				     .len = len };
 
 	memset(r.src, tag, sizeof(r.src));
 	return r;

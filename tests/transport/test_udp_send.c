@@ -39,7 +39,7 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 
 	if (!real)
 		real = (int (*)(int, struct mmsghdr *, unsigned int, int))dlsym(RTLD_NEXT,
-										 "sendmmsg");
+										"sendmmsg");
 	sends++;
 	for (unsigned int i = 0; i < n; i++) {
 		msgs_seen++;
@@ -101,8 +101,8 @@ static uint32_t expect(const struct urnic_txpkt *p, uint8_t *out)
 
 static void test_one_buffer_per_message(void)
 {
-	static const uint32_t mtu[1] = { 4096 }, three[3] = { 1000, 96, 3000 },
-			      tiny[1] = { 8 }, tail[2] = { 2048, 1024 };
+	static const uint32_t mtu[1] = { 4096 }, three[3] = { 1000, 96, 3000 }, tiny[1] = { 8 },
+			      tail[2] = { 2048, 1024 };
 	static struct urnic_txpkt sent[URNIC_TX_BATCH];
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(URNIC_ROCE_UDP_PORT) };
 	const uint8_t src[4] = { 127, 0, 9, 1 };
@@ -169,13 +169,15 @@ static void test_buffers_resident(void)
 	const struct {
 		const uint8_t *p;
 		size_t len;
-	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) }, { en->tx.wire, sizeof(en->tx.wire) } };
+	} bufs[2] = { { &v->rx_buf[0][0], sizeof(v->rx_buf) },
+		      { en->tx.wire, sizeof(en->tx.wire) } };
 
 	CHECK(v && en);
 	CHECK_EQ(urnic_udp_open(v, false, src, "127.0.9.1"), 0);
 	CHECK_EQ(urnic_engine_init(en, false, src, NULL, NULL, 1), 0);
 	for (int b = 0; b < 2; b++) {
-		uintptr_t start = ((uintptr_t)bufs[b].p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+		uintptr_t start =
+			((uintptr_t)bufs[b].p + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
 		uintptr_t end = ((uintptr_t)bufs[b].p + bufs[b].len) & ~(uintptr_t)(page - 1);
 		size_t n = (end - start) / (size_t)page;
 		unsigned char *vec = malloc(n);

@@ -25,27 +25,27 @@
 #include "check.h"
 
 /* NULL with errno e: a failed creator. */
-#define CHECK_NULL_ERRNO(call, e)                                                          \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		void *check_p_ = (void *)(call);                                           \
-		if (check_p_ || errno != (e)) {                                            \
-			fprintf(stderr, "%s:%d: %s: got %p errno %d (%s), want NULL %s\n",  \
-				__FILE__, __LINE__, #call, check_p_, errno, strerror(errno), #e); \
-			exit(1);                                                           \
-		}                                                                          \
+#define CHECK_NULL_ERRNO(call, e)                                                                  \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		void *check_p_ = (void *)(call);                                                   \
+		if (check_p_ || errno != (e)) {                                                    \
+			fprintf(stderr, "%s:%d: %s: got %p errno %d (%s), want NULL %s\n",         \
+				__FILE__, __LINE__, #call, check_p_, errno, strerror(errno), #e);  \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* -1 with errno e. */
-#define CHECK_M1_ERRNO(call, e)                                                            \
-	do {                                                                               \
-		errno = 0;                                                                 \
-		int check_r_ = (call);                                                     \
-		if (check_r_ != -1 || errno != (e)) {                                      \
-			fprintf(stderr, "%s:%d: %s: got %d errno %d (%s), want -1 %s\n",    \
-				__FILE__, __LINE__, #call, check_r_, errno, strerror(errno), #e); \
-			exit(1);                                                           \
-		}                                                                          \
+#define CHECK_M1_ERRNO(call, e)                                                                    \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		int check_r_ = (call);                                                             \
+		if (check_r_ != -1 || errno != (e)) {                                              \
+			fprintf(stderr, "%s:%d: %s: got %d errno %d (%s), want -1 %s\n", __FILE__, \
+				__LINE__, #call, check_r_, errno, strerror(errno), #e);            \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static struct ibv_context *ctx;
@@ -99,14 +99,18 @@ static struct ibv_ah_attr self_av(void)
 /* An RC QP in RTS towards QP dest_qpn of our own address. */
 static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				 .dest_qp_num = dest_qpn, .max_dest_rd_atomic = 1,
-				 .min_rnr_timer = 12, .ah_attr = self_av() };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR,
+				 .path_mtu = IBV_MTU_1024,
+				 .dest_qp_num = dest_qpn,
+				 .max_dest_rd_atomic = 1,
+				 .min_rnr_timer = 12,
+				 .ah_attr = self_av() };
 
 	to_init(qp);
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-					       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+	CHECK_EQ(ibv_modify_qp(qp, &a,
+			       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				       IBV_QP_MIN_RNR_TIMER),
 		 0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -114,9 +118,9 @@ static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					       IBV_QP_MAX_QP_RD_ATOMIC),
+	CHECK_EQ(ibv_modify_qp(qp, &a,
+			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
 		 0);
 }
 
@@ -275,7 +279,7 @@ static void reg_mr_of_memory_the_kernel_could_not_pin_fails(void)
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	mr = ibv_reg_mr(pd, rw, page,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+				IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	CHECK(mr);
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	/* The end wraps, or page-aligning it does; past UINT_MAX pages; past what is mapped. */
@@ -354,11 +358,11 @@ static void rereg_mr_with_bad_input_fails_as_documented(void)
 	CHECK(ctx2 && mr);
 	pd2 = ibv_alloc_pd(ctx2);
 	CHECK(pd2);
-#define REREG_FAILS(flags, p, addr, len, access, want)                                   \
-	do {                                                                             \
-		errno = 0;                                                               \
-		CHECK_EQ(ibv_rereg_mr(mr, flags, p, addr, len, access), want);           \
-		CHECK_EQ(errno, EINVAL);                                                 \
+#define REREG_FAILS(flags, p, addr, len, access, want)                                             \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		CHECK_EQ(ibv_rereg_mr(mr, flags, p, addr, len, access), want);                     \
+		CHECK_EQ(errno, EINVAL);                                                           \
 	} while (0)
 	REREG_FAILS(1 << 3, NULL, NULL, 0, 0, IBV_REREG_MR_ERR_INPUT);
 	REREG_FAILS(IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 4096, 0, IBV_REREG_MR_ERR_INPUT);
@@ -609,19 +613,22 @@ static void modify_qp_invalid_transition_or_attribute_is_einval(void)
 	/* ... with an attribute RESET -> INIT does not take (path MTU). */
 	a.port_num = 1;
 	a.path_mtu = IBV_MTU_1024;
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MTU),
+	CHECK_EQ(ibv_modify_qp(qp, &a,
+			       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				       IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MTU),
 		 EINVAL);
 	/* ... with a port or P_Key index that does not exist. */
 	a.port_num = 2;
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS),
-		 EINVAL);
+	CHECK_EQ(
+		ibv_modify_qp(qp, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+		EINVAL);
 	a.port_num = 1;
 	a.pkey_index = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS),
-		 EINVAL);
+	CHECK_EQ(
+		ibv_modify_qp(qp, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+		EINVAL);
 	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE, &qi), 0);
 	CHECK_EQ(q.qp_state, IBV_QPS_RESET);
 	CHECK_EQ(qp->state, IBV_QPS_RESET);
@@ -670,21 +677,21 @@ static void modify_qp_invalid_transition_or_attribute_is_einval(void)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					       IBV_QP_MAX_QP_RD_ATOMIC),
+	CHECK_EQ(ibv_modify_qp(qp, &a,
+			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
 		 EINVAL);
 	a.timeout = 14;
 	a.retry_cnt = 8;
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					       IBV_QP_MAX_QP_RD_ATOMIC),
+	CHECK_EQ(ibv_modify_qp(qp, &a,
+			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
 		 EINVAL);
 	a.retry_cnt = 7;
 	a.max_rd_atomic = (uint8_t)(dev_attr.max_qp_init_rd_atom + 1);
-	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					       IBV_QP_MAX_QP_RD_ATOMIC),
+	CHECK_EQ(ibv_modify_qp(qp, &a,
+			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
 		 EINVAL);
 	CHECK_EQ(qp->state, IBV_QPS_RTR);
 
@@ -743,7 +750,9 @@ static void post_send_with_bad_work_requests_fails_with_bad_wr(void)
 	{
 		static char big[1u << 16];
 		struct ibv_sge s = { (uintptr_t)big, qi.cap.max_inline_data + 1, 0 };
-		struct ibv_send_wr w = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+		struct ibv_send_wr w = { .sg_list = &s,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_SEND,
 					 .send_flags = IBV_SEND_INLINE };
 
 		CHECK(s.length <= sizeof(big));

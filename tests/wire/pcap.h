@@ -18,7 +18,7 @@ struct wire_pcap {
 	uint8_t *data; /* the whole file, owned; freed by wire_pcap_close() */
 	size_t len;
 	size_t off;
-	bool swap; /* file written in the other byte order */
+	bool swap;	   /* file written in the other byte order */
 	unsigned frame_no; /* 1-based number of the frame last returned, as tshark counts */
 };
 
@@ -32,7 +32,7 @@ struct wire_frame {
 struct wire_udp {
 	bool ipv6;
 	const uint8_t *ip;
-	size_t ip_bytes; /* IPv4: IHL * 4; IPv6: 40 */
+	size_t ip_bytes;    /* IPv4: IHL * 4; IPv6: 40 */
 	const uint8_t *udp; /* 8-byte UDP header */
 	uint16_t sport;
 	uint16_t dport;

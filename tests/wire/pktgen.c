@@ -117,10 +117,10 @@ size_t wire_pkt_build(const struct urnic_pkt *pkt, const uint8_t *payload, size_
 
 const char *wire_pkt_diff(const struct urnic_pkt *a, const struct urnic_pkt *b)
 {
-#define SAME(f)                                                                            \
-	do {                                                                               \
-		if (a->f != b->f)                                                          \
-			return #f;                                                         \
+#define SAME(f)                                                                                    \
+	do {                                                                                       \
+		if (a->f != b->f)                                                                  \
+			return #f;                                                                 \
 	} while (0)
 	SAME(bth.opcode);
 	SAME(bth.se);

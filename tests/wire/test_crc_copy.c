@@ -16,8 +16,8 @@
 #include "wire/crc_copy.h"
 
 #define MAX_BYTES 70000
-#define GUARD	  128 /* bytes either side of dst that must keep their pattern */
-#define SLACK	  64  /* room for the misalignments */
+#define GUARD 128 /* bytes either side of dst that must keep their pattern */
+#define SLACK 64  /* room for the misalignments */
 #define BUF_BYTES (GUARD + SLACK + MAX_BYTES + GUARD)
 
 static uint8_t src_buf[BUF_BYTES], dst_buf[BUF_BYTES], pattern[BUF_BYTES];
@@ -65,8 +65,7 @@ static void check_one(const struct impl *im, size_t len, size_t src_off, size_t 
 	got = im->fn(crc, dst_buf + at, src, len);
 	if (got != crc32_gzip_refl(crc, src, len)) {
 		fprintf(stderr, "%s: len %zu src+%zu dst+%zu crc 0x%08x: 0x%08x, ISA-L 0x%08x\n",
-			im->name, len, src_off, dst_off, crc, got,
-			crc32_gzip_refl(crc, src, len));
+			im->name, len, src_off, dst_off, crc, got, crc32_gzip_refl(crc, src, len));
 		CHECK(0);
 	}
 	CHECK(memcmp(dst_buf + at, src, len) == 0);

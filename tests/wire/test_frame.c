@@ -104,19 +104,19 @@ static void test_header_rules(void)
 {
 	const size_t ip = URNIC_ETH_HDR, udp = ip + URNIC_IPV4_HDR;
 
-	expect_rejected(12, 0x86, 1);        /* Ethertype IPv6 */
-	expect_rejected(ip, 0x46, 1);        /* IP options */
-	expect_rejected(ip, 0x65, 1);        /* version 6 */
-	expect_rejected(ip + 9, 6, 1);       /* TCP */
-	expect_rejected(ip + 6, 0x20, 1);    /* MF: a first fragment */
-	expect_rejected(ip + 7, 0x01, 1);    /* a fragment offset */
-	expect_rejected(ip + 10, 0x00, 0);   /* header checksum */
-	expect_rejected(ip + 8, 63, 0);      /* TTL changed, checksum not */
-	expect_rejected(ip + 3, 0xff, 1);    /* IP length past the frame */
-	expect_rejected(ip + 3, 27, 1);      /* IP length shorter than IP + UDP */
-	expect_rejected(ip + 3, 60, 1);      /* IP length shorter than UDP's */
-	expect_rejected(udp + 5, 60, 1);     /* UDP length longer than IP's */
-	expect_rejected(udp + 5, 7, 1);      /* UDP length shorter than its header */
+	expect_rejected(12, 0x86, 1);	   /* Ethertype IPv6 */
+	expect_rejected(ip, 0x46, 1);	   /* IP options */
+	expect_rejected(ip, 0x65, 1);	   /* version 6 */
+	expect_rejected(ip + 9, 6, 1);	   /* TCP */
+	expect_rejected(ip + 6, 0x20, 1);  /* MF: a first fragment */
+	expect_rejected(ip + 7, 0x01, 1);  /* a fragment offset */
+	expect_rejected(ip + 10, 0x00, 0); /* header checksum */
+	expect_rejected(ip + 8, 63, 0);	   /* TTL changed, checksum not */
+	expect_rejected(ip + 3, 0xff, 1);  /* IP length past the frame */
+	expect_rejected(ip + 3, 27, 1);	   /* IP length shorter than IP + UDP */
+	expect_rejected(ip + 3, 60, 1);	   /* IP length shorter than UDP's */
+	expect_rejected(udp + 5, 60, 1);   /* UDP length longer than IP's */
+	expect_rejected(udp + 5, 7, 1);	   /* UDP length shorter than its header */
 }
 
 static const char *golden_dir;

@@ -61,9 +61,8 @@ static const struct expect expects[] = {
 		.file = "rxe_rc_read.pcap",
 		.packets = 30,
 		.ops = { URNIC_OP_RC_RDMA_READ_REQUEST, URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST,
-			 URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE,
-			 URNIC_OP_RC_RDMA_READ_RESPONSE_LAST, URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY,
-			 END_OPS },
+			 URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE, URNIC_OP_RC_RDMA_READ_RESPONSE_LAST,
+			 URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, END_OPS },
 	},
 	{
 		.file = "rxe_rc_send.pcap",
@@ -112,39 +111,49 @@ struct interop_expect {
 };
 
 static const struct interop_expect interop_expects[] = {
-	{ "rc_pingpong", 1024,
+	{ "rc_pingpong",
+	  1024,
 	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
 	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
 	{ "rc_pingpong_s1", 1, { URNIC_OP_RC_SEND_ONLY, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "rc_pingpong_s65536", 1024,
+	{ "rc_pingpong_s65536",
+	  1024,
 	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
 	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "rc_pingpong_m1024", 1024,
+	{ "rc_pingpong_m1024",
+	  1024,
 	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
 	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "rc_pingpong_m4096", 4096,
+	{ "rc_pingpong_m4096",
+	  4096,
 	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
 	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "rc_pingpong_loss", 1024,
+	{ "rc_pingpong_loss",
+	  1024,
 	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
 	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "ib_write_bw", 1024,
+	{ "ib_write_bw",
+	  1024,
 	  { URNIC_OP_RC_RDMA_WRITE_FIRST, URNIC_OP_RC_RDMA_WRITE_MIDDLE,
 	    URNIC_OP_RC_RDMA_WRITE_LAST, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "ib_read_bw", 1024,
+	{ "ib_read_bw",
+	  1024,
 	  { URNIC_OP_RC_RDMA_READ_REQUEST, URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST,
-	    URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE, URNIC_OP_RC_RDMA_READ_RESPONSE_LAST,
-	    END_OPS } },
-	{ "ib_send_bw", 1024,
+	    URNIC_OP_RC_RDMA_READ_RESPONSE_MIDDLE, URNIC_OP_RC_RDMA_READ_RESPONSE_LAST, END_OPS } },
+	{ "ib_send_bw",
+	  1024,
 	  { URNIC_OP_RC_SEND_FIRST, URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_LAST,
 	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
-	{ "ib_atomic_bw", 0, /* AtomicETH and AtomicAckETH are headers: no payload */
+	{ "ib_atomic_bw",
+	  0, /* AtomicETH and AtomicAckETH are headers: no payload */
 	  { URNIC_OP_RC_FETCH_ADD, URNIC_OP_RC_ATOMIC_ACKNOWLEDGE, END_OPS } },
 	{ "ib_write_lat", 2, { URNIC_OP_RC_RDMA_WRITE_ONLY, END_OPS } },
-	{ "ib_read_lat", 2,
+	{ "ib_read_lat",
+	  2,
 	  { URNIC_OP_RC_RDMA_READ_REQUEST, URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, END_OPS } },
 	{ "ud_pingpong", 1024, { URNIC_OP_UD_SEND_ONLY, END_OPS } },
-	{ "uc_pingpong", 1024,
+	{ "uc_pingpong",
+	  1024,
 	  { URNIC_OP_UC_SEND_FIRST, URNIC_OP_UC_SEND_MIDDLE, URNIC_OP_UC_SEND_LAST, END_OPS } },
 };
 
@@ -437,8 +446,9 @@ static void check_interop_dir(const char *dir)
 	/* every scenario, in both roles: none silently missing */
 	for (i = 0; i < NINTEROP; i++) {
 		if (seen[i] != 2)
-			fprintf(stderr, "%s: %u captures of %s, want 2 (urnic_server, rxe_server)\n",
-				dir, seen[i], interop_expects[i].scenario);
+			fprintf(stderr,
+				"%s: %u captures of %s, want 2 (urnic_server, rxe_server)\n", dir,
+				seen[i], interop_expects[i].scenario);
 		CHECK_EQ(seen[i], 2);
 	}
 	printf("interop: %u RoCEv2 packets in %d files\n", total, n);

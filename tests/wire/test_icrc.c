@@ -283,7 +283,7 @@ static void flow_icrc_ignores_masked_ipv4_fields(void)
 	f.base = g.payload;
 	f.len = covered(&g);
 	g.ip[1] = 0xb8; /* DSCP EF + ECT(0)... */
-	g.ip[8] = 3;    /* ...after a few hops */
+	g.ip[8] = 3;	/* ...after a few hops */
 	g.udp[6] = 0x12;
 	g.udp[7] = 0x34;
 	g.payload[4] = 0x80; /* a switch marked FECN */
@@ -367,8 +367,8 @@ static void ipv4_id_recovered_from_every_golden_packet(void)
 			uint32_t rx;
 			uint16_t id = 0xdead;
 
-			if (!wire_frame_udp(&fr, &u) || u.dport != URNIC_ROCE_UDP_PORT ||
-			    u.ipv6 || u.ip_bytes != 20 ||
+			if (!wire_frame_udp(&fr, &u) || u.dport != URNIC_ROCE_UDP_PORT || u.ipv6 ||
+			    u.ip_bytes != 20 ||
 			    u.payload_bytes < URNIC_BTH_BYTES + URNIC_ICRC_BYTES)
 				continue;
 			cov = u.payload_bytes - URNIC_ICRC_BYTES;
@@ -387,8 +387,7 @@ static void ipv4_id_recovered_from_every_golden_packet(void)
 		wire_pcap_close(&pc);
 	}
 	closedir(d);
-	printf("  %u packets, %u with a non-zero IPv4 ID, every ID recovered\n", packets,
-	       nonzero);
+	printf("  %u packets, %u with a non-zero IPv4 ID, every ID recovered\n", packets, nonzero);
 	CHECK(packets > 200 && nonzero > 200);
 }
 
@@ -436,9 +435,9 @@ static void ipv4_id_recovery_refuses_corruption(void)
 		memcpy(ip, g.ip, 20);
 		ip[4] = ip[5] = 0;
 		flips++;
-		accepted += urnic_icrc_ipv4_id(urnic_icrc_raw(ip, 20, g.udp, g.payload,
-							      covered(&g)),
-					       on_wire(&g), covered(&g), &id) == 0;
+		accepted +=
+			urnic_icrc_ipv4_id(urnic_icrc_raw(ip, 20, g.udp, g.payload, covered(&g)),
+					   on_wire(&g), covered(&g), &id) == 0;
 		g.payload[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 	}
 	printf("  %u payload bit flips, %u taken for an IPv4 ID\n", flips, accepted);

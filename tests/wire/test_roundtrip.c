@@ -34,7 +34,7 @@ static void random_structs_survive_encode_decode(void)
 		for (round = 0; round < ROUNDS; round++) {
 			wire_pkt_random(&in, (uint8_t)op, &rng);
 			plen = (info->flags & URNIC_OPF_PAYLOAD) ? wire_rng_below(&rng, MAX_PAYLOAD)
-								  : 0;
+								 : 0;
 			for (i = 0; i < plen; i++)
 				payload[i] = (uint8_t)wire_rng_u32(&rng);
 			in.payload_bytes = (uint32_t)plen;

@@ -120,7 +120,6 @@ static ssize_t deth_enc(const void *h, uint8_t *b, size_t c)
 	return urnic_deth_encode(h, b, c);
 }
 
-
 static void every_prefix_of_every_header_fails(void)
 {
 	static const struct codec codecs[] = {

@@ -22,7 +22,7 @@ struct found {
 	size_t n, cap;
 	unsigned int stale;
 	unsigned int unreadable; /* other users' files we may not read */
-	unsigned int foreign; /* owned by another user than their process's */
+	unsigned int foreign;	 /* owned by another user than their process's */
 };
 
 static int add(struct found *f, const struct urnic_ctrfile *c)

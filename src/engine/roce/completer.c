@@ -47,7 +47,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 	while (qp->comp.idx != prod) {
 		struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
 		uint8_t status = w->done && w->status != URNIC_WC_SUCCESS ? w->status
-									 : URNIC_WC_WR_FLUSH_ERR;
+									  : URNIC_WC_WR_FLUSH_ERR;
 		struct urnic_cqe cqe = {
 			.wr_id = w->wr_id,
 			.status = status,
@@ -265,9 +265,8 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 		urnic_rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
 		return;
 	}
-	if (pkt->payload_bytes &&
-	    urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, off, pkt->payload,
-			      pkt->payload_bytes) < 0) {
+	if (pkt->payload_bytes && urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, off,
+						    pkt->payload, pkt->payload_bytes) < 0) {
 		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
 		return;
 	}

@@ -47,7 +47,8 @@ enum { ACK_HOLD_EXTEND = 4 };
 
 /* The hold time, or 0 if `times` of it and the slack do not fit under a quarter of the
  * QP's timeout. */
-uint64_t urnic_roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp, uint64_t times)
+uint64_t urnic_roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp,
+			      uint64_t times)
 {
 	uint64_t rto = urnic_qp_rto_ns(qp->attr.timeout);
 	uint64_t hold = e->hold.max_ns;
@@ -64,7 +65,8 @@ static bool requester_blocked(const struct urnic_qp *qp)
 }
 
 bool urnic_roce_hold_ack(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
-{	struct urnic_resp *r = &qp->resp;
+{
+	struct urnic_resp *r = &qp->resp;
 	uint64_t hold;
 
 	if (answered || !r->ack_interactive || r->ack_syndrome != URNIC_AETH_ACK_UNLIMITED ||

@@ -19,7 +19,8 @@ enum {
 
 /* The hold time, or 0 if `times` of it and the slack do not fit under a quarter of the
  * QP's retransmission timeout. */
-uint64_t urnic_roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp, uint64_t times);
+uint64_t urnic_roce_hold_time(const struct urnic_engine *e, const struct urnic_qp *qp,
+			      uint64_t times);
 
 /* Whether the RC responder's pending ACK waits now (arming or extending the hold);
  * answered: the QP's requester sent in this pass, so the ACK can leave behind it. */

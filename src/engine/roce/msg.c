@@ -17,12 +17,13 @@
 /* IBTA 9.2.1: the UC SEND and RDMA WRITE opcodes are the RC ones in the UC range. */
 enum { UC_OPCODE_OFFSET = URNIC_OP_UC_SEND_FIRST - URNIC_OP_RC_SEND_FIRST };
 _Static_assert(URNIC_OP_UC_SEND_LAST_WITH_IMMEDIATE ==
-		       URNIC_OP_RC_SEND_LAST_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
-	       URNIC_OP_UC_SEND_ONLY_WITH_IMMEDIATE ==
-		       URNIC_OP_RC_SEND_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
-	       URNIC_OP_UC_RDMA_WRITE_FIRST == URNIC_OP_RC_RDMA_WRITE_FIRST + UC_OPCODE_OFFSET &&
-	       URNIC_OP_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE ==
-		       URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET,
+			       URNIC_OP_RC_SEND_LAST_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
+		       URNIC_OP_UC_SEND_ONLY_WITH_IMMEDIATE ==
+			       URNIC_OP_RC_SEND_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
+		       URNIC_OP_UC_RDMA_WRITE_FIRST ==
+			       URNIC_OP_RC_RDMA_WRITE_FIRST + UC_OPCODE_OFFSET &&
+		       URNIC_OP_UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE ==
+			       URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET,
 	       "UC opcodes are RC opcodes + 0x20");
 
 bool urnic_roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
@@ -50,7 +51,7 @@ bool urnic_roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
 }
 
 uint8_t urnic_roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
-			   const struct urnic_send_wqe *w)
+				 const struct urnic_send_wqe *w)
 {
 	bool writes_local = w->opcode == URNIC_WR_RDMA_READ ||
 			    w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ||
@@ -112,7 +113,8 @@ uint8_t urnic_roce_wc_opcode(uint32_t wr_opcode)
 	}
 }
 
-uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
+uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_send_wqe *w)
 {
 	if (w->opcode == URNIC_WR_BIND_MW) {
 		struct urnic_mw_bind b = {
@@ -135,9 +137,9 @@ uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const s
 		       : URNIC_WC_LOC_QP_OP_ERR;
 }
 
-struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
-				 uint32_t payload_bytes, const struct urnic_peer *dst,
-				 uint32_t dqpn)
+struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp,
+				       struct urnic_pkt *h, uint32_t payload_bytes,
+				       const struct urnic_peer *dst, uint32_t dqpn)
 {
 	struct urnic_txpkt *p = urnic_tx_begin(e, qp);
 	ssize_t n;
@@ -152,14 +154,14 @@ struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *
 	return p;
 }
 
-struct urnic_txpkt *urnic_roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
-			      uint32_t payload_bytes)
+struct urnic_txpkt *urnic_roce_emit(struct urnic_engine *e, struct urnic_qp *qp,
+				    struct urnic_pkt *h, uint32_t payload_bytes)
 {
 	return urnic_roce_emit_to(e, qp, h, payload_bytes, &qp->attr.peer, qp->attr.dest_qp_num);
 }
 
 int urnic_roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
-		uint32_t off, uint32_t len, struct urnic_txpkt *p)
+		      uint32_t off, uint32_t len, struct urnic_txpkt *p)
 {
 	int n;
 
@@ -185,8 +187,7 @@ static uint8_t data_opcode(const struct urnic_send_wqe *w, bool first, bool last
 	static const uint8_t send[4] = { URNIC_OP_RC_SEND_MIDDLE, URNIC_OP_RC_SEND_FIRST,
 					 URNIC_OP_RC_SEND_LAST, URNIC_OP_RC_SEND_ONLY };
 	static const uint8_t write[4] = { URNIC_OP_RC_RDMA_WRITE_MIDDLE,
-					  URNIC_OP_RC_RDMA_WRITE_FIRST,
-					  URNIC_OP_RC_RDMA_WRITE_LAST,
+					  URNIC_OP_RC_RDMA_WRITE_FIRST, URNIC_OP_RC_RDMA_WRITE_LAST,
 					  URNIC_OP_RC_RDMA_WRITE_ONLY };
 	int k = (first ? 1 : 0) | (last ? 2 : 0);
 
@@ -214,7 +215,7 @@ static uint8_t data_opcode(const struct urnic_send_wqe *w, bool first, bool last
 }
 
 bool urnic_roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
-			   const struct urnic_send_wqe *w, int *err)
+				 const struct urnic_send_wqe *w, int *err)
 {
 	struct urnic_req *r = &qp->req;
 	uint32_t mtu = qp->attr.path_mtu;
@@ -257,8 +258,8 @@ void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8
 {
 	struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
 	/* IBTA 10.8.4: unsignaled WRs complete silently unless they fail. */
-	bool report = status != URNIC_WC_SUCCESS || qp->sq_sig_all ||
-		      (w->flags & URNIC_SEND_SIGNALED);
+	bool report =
+		status != URNIC_WC_SUCCESS || qp->sq_sig_all || (w->flags & URNIC_SEND_SIGNALED);
 	struct urnic_cqe cqe = {
 		.wr_id = w->wr_id,
 		.status = status,
@@ -281,7 +282,7 @@ void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8
 }
 
 void urnic_roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
-		    uint8_t status)
+			  uint8_t status)
 {
 	w->started = true;
 	w->done = true;
@@ -307,7 +308,7 @@ void urnic_roce_complete_sent(struct urnic_engine *e, struct urnic_qp *qp)
 }
 
 bool urnic_roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
-			  roce_hold_fn hold)
+				roce_hold_fn hold)
 {
 	struct urnic_req *r = &qp->req;
 	uint32_t budget = UNRELIABLE_BUDGET_PKTS;

@@ -28,7 +28,7 @@ bool urnic_roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode);
 /* Local checks when a WQE is first picked up: opcode for the transport, atomic
  * alignment, length, L_Keys. Returns a completion status (URNIC_WC_SUCCESS: fine). */
 uint8_t urnic_roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
-			   const struct urnic_send_wqe *w);
+				 const struct urnic_send_wqe *w);
 
 /* The work completion opcode of a send WQE's opcode. */
 uint8_t urnic_roce_wc_opcode(uint32_t wr_opcode);
@@ -44,8 +44,8 @@ enum {
 
 static inline uint32_t roce_feth(uint8_t type, uint8_t level)
 {
-	return (uint32_t)(type & ROCE_FETH_PLT_MASK) |
-	       (uint32_t)(level & ROCE_FETH_SEL_MASK) << ROCE_FETH_SEL_SHIFT;
+	return (uint32_t)(type & ROCE_FETH_PLT_MASK) | (uint32_t)(level & ROCE_FETH_SEL_MASK)
+							       << ROCE_FETH_SEL_SHIFT;
 }
 
 /* Work requests that send nothing: memory window binds and local invalidation. */
@@ -58,27 +58,28 @@ static inline bool roce_is_local_op(uint32_t wr_opcode)
  * window (mw.h) or invalidates one. Returns the completion status: success,
  * IBV_WC_MW_BIND_ERR for a failed bind, IBV_WC_LOC_QP_OP_ERR for a failed invalidation
  * (as rxe). */
-uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w);
+uint8_t urnic_roce_local_op(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_send_wqe *w);
 
 /* Encodes h's headers (P_Key, pad and, for the connected emitters, the peer's QPN
  * filled in) into a new tx packet and returns it; payload and commit are the
  * caller's. urnic_roce_emit sends to the connected peer, urnic_roce_emit_to anywhere (UD). */
-struct urnic_txpkt *urnic_roce_emit(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
-			      uint32_t payload_bytes);
-struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_pkt *h,
-				 uint32_t payload_bytes, const struct urnic_peer *dst,
-				 uint32_t dqpn);
+struct urnic_txpkt *urnic_roce_emit(struct urnic_engine *e, struct urnic_qp *qp,
+				    struct urnic_pkt *h, uint32_t payload_bytes);
+struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *qp,
+				       struct urnic_pkt *h, uint32_t payload_bytes,
+				       const struct urnic_peer *dst, uint32_t dqpn);
 
 /* Points p's fragments at bytes [off, off+len) of the WQE's data (SGEs or inline).
  * Returns 0 or -EFAULT. */
 int urnic_roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
-		uint32_t off, uint32_t len, struct urnic_txpkt *p);
+		      uint32_t off, uint32_t len, struct urnic_txpkt *p);
 
 /* Sends the next packet of a SEND or RDMA WRITE on a connected QP (RC or UC) at
  * req.psn / req.off_bytes and advances them. Returns true when the WQE is fully sent;
  * on a local protection error sets *err and sends nothing. */
 bool urnic_roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
-			   const struct urnic_send_wqe *w, int *err);
+				 const struct urnic_send_wqe *w, int *err);
 
 /* Completes the WQE at comp.idx with status (if signaled or failed) and frees it. */
 void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
@@ -86,7 +87,7 @@ void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8
 /* A local error on the WQE being sent: it completes with status once those before it
  * are done, the QP goes to error (IBTA 10.8.3.1). */
 void urnic_roce_fail_swqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
-		    uint8_t status);
+			  uint8_t status);
 
 /* Flushes the tx batch, then completes the sent WQEs (comp.idx up to req.idx) in
  * order: what UC and UD send is complete once it has left. */
@@ -113,7 +114,7 @@ typedef bool (*roce_send_fn)(struct urnic_engine *e, struct urnic_qp *qp,
 /* Whether the WQEs just sent wait to complete (held for the peer's answer, UC). */
 typedef bool (*roce_hold_fn)(struct urnic_engine *e, struct urnic_qp *qp);
 bool urnic_roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roce_send_fn send,
-			  roce_hold_fn hold);
+				roce_hold_fn hold);
 
 /* UD: the GRH area at the start of every receive buffer (IBTA 11.4.1.2, Post Receive
  * Request: the first 40 bytes receive the GRH, here the IP header standing for it). */
@@ -144,12 +145,14 @@ const struct urnic_recv_wqe *urnic_roce_rwqe(const struct urnic_qp *qp);
 /* Copies len bytes to the held WQE at resp.rwqe_off and advances it. Returns 0,
  * -EMSGSIZE (the buffer is too short: nothing written) or -EFAULT (an SGE does not
  * resolve with local write). */
-int urnic_roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data, uint32_t len);
+int urnic_roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data,
+		     uint32_t len);
 
 /* Completes the held WQE: immediate / invalidate from pkt's headers; for UD the
  * source QP from the DETH and the GRH flag. */
-void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			uint8_t opcode, uint32_t byte_len, uint8_t status);
+void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp,
+			      const struct urnic_pkt *pkt, uint8_t opcode, uint32_t byte_len,
+			      uint8_t status);
 
 /* In error: the WQE a QP took out of its SRQ completes with FLUSH_ERR. */
 void urnic_roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp);
@@ -182,17 +185,18 @@ static inline bool roce_request_near(const struct urnic_qp *qp, uint32_t psn)
  * (IBTA 9.9.3.1 class J, rxe RESPST_ERR_INVALIDATE_RKEY) the WQE completes with
  * REM_INV_REQ_ERR and the answer is -EKEYREJECTED: the QP must go to error. */
 int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		   uint32_t flags);
+			 uint32_t flags);
 
 /* UC/UD: a message longer than the receive buffer is dropped (counted), as rxe treats
  * it: without an SRQ the WQE stays for the next message (class D), with one the WQE
  * taken out of the SRQ completes with REM_INV_REQ_ERR (class E); the QP goes on. */
-void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt);
+void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp,
+			      const struct urnic_pkt *pkt);
 
 enum urnic_roce_write_check {
 	ROCE_WRITE_OK,
-	ROCE_WRITE_BAD_LENGTH,	/* RETH length or packet length inconsistent */
-	ROCE_WRITE_BAD_ACCESS,	/* R_Key, bounds or rights (IBTA 9.7.5.1.7) */
+	ROCE_WRITE_BAD_LENGTH, /* RETH length or packet length inconsistent */
+	ROCE_WRITE_BAD_ACCESS, /* R_Key, bounds or rights (IBTA 9.7.5.1.7) */
 };
 
 /* Checks an RDMA WRITE packet and resolves where its data goes (*host, for
@@ -202,11 +206,12 @@ enum urnic_roce_write_check {
  * reregistered, window unbound or invalidated): once ibv_dereg_mr returns, no packet
  * writes to the memory. Nothing is written here. */
 enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
-				       const struct urnic_pkt *pkt, uint32_t flags, uint8_t **host);
+						   const struct urnic_pkt *pkt, uint32_t flags,
+						   uint8_t **host);
 
 /* Places a WRITE packet checked by urnic_roce_write_check at host; on the LAST packet of a
  * WRITE with immediate completes the held receive WQE. */
 void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		     uint32_t flags, uint8_t *host);
+			   uint32_t flags, uint8_t *host);
 
 #endif

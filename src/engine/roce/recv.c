@@ -114,8 +114,9 @@ static void push_rwqe_cqe(struct urnic_engine *e, struct urnic_qp *qp, struct ur
 	urnic_complete(e, qp, qp->recv_cq, cqe, solicited);
 }
 
-void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			uint8_t opcode, uint32_t byte_len, uint8_t status)
+void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp,
+			      const struct urnic_pkt *pkt, uint8_t opcode, uint32_t byte_len,
+			      uint8_t status)
 {
 	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
 	struct urnic_cqe cqe = {
@@ -154,7 +155,7 @@ void urnic_roce_flush_held_rwqe(struct urnic_engine *e, struct urnic_qp *qp)
 }
 
 int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		   uint32_t flags)
+			 uint32_t flags)
 {
 	struct urnic_resp *r = &qp->resp;
 	int ret = urnic_roce_place(e, qp, pkt->payload, pkt->payload_bytes);
@@ -172,14 +173,15 @@ int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const stru
 	if ((flags & URNIC_OPF_IETH) &&
 	    urnic_mw_invalidate(&e->mrs, qp->pd, qp->qpn, pkt->ieth_rkey) != URNIC_MR_OK) {
 		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
-				   URNIC_WC_REM_INV_REQ_ERR);
+					 URNIC_WC_REM_INV_REQ_ERR);
 		return -EKEYREJECTED;
 	}
 	urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off, URNIC_WC_SUCCESS);
 	return 0;
 }
 
-void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
+void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp,
+			      const struct urnic_pkt *pkt)
 {
 	urnic_count(e, URNIC_CTR_drop_recv_too_long);
 	qp->resp.in_send = false;
@@ -189,7 +191,8 @@ void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp, const
 }
 
 enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
-				       const struct urnic_pkt *pkt, uint32_t flags, uint8_t **host)
+						   const struct urnic_pkt *pkt, uint32_t flags,
+						   uint8_t **host)
 {
 	struct urnic_resp *r = &qp->resp;
 
@@ -234,7 +237,7 @@ enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struc
 }
 
 void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		     uint32_t flags, uint8_t *host)
+			   uint32_t flags, uint8_t *host)
 {
 	struct urnic_resp *r = &qp->resp;
 
@@ -245,7 +248,7 @@ void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const st
 	r->in_write = !(flags & URNIC_OPF_LAST);
 	if ((flags & URNIC_OPF_LAST) && (flags & URNIC_OPF_IMMDT))
 		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
-				   URNIC_WC_SUCCESS);
+					 URNIC_WC_SUCCESS);
 }
 
 void urnic_roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)

@@ -42,7 +42,7 @@ static void send_atomic(struct urnic_engine *e, struct urnic_qp *qp, struct urni
 	struct urnic_pkt h = { 0 };
 
 	h.bth.opcode = w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP ? URNIC_OP_RC_COMPARE_SWAP
-								 : URNIC_OP_RC_FETCH_ADD;
+								: URNIC_OP_RC_FETCH_ADD;
 	h.bth.psn = qp->req.psn;
 	h.bth.ackreq = true;
 	/* IBTA 9.3.3.3: for FETCH_ADD the add value travels in the Swap/Add field. */

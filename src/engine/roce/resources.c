@@ -19,10 +19,10 @@ enum { READ_BUDGET_PKTS = 64 };
 /*
  * ACKs are coalesced per receive batch: an ACK names the newest PSN and covers all
  * earlier ones (9.7.5.1.1); in a ping-pong an ACK is held for the application's answer
- * and leaves right behind it (hold.c, urnic_roce_hold_ack). Responses leave in PSN order: while READ
- * responses or an atomic ACK are still owed, a later ACK or sequence/RNR NAK waits
- * behind them (the requester would take it as an implicit NAK of the READ/atomic), and
- * a pending ACK that a newer READ/atomic response will imply is dropped.
+ * and leaves right behind it (hold.c, urnic_roce_hold_ack). Responses leave in PSN order: while
+ * READ responses or an atomic ACK are still owed, a later ACK or sequence/RNR NAK waits behind them
+ * (the requester would take it as an implicit NAK of the READ/atomic), and a pending ACK that a
+ * newer READ/atomic response will imply is dropped.
  */
 void urnic_rc_flush_pending_ack(struct urnic_engine *e, struct urnic_qp *qp)
 {

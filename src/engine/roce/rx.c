@@ -27,8 +27,9 @@ static bool icrc_ok(struct urnic_engine *e, const struct urnic_pkt *pkt,
 		    const struct urnic_rx_meta *m, const uint8_t *buf, size_t len)
 {
 	bool ipv6 = e->cfg.ipv6;
-	const struct urnic_ip_id_table *ids = (urnic_opcode_info(pkt->bth.opcode)->flags &
-					       URNIC_OPF_UD) ? &e->ipid.ids_ud : &e->ipid.ids;
+	const struct urnic_ip_id_table *ids =
+		(urnic_opcode_info(pkt->bth.opcode)->flags & URNIC_OPF_UD) ? &e->ipid.ids_ud
+									   : &e->ipid.ids;
 	struct urnic_icrc_flow flow = { 0 };
 	struct urnic_frag frag = { buf, len - URNIC_ICRC_BYTES };
 	uint32_t rx = urnic_get_le32(buf + frag.len), icrc;

@@ -36,7 +36,6 @@ static bool uc_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	return urnic_roce_unreliable_send(e, qp, uc_send_packet, urnic_roce_hold_uc_comp);
 }
 
-
 static void uc_release(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	if (!qp->comp.uc_hold_ns)
@@ -147,7 +146,7 @@ static void uc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 			/* A receive SGE that does not resolve: a local protection error
 			 * (IBTA 10.8.3.1), the WQE completes with it, the QP goes to error. */
 			urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, r->rwqe_off,
-					   URNIC_WC_LOC_PROT_ERR);
+						 URNIC_WC_LOC_PROT_ERR);
 			urnic_qp_to_error(e, qp);
 		}
 	}

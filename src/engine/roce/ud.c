@@ -157,8 +157,9 @@ static void ud_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	if (ret) {
 		/* A receive SGE that does not resolve: a local protection error (IBTA
 		 * 10.8.3.1), the WQE completes with it, the QP goes to error. */
-		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV, URNIC_UD_GRH_BYTES + pkt->payload_bytes,
-				   URNIC_WC_LOC_PROT_ERR);
+		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV,
+					 URNIC_UD_GRH_BYTES + pkt->payload_bytes,
+					 URNIC_WC_LOC_PROT_ERR);
 		urnic_qp_to_error(e, qp);
 		return;
 	}
