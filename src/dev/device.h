@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * device.h - a urnic device: one IP address, its engine thread, transport, clock and
- * counters. The composition root of architecture.md §1.
+ * counters. The composition root: the sans-I/O core (engine/, queue/, mem/) meets the
+ * sockets, the clock and the threads here.
  *
- * A device is opened once per process however many contexts use it; the first open
- * binds UDP 4791 on the address and starts the engine thread, the last close stops it.
- * The engine thread busy-polls while there is work and a short while after, then
- * sleeps in poll on the socket and a doorbell eventfd (architecture.md §2).
+ * A device is opened once per process however many contexts use it; the first QP binds
+ * UDP 4791 on the address and starts the engine thread, the last close stops it. The
+ * engine thread busy-polls while there is work and a short while after, then sleeps in
+ * ppoll on the socket and a doorbell eventfd, so an idle device costs no CPU.
  * Context: the device lock serializes the engine with control verbs (create, modify,
  * destroy, register); posting and polling do not take it.
  */
@@ -31,8 +32,9 @@ enum {
 /* How long the engine thread polls after its last work before it sleeps, when it may
  * (pipeline.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a 2-vCPU
  * machine a spinning engine steals the core of a spinning application
- * (docs/performance.md), so it never spins beside one; applications that poll drive
- * the pipeline themselves (urnic_dev_progress). */
+ * (ibv_rc_pingpong -s 1 with the engine thread alone: 8298 us/iter spinning 2 ms after
+ * work, 911 spinning 50 us, 460 sleeping at once), so it never spins beside one;
+ * applications that poll drive the pipeline themselves (urnic_dev_progress). */
 #define URNIC_DEFAULT_SPIN_NS 50000u
 
 /* The configurable limits (limits.def), process-wide, from the config file and

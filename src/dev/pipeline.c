@@ -2,8 +2,7 @@
 /*
  * pipeline.c - who runs the NIC pipeline: an application thread's pass (ibv_poll_cq,
  * a doorbell), the engine thread, and how they hand the socket and the lock to each
- * other. See device.h (urnic_dev_progress, urnic_dev_doorbell, urnic_dev_kick) and
- * docs/design-notes.md ("The engine thread").
+ * other. See device.h (urnic_dev_progress, urnic_dev_doorbell, urnic_dev_kick).
  */
 #include "dev/device.h"
 #include "dev/counters_shm.h"
@@ -209,10 +208,11 @@ static uint64_t kick_deadline(const struct urnic_engine *e)
  * engine thread, a doorbell) leaves a request, pass_wanted, before it tries the lock;
  * whoever holds the lock runs another pass before it leaves if it finds one. So no
  * thread sleeps on the device lock in the data path: an engine thread blocked behind a
- * polling application cost a futex wake per 64 KiB message, ~20 % of the requester's
- * CPU (docs/performance.md). An opportunistic caller (an application polling an empty
- * CQ) only tries the lock. Returns false if this thread ran no pass (another one has the
- * lock and, if `must`, will run the pass asked for). Each pass leaves its timer deadline
+ * polling application cost the ib_write_bw client 0.9 futex calls per 64 KiB message
+ * and a sixth of its CPU (37.8 -> 31.1 us per message once combined). An opportunistic
+ * caller (an application polling an empty CQ) only tries the lock. Returns false if this
+ * thread ran no pass (another one has the lock and, if `must`, will run the pass asked
+ * for). Each pass leaves its timer deadline
  * and urnic_engine_app_awaits() in last_deadline / last_awaits. *alone (the engine
  * thread passes NULL: it decides by itself) is set when a pass left the application's
  * answer to come without it (progress()).
