@@ -155,6 +155,7 @@ static void add_device(const char *addr_str)
 	batch = secure_getenv("URNIC_POST_BATCH");
 	d->post_batch = !batch || strcmp(batch, "0") != 0;
 	pthread_mutex_init(&d->lock, NULL);
+	urnic_cq_due_init(&d->cq_due);
 	d->wake_fd = -1;
 	devices[ndevices++] = d;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "queue/wq.h"
 #include "transport/udp.h"
 
 enum {
@@ -99,6 +100,9 @@ struct urnic_dev {
 	_Atomic uint32_t streak, last_streak;
 	_Atomic uint64_t last_post_ns;
 	_Atomic uint32_t posts_deferred;
+	/* The CQs whose completion channel is due an event (queue/wq.h): queue/ makes no
+	 * system call, the passes write them (urnic_dev_notify_cqs). Under the lock. */
+	struct urnic_cq_due cq_due;
 	int wake_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
@@ -180,6 +184,12 @@ static inline void urnic_dev_polled(struct urnic_dev *d)
  * one took 5-10 us longer), and while the application polls there is nothing for it to
  * do. A held ACK may leave this much late (engine.ack_hold_slack_ns). */
 enum { URNIC_APP_NAP_MAX_NS = 1000000 };
+
+/* Writes the completion channels of the CQs a pass or a control verb's call into the
+ * engine made due (queue/wq.h, urnic_cq_due). Context: the device lock held; a control
+ * verb that may complete work (ibv_modify_qp to the error state, ibv_destroy_qp) calls
+ * it before unlocking, as every pass does. */
+void urnic_dev_notify_cqs(struct urnic_dev *d);
 
 /* Between device.c and pipeline.c: the engine's send callback (the batch a pass
  * produced goes out through the address's socket) and the engine thread's body. */

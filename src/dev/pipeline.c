@@ -136,6 +136,31 @@ static bool beside_app(uint64_t now)
 	       sched_getcpu() == cpu;
 }
 
+/*
+ * The completion channels a pass (or a control verb's call into the engine) made due:
+ * queue/ makes no system call, so an armed CQ that got its completion was only put on
+ * the device's list (queue/wq.h, urnic_cq_due), and its channel is written here, before
+ * the pass's packets leave, as it was when the write came with the completion. Under
+ * the device lock: ibv_destroy_cq detaches a channel under it, so the fd is still the
+ * channel's.
+ */
+void urnic_dev_notify_cqs(struct urnic_dev *d)
+{
+	struct urnic_cq *cq;
+	uint32_t n;
+
+	while ((cq = urnic_cq_due_pop(&d->cq_due, &n))) {
+		void *cookie = cq->event_cookie;
+
+		for (; n && cq->event_fd >= 0; n--) {
+			ssize_t w = write(cq->event_fd, &cookie, sizeof(cookie));
+
+			/* A full pipe means the consumer already has events to read. */
+			(void)w;
+		}
+	}
+}
+
 /* One pass of the NIC pipeline (without the receive if !rx: a doorbell's) at now_ns (0:
  * read the clock). Returns true if it did anything. The caller holds the device lock. */
 static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64_t now_ns)
@@ -171,6 +196,7 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;
+	urnic_dev_notify_cqs(d);
 	if (e->tx.n) {
 		urnic_dev_flush_tx(e);
 		did = true;

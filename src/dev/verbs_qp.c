@@ -61,6 +61,7 @@ void urnic_dev_qp_destroy(struct urnic_dev *d, struct urnic_qp *qp)
 	pthread_mutex_lock(&d->lock);
 	/* The parting ACK (urnic_rc_parting_ack) is dated from now. */
 	urnic_engine_qp_remove(d->eng, qp, urnic_dev_now_ns());
+	urnic_dev_notify_cqs(d); /* completions released with it (UC sends held) */
 	pthread_mutex_unlock(&d->lock);
 	urnic_wq_fini(&qp->sq);
 	urnic_wq_fini(&qp->rq);
@@ -93,6 +94,7 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 		urnic_engine_qp_apply(d->eng, qp, attr, next, mask, urnic_dev_now_ns());
 		*state = qp->state;
 	}
+	urnic_dev_notify_cqs(d); /* the flush of a move to the error state */
 	pthread_mutex_unlock(&d->lock);
 	if (ret == 0 && next == URNIC_QPS_ERR)
 		urnic_dev_kick(d); /* the engine thread flushes its work */
@@ -162,6 +164,7 @@ int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe)
 		return ret;
 	/* Completion timestamps: the engine's time of the pass that produced them. */
 	cq->clock_ns = &d->eng->now_ns;
+	cq->due = &d->cq_due; /* its channel's events: written by the device */
 	return 0;
 }
 
@@ -169,7 +172,7 @@ void urnic_dev_cq_destroy(struct urnic_dev *d, struct urnic_cq *cq)
 {
 	/* The engine may be delivering an event to this CQ. */
 	pthread_mutex_lock(&d->lock);
-	cq->event_fd = -1;
+	urnic_cq_detach_channel(cq);
 	pthread_mutex_unlock(&d->lock);
 	urnic_cq_fini(cq);
 }

@@ -3,15 +3,15 @@
  * wq.c - allocation of work queue and completion queue rings, and the CQ's push/poll.
  *
  * IBTA 11.4.2 (completion queues): completions are returned oldest first; an overrun
- * is reported to the producer. Completion events (IBTA 11.4.2.2, ibv_req_notify_cq) are
- * delivered by writing the CQ's cookie into the channel's pipe once per arming.
+ * is reported to the producer. Completion events (IBTA 11.4.2.2, ibv_req_notify_cq):
+ * once per arming, the CQ is put on its device's list of due channels, which the device
+ * writes the CQ's cookie into (dev/): no system call here.
  */
 #include "queue/wq.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static uint32_t pow2_at_least(uint32_t n)
 {
@@ -89,21 +89,25 @@ void urnic_cq_fini(struct urnic_cq *cq)
 	cq->ring = NULL;
 }
 
+/* The arming fired: one more event for the channel, and the CQ on its device's list
+ * unless it is there already (re-armed before the device wrote the last one). */
 static void notify(struct urnic_cq *cq, bool solicited)
 {
 	int arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
+	struct urnic_cq_due *l = cq->due;
 
 	if (arm == URNIC_CQ_DISARMED || (arm == URNIC_CQ_ARM_SOLICITED && !solicited))
 		return;
 	if (!atomic_compare_exchange_strong(&cq->arm, &arm, URNIC_CQ_DISARMED))
 		return;
-	if (cq->event_fd >= 0) {
-		void *cookie = cq->event_cookie;
-		ssize_t n = write(cq->event_fd, &cookie, sizeof(cookie));
-
-		/* A full pipe means the consumer already has events to read: nothing lost. */
-		(void)n;
-	}
+	if (cq->event_fd < 0 || !l || cq->events_due++)
+		return;
+	cq->due_next = NULL;
+	if (l->tail)
+		l->tail->due_next = cq;
+	else
+		l->head = cq;
+	l->tail = cq;
 }
 
 bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solicited)
@@ -138,4 +142,47 @@ int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n)
 	atomic_store_explicit(&cq->cons, cons, memory_order_release);
 	pthread_spin_unlock(&cq->poll_lock);
 	return got;
+}
+
+void urnic_cq_due_init(struct urnic_cq_due *l)
+{
+	l->head = l->tail = NULL;
+}
+
+struct urnic_cq *urnic_cq_due_pop(struct urnic_cq_due *l, uint32_t *n)
+{
+	struct urnic_cq *cq = l->head;
+
+	if (!cq)
+		return NULL;
+	l->head = cq->due_next;
+	if (!l->head)
+		l->tail = NULL;
+	cq->due_next = NULL;
+	*n = cq->events_due;
+	cq->events_due = 0;
+	return cq;
+}
+
+void urnic_cq_detach_channel(struct urnic_cq *cq)
+{
+	struct urnic_cq_due *l = cq->due;
+	struct urnic_cq *prev = NULL;
+
+	cq->event_fd = -1;
+	if (!l || !cq->events_due)
+		return;
+	for (struct urnic_cq *c = l->head; c; prev = c, c = c->due_next) {
+		if (c != cq)
+			continue;
+		if (prev)
+			prev->due_next = cq->due_next;
+		else
+			l->head = cq->due_next;
+		if (l->tail == cq)
+			l->tail = prev;
+		break;
+	}
+	cq->due_next = NULL;
+	cq->events_due = 0;
 }

@@ -8,7 +8,8 @@
  * publish them with a release store of prod; the engine reads them with an acquire load
  * and frees slots by advancing cons. The completion queue is the mirror image: the
  * engine produces, ibv_poll_cq consumes under a spinlock. No system call and no
- * allocation on either side; the only syscall is the doorbell when the engine sleeps.
+ * allocation on either side: a CQ whose completion channel is due an event goes on its
+ * device's list (struct urnic_cq_due) and the device writes the channel (dev/).
  * Context: prod is written by posters, cons by the engine (WQ) / the poller (CQ).
  */
 #ifndef URNIC_QUEUE_WQ_H
@@ -204,6 +205,17 @@ enum urnic_cq_arm {
 	URNIC_CQ_ARM_NEXT = 2,
 };
 
+struct urnic_cq;
+
+/* The CQs whose completion channel is due an event, oldest first. An armed CQ that gets
+ * its completion is put here (IBTA 11.4.2.2: one event per arming) and its device
+ * writes the channel after the pass (dev/pipeline.c, urnic_dev_notify_cqs): the queue
+ * makes no system call. Context: the device lock, as urnic_cq_push. */
+struct urnic_cq_due {
+	struct urnic_cq *head;
+	struct urnic_cq *tail;
+};
+
 struct urnic_cq {
 	_Atomic uint32_t prod; /* engine */
 	_Atomic uint32_t cons; /* poller */
@@ -214,6 +226,9 @@ struct urnic_cq {
 	_Atomic int arm;       /* enum urnic_cq_arm */
 	int event_fd;          /* write end of the completion channel, or -1 */
 	void *event_cookie;    /* what the channel carries (the ibv_cq) */
+	struct urnic_cq_due *due; /* where it goes when its channel is due, or NULL */
+	struct urnic_cq *due_next; /* on that list */
+	uint32_t events_due;   /* events owed to the channel; > 0: on the list */
 	const uint64_t *clock_ns; /* the engine's notion of now, for completion timestamps */
 	uint64_t overflows;
 };
@@ -243,5 +258,13 @@ static inline bool urnic_cq_has_room(struct urnic_cq *cq)
 
 /* Poller side: copy out up to n completions, oldest first. */
 int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n);
+
+void urnic_cq_due_init(struct urnic_cq_due *l);
+/* The CQ whose channel became due first, taken off the list, with the number of events
+ * it is owed in *n; NULL when none is. Context: the device lock. */
+struct urnic_cq *urnic_cq_due_pop(struct urnic_cq_due *l, uint32_t *n);
+/* No more events for this CQ's channel (ibv_destroy_cq): event_fd -1, and off its
+ * device's list if it was due one. Context: the device lock. */
+void urnic_cq_detach_channel(struct urnic_cq *cq);
 
 #endif
