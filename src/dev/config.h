@@ -19,7 +19,7 @@ const struct urnic_fault_conf *urnic_dev_fault_conf(void);
  * when the variable was bad (said when it was read): then no device opens. */
 int urnic_dev_counters_mode(mode_t *mode);
 
-/* A new device's lock and list of due channels (device.c). */
+/* A new device's lock, hand-over (stopped) and list of due channels (device.c). */
 void urnic_dev_init(struct urnic_dev *d);
 
 #endif

@@ -3,14 +3,17 @@
  * device.c - a device's life: its engine state from the first open, its port, counters
  * file and engine thread from the first QP, all of it gone at the last close; the
  * clock; the count of objects against the limits. Discovery and configuration are
- * config.c; who runs the NIC pipeline is pipeline.c. See device.h.
+ * config.c; who runs the NIC pipeline is handover.c, pipeline.c and engine_thread.c.
+ * See device.h.
  * Context: start and stop under open_lock; the device lock is taken where the engine
  * is touched while others may run passes.
  */
 #include "dev/config.h"
 #include "dev/counters_file.h"
+#include "dev/pipeline.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -28,6 +31,7 @@ uint64_t urnic_dev_now_ns(void)
 void urnic_dev_init(struct urnic_dev *d)
 {
 	pthread_mutex_init(&d->lock, NULL);
+	urnic_handover_init(&d->ho);
 	urnic_cq_due_init(&d->cq_due);
 	d->wake_fd = -1;
 }
@@ -95,6 +99,26 @@ free_mem:
 	return ret;
 }
 
+/* The engine thread, named after its device for top -H and the tests (15 bytes). */
+static int start_thread(struct urnic_dev *d)
+{
+	char name[16];
+	int ret;
+
+	if (urnic_handover_start(&d->ho))
+		return -EALREADY;
+	ret = -pthread_create(&d->thread, NULL, urnic_dev_engine_thread, d);
+	if (ret) {
+		urnic_handover_stop_engine(&d->ho);
+		urnic_handover_engine_gone(&d->ho);
+		urnic_handover_drain(&d->ho);
+		return ret;
+	}
+	snprintf(name, sizeof(name), "urnic:%.9s", d->name);
+	pthread_setname_np(d->thread, name);
+	return 0;
+}
+
 static int start_io(struct urnic_dev *d)
 {
 	const struct urnic_fault_conf *fault = urnic_dev_fault_conf();
@@ -133,14 +157,12 @@ static int start_io(struct urnic_dev *d)
 	}
 	urnic_dev_counters_mode(&mode);
 	urnic_dev_counters_open(d, mode);
-	atomic_store(&d->stop, false);
-	ret = -pthread_create(&d->thread, NULL, urnic_dev_engine_thread, d);
+	ret = start_thread(d);
 	if (ret)
-		goto close_shm;
-	d->running = true;
+		goto close_counters;
 	return 0;
 
-close_shm:
+close_counters:
 	urnic_dev_counters_close(d);
 	close(d->wake_fd);
 	d->wake_fd = -1;
@@ -154,12 +176,16 @@ static void stop(struct urnic_dev *d)
 	uint64_t one = 1;
 	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
 
-	if (d->running) {
-		atomic_store(&d->stop, true);
+	if (urnic_handover_started(&d->ho)) {
+		urnic_handover_stop_engine(&d->ho);
 		if (write(d->wake_fd, &one, sizeof(one)) < 0)
 			one = 0;
 		pthread_join(d->thread, NULL);
-		d->running = false;
+		urnic_handover_engine_gone(&d->ho);
+		/* An application's pass still running (its CQs outlive the close: a misuse)
+		 * ends before the socket and the engine go. */
+		while (!urnic_handover_drain(&d->ho))
+			sched_yield();
 		if (print && *print == '1')
 			urnic_dev_print_counters(d, stderr);
 		urnic_dev_counters_close(d);
@@ -188,7 +214,7 @@ static void at_exit(void)
 	for (int i = 0; i < n; i++) {
 		struct urnic_dev *d = devices[i];
 
-		if (!d->running)
+		if (!urnic_handover_started(&d->ho))
 			continue;
 		if (print && *print == '1')
 			urnic_dev_print_counters(d, stderr);
@@ -221,7 +247,7 @@ int urnic_dev_start_io(struct urnic_dev *d)
 	int ret = 0;
 
 	pthread_mutex_lock(&open_lock);
-	if (!d->running)
+	if (!urnic_handover_started(&d->ho))
 		ret = start_io(d);
 	pthread_mutex_unlock(&open_lock);
 	return ret;

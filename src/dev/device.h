@@ -7,8 +7,9 @@
  * A device is opened once per process however many contexts use it; the first QP binds
  * UDP 4791 on the address and starts the engine thread, the last close stops it. The
  * engine thread busy-polls while there is work and a short while after, then sleeps in
- * ppoll on the socket and a doorbell eventfd, so an idle device costs no CPU.
- * Context: the device lock serializes the engine with control verbs (create, modify,
+ * ppoll on the socket and a doorbell eventfd, so an idle device costs no CPU; an
+ * application thread that polls or posts may run the pipeline itself (handover.h).
+ * Context: the device lock serializes a pass with control verbs (create, modify,
  * destroy, register); posting and polling do not take it.
  */
 #ifndef URNIC_DEV_DEVICE_H
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "dev/handover.h"
 #include "engine/engine.h"
 #include "queue/wq.h"
 #include "transport/udp.h"
@@ -31,8 +33,8 @@ enum {
 };
 
 /* How long the engine thread polls after its last work before it sleeps, when it may
- * (pipeline.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a 2-vCPU
- * machine a spinning engine steals the core of a spinning application
+ * (engine_thread.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a
+ * 2-vCPU machine a spinning engine steals the core of a spinning application
  * (ibv_rc_pingpong -s 1 with the engine thread alone: 8298 us/iter spinning 2 ms after
  * work, 911 spinning 50 us, 460 sleeping at once), so it never spins beside one;
  * applications that poll drive the pipeline themselves (urnic_dev_progress). */
@@ -69,33 +71,29 @@ struct urnic_dev {
 
 	pthread_mutex_t lock;
 	int refs;
-	int open_error;
-	_Atomic bool running;
 	pthread_t thread;
-	_Atomic bool stop;
-	_Atomic int sleeping;
-	/* When the sleeping engine wakes by itself, 0: never; UINT64_MAX from its waking
-	 * until it has chosen the next sleep's (not known: as never). */
-	_Atomic uint64_t sleep_deadline;
-	_Atomic uint64_t app_poll_ns; /* when an application thread last drove the pipeline */
-	_Atomic bool pass_wanted; /* a pass was asked for while the lock was taken */
-	/* The next pass reads the packets other processes forwarded here (the engine
-	 * thread asks for that; an application's passes skip the second recvmmsg). */
+	/* Who runs the pipeline, and whether the engine thread must be woken (handover.h).
+	 * What follows stays outside those states, each for its reason. */
+	struct urnic_handover ho;
+	/* A time, not a state: when an application thread last drove the pipeline. */
+	_Atomic uint64_t app_poll_ns;
+	/* A request to whichever thread runs the next pass, which may be an application's
+	 * on the engine thread's behalf: read the packets other processes forwarded here
+	 * (the engine thread asks; an application's own passes skip that recvmmsg). */
 	_Atomic bool forwarded_due;
-	_Atomic uint64_t last_deadline; /* the last pass's timer deadline, 0: none */
-	/* The same, with a held ACK's deadline relaxed by the engine thread's longest nap:
-	 * a sleeping engine thread is woken for this one only. */
+	/* Results of the last pass, for the engine thread's choice of sleep and for the
+	 * kick after an application's pass: its timer deadline (0: none); the same with a
+	 * held ACK's relaxed by the engine thread's longest nap (a sleeping engine thread is
+	 * woken for this one only); urnic_engine_app_awaits() after it; the packets it
+	 * received, or sent if more. */
+	_Atomic uint64_t last_deadline;
 	_Atomic uint64_t last_kick_deadline;
-	_Atomic bool last_awaits; /* urnic_engine_app_awaits() after the last pass */
-	/* The engine thread sleeps without watching the address's socket (an application
-	 * polls it), and an application's pass asks it to watch it from its next sleep on
-	 * (pipeline.c, progress: a peer's answer only the engine thread can take in). */
-	_Atomic bool blind;
-	_Atomic bool watch_due;
-	_Atomic uint32_t last_pass_pkts; /* packets the last pass received, or sent if more */
-	/* Posts in a row (pipeline.c, urnic_dev_doorbell): a post came since the last
-	 * ibv_poll_cq; how many, and in the streak before (between the two polls before);
-	 * when the last one returned; how many left their work to the next pass. */
+	_Atomic bool last_awaits;
+	_Atomic uint32_t last_pass_pkts;
+	/* Counters of the posts in a row (pipeline.c, urnic_dev_doorbell), not a hand-over:
+	 * a post came since the last ibv_poll_cq; how many, and in the streak before
+	 * (between the two polls before); when the last one returned; how many left their
+	 * work to the next pass. */
 	_Atomic bool posting;
 	_Atomic uint32_t streak, last_streak;
 	_Atomic uint64_t last_post_ns;
@@ -128,11 +126,12 @@ int urnic_dev_get(struct urnic_dev *d);
 int urnic_dev_start_io(struct urnic_dev *d);
 void urnic_dev_put(struct urnic_dev *d);
 
-/* Doorbell: wakes the engine if it sleeps. Context: any thread, no lock. */
+/* Doorbell: wakes the engine thread if it waits for one (DROWSY, ASLEEP, NAPPING:
+ * urnic_handover_must_ring, which also orders the caller's work before the check).
+ * Context: any thread, no lock. */
 static inline void urnic_dev_kick(struct urnic_dev *d)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&d->sleeping, memory_order_relaxed)) {
+	if (urnic_handover_must_ring(&d->ho, NULL)) {
 		uint64_t one = 1;
 		ssize_t n = write(d->wake_fd, &one, sizeof(one));
 
@@ -179,7 +178,7 @@ static inline void urnic_dev_polled(struct urnic_dev *d)
 	}
 }
 
-/* The engine thread's longest nap while an application polls (pipeline.c): each of its
+/* The engine thread's longest nap while an application polls (engine_thread.c): each of its
  * wake-ups preempts a polling thread on this two-vCPU machine (a ping-pong round hit by
  * one took 5-10 us longer), and while the application polls there is nothing for it to
  * do. A held ACK may leave this much late (engine.ack_hold_slack_ns). */
@@ -190,11 +189,6 @@ enum { URNIC_APP_NAP_MAX_NS = 1000000 };
  * verb that may complete work (ibv_modify_qp to the error state, ibv_destroy_qp) calls
  * it before unlocking, as every pass does. */
 void urnic_dev_notify_cqs(struct urnic_dev *d);
-
-/* Between device.c and pipeline.c: the engine's send callback (the batch a pass
- * produced goes out through the address's socket) and the engine thread's body. */
-void urnic_dev_flush_tx(struct urnic_engine *e);
-void *urnic_dev_engine_thread(void *arg);
 
 /* Prints the device counters (URNIC_PRINT_COUNTERS=1 at close). */
 void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f);
