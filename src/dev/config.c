@@ -166,18 +166,18 @@ static struct urnic_limits limits = {
  * (with a message) when the value is out of range. */
 static int set_limit(const char *key, const char *value, const char *from)
 {
-#define URNIC_LIMIT(name, def, max, desc)                                              \
-	if (strcmp(key, #name) == 0) {                                                  \
-		char *end;                                                              \
-		unsigned long long v = strtoull(value, &end, 0);                        \
-                                                                                        \
-		if (end == value || *end || *value == '-' || v < 1 || v > (max)) {      \
-			fprintf(stderr, "urnic: %s: %s %s out of range 1..%u: keeping %u\n", \
-				from, key, value, (unsigned)(max), limits.name);       \
-			return -1;                                                      \
-		}                                                                       \
-		limits.name = (uint32_t)v;                                              \
-		return 0;                                                               \
+#define URNIC_LIMIT(name, def, max, desc)                                                          \
+	if (strcmp(key, #name) == 0) {                                                             \
+		char *end;                                                                         \
+		unsigned long long v = strtoull(value, &end, 0);                                   \
+                                                                                                   \
+		if (end == value || *end || *value == '-' || v < 1 || v > (max)) {                 \
+			fprintf(stderr, "urnic: %s: %s %s out of range 1..%u: keeping %u\n", from, \
+				key, value, (unsigned)(max), limits.name);                         \
+			return -1;                                                                 \
+		}                                                                                  \
+		limits.name = (uint32_t)v;                                                         \
+		return 0;                                                                          \
 	}
 #include "dev/limits.def"
 #undef URNIC_LIMIT
@@ -191,7 +191,8 @@ static void env_limits(const char *list)
 	char *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save)) {
+	for (char *tok = strtok_r(buf, ", \t\n", &save); tok;
+	     tok = strtok_r(NULL, ", \t\n", &save)) {
 		char *eq = strchr(tok, '=');
 
 		if (!eq) {
@@ -233,7 +234,8 @@ static void set_counters_mode(const char *v)
 static void set_fault(const char *spec, const char *from)
 {
 	if (urnic_fault_parse(&fault_conf, spec)) {
-		fprintf(stderr, "urnic: %s: bad fault spec '%s': fault injection off\n", from, spec);
+		fprintf(stderr, "urnic: %s: bad fault spec '%s': fault injection off\n", from,
+			spec);
 		fault_on = false;
 		return;
 	}

@@ -68,8 +68,7 @@ static int shm_create_counters(struct urnic_dev *d, size_t bytes, mode_t mode)
 		return -errno;
 	/* Mapped only if it is the file just made: ours, regular, one link, bytes long,
 	 * writable by no one else (a truncation by another user would fault the engine). */
-	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)bytes) < 0 ||
-	    fstat(fd, &st) < 0) {
+	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)bytes) < 0 || fstat(fd, &st) < 0) {
 		int ret = -errno;
 
 		close(fd);
@@ -116,8 +115,8 @@ void urnic_dev_counters_open(struct urnic_dev *d, mode_t mode)
 	memcpy(h->magic, URNIC_SHM_MAGIC, 8);
 	d->shm_counters = (uint64_t *)(h + 1);
 	pthread_mutex_lock(&d->lock);
-	urnic_engine_set_qp_counters(d->eng,
-				     (struct urnic_qp_counters *)(d->shm_counters + URNIC_CTR_COUNT));
+	urnic_engine_set_qp_counters(
+		d->eng, (struct urnic_qp_counters *)(d->shm_counters + URNIC_CTR_COUNT));
 	h->qp_end = d->eng->qpt.end;
 	pthread_mutex_unlock(&d->lock);
 	return;

@@ -38,9 +38,9 @@ void urnic_dev_init(struct urnic_dev *d)
 
 int urnic_dev_res_get(struct urnic_dev *d, enum urnic_dev_res r)
 {
-	uint32_t max = r == URNIC_RES_QP ? d->lim.max_qp
-		     : r == URNIC_RES_CQ ? d->lim.max_cq
-					 : d->lim.max_srq;
+	uint32_t max = r == URNIC_RES_QP   ? d->lim.max_qp
+		       : r == URNIC_RES_CQ ? d->lim.max_cq
+					   : d->lim.max_srq;
 	uint32_t n = atomic_load(&d->nres[r]);
 
 	do {
@@ -81,7 +81,7 @@ static int start(struct urnic_dev *d)
 	if (ret)
 		goto free_mem;
 	d->eng->cfg.icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
-	d->eng->cfg.max_msg_bytes = d->lim.max_msg_sz; /* limits.def */
+	d->eng->cfg.max_msg_bytes = d->lim.max_msg_sz;			    /* limits.def */
 	d->eng->hold.slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
 	hold = secure_getenv("URNIC_ACK_HOLD_US");
 	if (hold && *hold) {
@@ -144,8 +144,10 @@ static int start_io(struct urnic_dev *d)
 	if (secure_getenv("URNIC_RING") && strcmp(secure_getenv("URNIC_RING"), "0") != 0) {
 		ret = urnic_udp_use_ring(d->udp);
 		if (ret)
-			fprintf(stderr, "urnic: %s (%s): URNIC_RING: no packet ring (%s): receiving "
-				"from the UDP socket\n", d->name, d->addr_str, strerror(-ret));
+			fprintf(stderr,
+				"urnic: %s (%s): URNIC_RING: no packet ring (%s): receiving "
+				"from the UDP socket\n",
+				d->name, d->addr_str, strerror(-ret));
 	}
 	pthread_mutex_lock(&d->lock);
 	d->eng->cfg.qpn_owner = d->udp->share.slot;

@@ -49,12 +49,7 @@ struct urnic_limits {
 };
 
 /* The objects a device counts against its limits. */
-enum urnic_dev_res {
-	URNIC_RES_QP,
-	URNIC_RES_CQ,
-	URNIC_RES_SRQ,
-	URNIC_RES_COUNT
-};
+enum urnic_dev_res { URNIC_RES_QP, URNIC_RES_CQ, URNIC_RES_SRQ, URNIC_RES_COUNT };
 
 struct urnic_dev {
 	char name[32];
@@ -62,8 +57,8 @@ struct urnic_dev {
 	bool ipv6;
 	uint8_t addr[16];
 	uint8_t gid[2][16]; /* 0: link-local from the address, 1: the RoCEv2 address GID */
-	uint64_t guid;      /* network order */
-	int active_mtu;     /* IB MTU enum for the port */
+	uint64_t guid;	    /* network order */
+	int active_mtu;	    /* IB MTU enum for the port */
 	uint32_t spin_ns;   /* how long the engine polls after the last work */
 	bool post_batch;    /* posts in a row may be sent together (URNIC_POST_BATCH) */
 	struct urnic_limits lim;

@@ -57,14 +57,14 @@ enum { WAKE_FD, SHARE_FD, FIRST_RX_FD };
 /* The engine thread's own state between its passes and sleeps. */
 struct engine_loop {
 	struct urnic_dev *d;
-	uint64_t idle_since;    /* end of the last pass that did anything, or of a sleep */
-	uint64_t nap;           /* the next nap while an application polls */
-	uint64_t busy_nap;      /* the next nap after finding another thread in a pass */
+	uint64_t idle_since;	/* end of the last pass that did anything, or of a sleep */
+	uint64_t nap;		/* the next nap while an application polls */
+	uint64_t busy_nap;	/* the next nap after finding another thread in a pass */
 	uint64_t share_read_ns; /* when a pass last read the share socket */
-	bool share_woke;        /* the last sleep ended on the share socket */
-	uint32_t pkts_most; /* the most packets a pass received or sent since the last sleep */
-	uint64_t spin;      /* the current polling window (spin.h) */
-	bool light;         /* the traffic before this sleep was light */
+	bool share_woke;	/* the last sleep ended on the share socket */
+	uint32_t pkts_most;	/* the most packets a pass received or sent since the last sleep */
+	uint64_t spin;		/* the current polling window (spin.h) */
+	bool light;		/* the traffic before this sleep was light */
 	/* The doorbell and the share socket, then the address's sockets (or its packet
 	 * rings first), then the joined multicast groups' sockets. */
 	struct pollfd fds[FIRST_RX_FD + 3 + URNIC_MAX_MCAST_GRP];
@@ -135,8 +135,8 @@ static uint64_t choose_wait(struct engine_loop *l, enum urnic_eng_state s, bool 
 		*nfds = FIRST_RX_FD;
 		if (!wait_ns || l->busy_nap < wait_ns)
 			wait_ns = l->busy_nap;
-		l->busy_nap = l->busy_nap * 2 < BUSY_RETRY_MAX_NS ? l->busy_nap * 2
-								  : BUSY_RETRY_MAX_NS;
+		l->busy_nap =
+			l->busy_nap * 2 < BUSY_RETRY_MAX_NS ? l->busy_nap * 2 : BUSY_RETRY_MAX_NS;
 	}
 	return wait_ns;
 }
@@ -153,8 +153,8 @@ static void woken(struct engine_loop *l, nfds_t nfds, uint64_t slept_at)
 	/* A packet soon after a spin ran out: spin longer next time. */
 	l->spin = urnic_spin_next(l->spin, l->d->spin_ns, urnic_dev_now_ns() - slept_at,
 				  l->light && woke_pkt ? URNIC_WOKE_PACKET
-				  : bell		 ? URNIC_WOKE_DOORBELL
-							 : URNIC_WOKE_OTHER);
+				  : bell	       ? URNIC_WOKE_DOORBELL
+						       : URNIC_WOKE_OTHER);
 	l->share_woke = l->fds[SHARE_FD].revents & POLLIN;
 	if (bell && read(l->d->wake_fd, &drain, sizeof(drain)) < 0)
 		drain = 0;
@@ -232,7 +232,8 @@ void *urnic_dev_engine_thread(void *arg)
 		ask_forwarded(&l);
 		ran = urnic_dev_pass(d, true, true, true, &did, NULL, 0) == URNIC_CLAIM_RUN;
 		if (did) {
-			uint32_t got = atomic_load_explicit(&d->last_pass_pkts, memory_order_relaxed);
+			uint32_t got =
+				atomic_load_explicit(&d->last_pass_pkts, memory_order_relaxed);
 
 			l.idle_since = urnic_dev_now_ns();
 			if (got > l.pkts_most)

@@ -129,7 +129,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	uint64_t held;
 	bool did = false;
 
-	uint64_t rx0 = e->stats.counters[URNIC_CTR_rx_packets], tx0 = e->stats.counters[URNIC_CTR_tx_packets];
+	uint64_t rx0 = e->stats.counters[URNIC_CTR_rx_packets],
+		 tx0 = e->stats.counters[URNIC_CTR_tx_packets];
 	uint64_t rxn, txn;
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
 
@@ -279,8 +280,7 @@ static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 	uint32_t before = atomic_load_explicit(&d->last_streak, memory_order_relaxed);
 	uint64_t wake_ns;
 
-	if (!d->post_batch || n < 2 || before < POST_STREAK_MIN ||
-	    n + POST_STREAK_TAIL > before ||
+	if (!d->post_batch || n < 2 || before < POST_STREAK_MIN || n + POST_STREAK_TAIL > before ||
 	    now - atomic_load_explicit(&d->last_post_ns, memory_order_relaxed) >= POST_STREAK_NS ||
 	    !urnic_handover_started(&d->ho) ||
 	    atomic_fetch_add_explicit(&d->posts_deferred, 1, memory_order_relaxed) + 1 >=

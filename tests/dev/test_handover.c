@@ -22,40 +22,38 @@ enum { NP = URNIC_PIPE_NSTATES, NE = URNIC_ENG_NSTATES };
 
 /* The pipe diagram, edge by edge. */
 static const int pipe_edges[][2] = {
-	{ PS(STOPPED), PS(IDLE) },	     /* start */
-	{ PS(IDLE), PS(ENGINE) },	     /* claim by the engine thread */
-	{ PS(IDLE), PS(APP) },		     /* claim by an application */
-	{ PS(IDLE), PS(STOPPED) },	     /* drain */
-	{ PS(ENGINE), PS(IDLE) },	     /* leave */
-	{ PS(APP), PS(IDLE) },		     /* leave */
-	{ PS(ENGINE), PS(ENGINE_ARMED) },    /* ask */
-	{ PS(APP), PS(APP_ARMED) },	     /* ask */
+	{ PS(STOPPED), PS(IDLE) },		/* start */
+	{ PS(IDLE), PS(ENGINE) },		/* claim by the engine thread */
+	{ PS(IDLE), PS(APP) },			/* claim by an application */
+	{ PS(IDLE), PS(STOPPED) },		/* drain */
+	{ PS(ENGINE), PS(IDLE) },		/* leave */
+	{ PS(APP), PS(IDLE) },			/* leave */
+	{ PS(ENGINE), PS(ENGINE_ARMED) },	/* ask */
+	{ PS(APP), PS(APP_ARMED) },		/* ask */
 	{ PS(ENGINE_ARMED), PS(ENGINE_ARMED) }, /* ask again */
-	{ PS(APP_ARMED), PS(APP_ARMED) },    /* ask again */
-	{ PS(ENGINE_ARMED), PS(ENGINE) },    /* again */
-	{ PS(APP_ARMED), PS(APP) },	     /* again */
-	{ PS(ENGINE), PS(DRAINING) },	     /* drain */
+	{ PS(APP_ARMED), PS(APP_ARMED) },	/* ask again */
+	{ PS(ENGINE_ARMED), PS(ENGINE) },	/* again */
+	{ PS(APP_ARMED), PS(APP) },		/* again */
+	{ PS(ENGINE), PS(DRAINING) },		/* drain */
 	{ PS(APP), PS(DRAINING) },
 	{ PS(ENGINE_ARMED), PS(DRAINING) },
 	{ PS(APP_ARMED), PS(DRAINING) },
-	{ PS(DRAINING), PS(STOPPED) },	     /* last */
+	{ PS(DRAINING), PS(STOPPED) }, /* last */
 };
 
 /* The eng diagram. */
 static const int eng_edges[][2] = {
-	{ ES(OFF), ES(AWAKE) },		/* start */
-	{ ES(AWAKE), ES(DROWSY) },	/* doze */
-	{ ES(DROWSY), ES(AWAKE) },	/* rouse */
-	{ ES(DROWSY), ES(ASLEEP) },	/* settle */
-	{ ES(DROWSY), ES(NAPPING) },	/* settle blind */
-	{ ES(NAPPING), ES(ASLEEP) },	/* watch */
-	{ ES(ASLEEP), ES(AWAKE) },	/* wake */
-	{ ES(NAPPING), ES(AWAKE) },	/* wake */
-	{ ES(AWAKE), ES(STOPPING) },	/* stop */
-	{ ES(DROWSY), ES(STOPPING) },
-	{ ES(ASLEEP), ES(STOPPING) },
-	{ ES(NAPPING), ES(STOPPING) },
-	{ ES(STOPPING), ES(OFF) },	/* gone */
+	{ ES(OFF), ES(AWAKE) },	     /* start */
+	{ ES(AWAKE), ES(DROWSY) },   /* doze */
+	{ ES(DROWSY), ES(AWAKE) },   /* rouse */
+	{ ES(DROWSY), ES(ASLEEP) },  /* settle */
+	{ ES(DROWSY), ES(NAPPING) }, /* settle blind */
+	{ ES(NAPPING), ES(ASLEEP) }, /* watch */
+	{ ES(ASLEEP), ES(AWAKE) },   /* wake */
+	{ ES(NAPPING), ES(AWAKE) },  /* wake */
+	{ ES(AWAKE), ES(STOPPING) }, /* stop */
+	{ ES(DROWSY), ES(STOPPING) },  { ES(ASLEEP), ES(STOPPING) },
+	{ ES(NAPPING), ES(STOPPING) }, { ES(STOPPING), ES(OFF) }, /* gone */
 };
 
 static bool in_edges(const int (*edges)[2], size_t n, int from, int to)
@@ -183,12 +181,9 @@ static void leave_from_every_state(void)
 	static const struct {
 		int from, ret, to;
 	} cases[] = {
-		{ PS(STOPPED), -EINVAL, PS(STOPPED) },
-		{ PS(IDLE), -EINVAL, PS(IDLE) },
-		{ PS(ENGINE), 0, PS(IDLE) },
-		{ PS(APP), 0, PS(IDLE) },
-		{ PS(ENGINE_ARMED), 1, PS(ENGINE) },
-		{ PS(APP_ARMED), 1, PS(APP) },
+		{ PS(STOPPED), -EINVAL, PS(STOPPED) }, { PS(IDLE), -EINVAL, PS(IDLE) },
+		{ PS(ENGINE), 0, PS(IDLE) },	       { PS(APP), 0, PS(IDLE) },
+		{ PS(ENGINE_ARMED), 1, PS(ENGINE) },   { PS(APP_ARMED), 1, PS(APP) },
 		{ PS(DRAINING), 0, PS(STOPPED) },
 	};
 	struct urnic_handover h;
@@ -264,7 +259,7 @@ static void start_and_stop(void)
 	CHECK_EQ(urnic_handover_engine_gone(&h), 0);
 	CHECK_EQ(atomic_load(&h.eng), ES(OFF));
 	CHECK_EQ(urnic_handover_engine_gone(&h), -EAGAIN); /* not STOPPING */
-	urnic_handover_stop_engine(&h); /* OFF stays OFF */
+	urnic_handover_stop_engine(&h);			   /* OFF stays OFF */
 	CHECK_EQ(atomic_load(&h.eng), ES(OFF));
 	CHECK(urnic_handover_drain(&h));
 	CHECK_EQ(urnic_handover_start(&h), 0);
@@ -366,10 +361,11 @@ static void the_doorbell_rings_only_for_a_waiting_engine_thread(void)
 
 static void states_print_by_name(void)
 {
-	static const char *const pipe[] = { "STOPPED", "IDLE", "ENGINE", "APP",
+	static const char *const pipe[] = { "STOPPED",	    "IDLE",	 "ENGINE",  "APP",
 					    "ENGINE_ARMED", "APP_ARMED", "DRAINING" };
-	static const char *const eng[] = { "OFF", "AWAKE", "DROWSY", "ASLEEP", "NAPPING",
-					   "STOPPING" };
+	static const char *const eng[] = {
+		"OFF", "AWAKE", "DROWSY", "ASLEEP", "NAPPING", "STOPPING"
+	};
 
 	CHECK_EQ(sizeof(pipe) / sizeof(pipe[0]), NP);
 	CHECK_EQ(sizeof(eng) / sizeof(eng[0]), NE);

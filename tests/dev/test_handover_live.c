@@ -48,7 +48,7 @@
 
 enum {
 	ROUND_MS = 3000, /* a round not over by then: a lost wake-up */
-	RUN_S = 30,      /* each test's rounds stop early after this long */
+	RUN_S = 30,	 /* each test's rounds stop early after this long */
 	ALARM_S = 280,
 	BUF = 4096,
 	DEPTH = 64,
@@ -83,9 +83,12 @@ static uint32_t rnd(uint32_t *s)
 
 static struct ibv_qp *create_qp(struct side *s, struct ibv_cq *recv_cq)
 {
-	struct ibv_qp_init_attr ia = { .send_cq = s->cq, .recv_cq = recv_cq,
-				       .cap = { .max_send_wr = DEPTH, .max_recv_wr = DEPTH,
-						.max_send_sge = 1, .max_recv_sge = 1 },
+	struct ibv_qp_init_attr ia = { .send_cq = s->cq,
+				       .recv_cq = recv_cq,
+				       .cap = { .max_send_wr = DEPTH,
+						.max_recv_wr = DEPTH,
+						.max_send_sge = 1,
+						.max_recv_sge = 1 },
 				       .qp_type = IBV_QPT_RC };
 	struct ibv_qp *qp = ibv_create_qp(s->pd, &ia);
 
@@ -96,19 +99,23 @@ static struct ibv_qp *create_qp(struct side *s, struct ibv_cq *recv_cq)
 /* INIT, RTR towards (gid, qpn), RTS: IBTA 10.3.1 table 91's attributes for RC. */
 static void connect_qp(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
 
 	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+	      0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = qpn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
-	a.ah_attr = (struct ibv_ah_attr){ .is_global = 1, .port_num = 1,
-					  .grh = { .dgid = *gid, .sgid_index = 1, .hop_limit = 64 } };
+	a.ah_attr =
+		(struct ibv_ah_attr){ .is_global = 1,
+				      .port_num = 1,
+				      .grh = { .dgid = *gid, .sgid_index = 1, .hop_limit = 64 } };
 	CHECK(ibv_modify_qp(qp, &a,
 			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -148,7 +155,9 @@ static void post_recv(struct side *s, struct ibv_qp *qp)
 static void post_send(struct side *s, struct ibv_qp *qp)
 {
 	struct ibv_sge sge = { (uintptr_t)s->buf + 64, 8, s->mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+	struct ibv_send_wr wr = { .sg_list = &sge,
+				  .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_INLINE },
 			   *bad;
 
@@ -326,9 +335,9 @@ static void *responder(void *arg)
 struct asker {
 	struct ibv_qp *qa;
 	struct ibv_cq *rcq;
-	bool events;    /* a sleeps on ch0 (else polls rcq) */
-	uint32_t mixed; /* with events: 1 in mixed rounds polled instead (0: none) */
-	bool pace;      /* pauses of up to 300 us before some rounds */
+	bool events;	  /* a sleeps on ch0 (else polls rcq) */
+	uint32_t mixed;	  /* with events: 1 in mixed rounds polled instead (0: none) */
+	bool pace;	  /* pauses of up to 300 us before some rounds */
 	uint64_t *rtt_ns; /* each round's time, or NULL */
 };
 
@@ -406,7 +415,8 @@ static void app_polls_while_the_engine_thread_naps(void)
 	for (int i = 0; i < 2; i++)
 		eng[i] = tid_cpu_ns(tid[i]) - e0[i];
 	pthread_join(tb, NULL);
-	printf("%llu rounds in %.1f ms: a %.1f ms CPU, b %.1f ms, engine threads %.1f and %.1f ms\n",
+	printf("%llu rounds in %.1f ms: a %.1f ms CPU, b %.1f ms, engine threads %.1f and %.1f "
+	       "ms\n",
 	       (unsigned long long)n, wall / 1e6, a_cpu / 1e6, r.cpu_ns / 1e6, eng[0] / 1e6,
 	       eng[1] / 1e6);
 	/* An engine thread that polled on beside the applications would use about what
@@ -448,8 +458,8 @@ static void the_engine_thread_takes_over_when_the_app_stops_polling(void)
 		first[p] = rtt[p * (POLLED + SLEPT) + POLLED];
 	qsort(first, PHASES, sizeof(first[0]), cmp_u64);
 	printf("%d phases of %d polled and %d event-driven rounds: first event-driven round "
-	       "median %.1f us, max %.1f us\n", PHASES, POLLED, SLEPT, first[PHASES / 2] / 1e3,
-	       first[PHASES - 1] / 1e3);
+	       "median %.1f us, max %.1f us\n",
+	       PHASES, POLLED, SLEPT, first[PHASES / 2] / 1e3, first[PHASES - 1] / 1e3);
 	CHECK(first[PHASES / 2] < (uint64_t)TAKEOVER_MS * 1000000ull);
 	destroy_pair(k.qa, r.qb);
 }
@@ -552,10 +562,10 @@ static void no_lost_wakeup_in_event_driven_rounds(void)
 }
 
 /* With an argument, only the tests whose name contains it. */
-#define RUN_IF(test)                                                                       \
-	do {                                                                               \
-		if (argc < 2 || strstr(#test, argv[1]))                                    \
-			RUN(test);                                                         \
+#define RUN_IF(test)                                                                               \
+	do {                                                                                       \
+		if (argc < 2 || strstr(#test, argv[1]))                                            \
+			RUN(test);                                                                 \
 	} while (0)
 
 int main(int argc, char **argv)

@@ -37,11 +37,11 @@
 #include "dev/handover.h"
 
 enum {
-	ROUNDS = 40000,   /* lock-step rounds of passes_asked_for_are_run */
-	POSTS = 20000,    /* tickets of a_doorbell_always_wakes_the_engine */
-	WATCHES = 20000,  /* requests of a_watch_request_is_never_lost */
-	RUN_S = 20,       /* each test stops early after this long, passing */
-	LIMIT_MS = 2000,  /* a ticket or request not served by then is lost */
+	ROUNDS = 40000,	 /* lock-step rounds of passes_asked_for_are_run */
+	POSTS = 20000,	 /* tickets of a_doorbell_always_wakes_the_engine */
+	WATCHES = 20000, /* requests of a_watch_request_is_never_lost */
+	RUN_S = 20,	 /* each test stops early after this long, passing */
+	LIMIT_MS = 2000, /* a ticket or request not served by then is lost */
 	ALARM_S = 240,
 };
 
@@ -84,7 +84,7 @@ static void jitter(uint32_t *seed, bool may_sleep)
 
 static struct urnic_handover h;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t posted;   /* tickets published (the work) */
+static _Atomic uint64_t posted;	  /* tickets published (the work) */
 static _Atomic uint64_t max_seen; /* the most tickets a pass has seen */
 static _Atomic int in_pass;
 
@@ -154,8 +154,10 @@ static void *round_thread(void *arg)
 		if (id == 0) {
 			/* Nobody claims between the barriers: every ticket must be seen. */
 			if (atomic_load(&max_seen) != atomic_load(&posted)) {
-				fprintf(stderr, "round %llu: %llu tickets posted, %llu seen: a pass "
-					"asked for was not run\n", (unsigned long long)r,
+				fprintf(stderr,
+					"round %llu: %llu tickets posted, %llu seen: a pass "
+					"asked for was not run\n",
+					(unsigned long long)r,
 					(unsigned long long)atomic_load(&posted),
 					(unsigned long long)atomic_load(&max_seen));
 				exit(1);
@@ -272,8 +274,10 @@ static void a_doorbell_always_wakes_the_engine(void)
 			}
 		}
 		if (!seen_soon(t)) {
-			fprintf(stderr, "ticket %llu unseen after %d ms: engine thread %s, pipe "
-				"%s: a lost wake-up\n", (unsigned long long)t, LIMIT_MS,
+			fprintf(stderr,
+				"ticket %llu unseen after %d ms: engine thread %s, pipe "
+				"%s: a lost wake-up\n",
+				(unsigned long long)t, LIMIT_MS,
 				urnic_eng_state_name(atomic_load(&h.eng)),
 				urnic_pipe_state_name(atomic_load(&h.pipe)));
 			exit(1);
@@ -341,8 +345,10 @@ static void a_watch_request_is_never_lost(void)
 			ring();
 		while (atomic_load(&watched) == before) {
 			if (now_ns() - t1 > (uint64_t)LIMIT_MS * 1000000ull) {
-				fprintf(stderr, "watch request %llu unseen after %d ms (engine "
-					"thread %s)\n", (unsigned long long)n, LIMIT_MS,
+				fprintf(stderr,
+					"watch request %llu unseen after %d ms (engine "
+					"thread %s)\n",
+					(unsigned long long)n, LIMIT_MS,
 					urnic_eng_state_name(atomic_load(&h.eng)));
 				exit(1);
 			}
