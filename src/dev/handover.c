@@ -7,16 +7,18 @@
  * DRAINING, DRAINED) with the owner named, since the engine thread sleeps differently
  * when an application holds the pipeline:
  *
- *                start           claim                  ask
- *     STOPPED ---------> IDLE ----------> ENGINE ---------------> ENGINE_ARMED ---+
- *       ^ ^               | |  <--leave--   |  <-------again------     |    ^    | ask
- *       | |     drain     | |               |                         |    +----+
- *       | +---------------+ |  claim        |            ask          |
- *       |                   +-----------> APP -----------------> APP_ARMED ------+
- *       |                      <--leave--   |  <-------again------     |    ^    | ask
- *       |                                   |                         |    +----+
- *       |      last                 drain   v                         v
- *       +--------------- DRAINING <------- (ENGINE, APP, ENGINE_ARMED, APP_ARMED)
+ *   STOPPED --start--> IDLE --claim--> ENGINE --ask--> ENGINE_ARMED --ask--> itself
+ *                       ^                |                  |
+ *                       +-----leave------+                  |
+ *                                        ^------again-------+
+ *
+ *                      IDLE --claim--> APP ------ask--> APP_ARMED ------ask--> itself
+ *                       ^                |                  |
+ *                       +-----leave------+                  |
+ *                                        ^------again-------+
+ *
+ *   IDLE --drain--> STOPPED
+ *   ENGINE, APP, ENGINE_ARMED, APP_ARMED --drain--> DRAINING --last--> STOPPED
  *
  * Passes are combined, never waited for: a thread that must have one run (a doorbell,
  * the engine thread) and finds another in a pass asks it (-> *_ARMED), and the owner runs
@@ -29,15 +31,14 @@
  * Where the engine thread is (eng); only the engine thread moves it, but for start and
  * stop (the device's open lock):
  *
- *             start         doze           settle            wake
- *     OFF ----------> AWAKE -------> DROWSY -------> ASLEEP -------> AWAKE
- *      ^               ^  ^            | |              ^
- *      |               |  +---rouse----+ | settle       | watch
- *      |               |                 | (blind)      |
- *      |               |                 +---------> NAPPING
- *      |               +-------------wake---------------+
- *      |   gone              stop
- *      +------- STOPPING <-------- (AWAKE, DROWSY, ASLEEP, NAPPING)
+ *   OFF --start--> AWAKE --doze--> DROWSY --settle--> ASLEEP --wake--> AWAKE
+ *                    ^                |  |                 ^
+ *                    +-----rouse------+  |                 | watch
+ *                                        |                 |
+ *                                        +--settle------> NAPPING --wake--> AWAKE
+ *                                           (blind)
+ *
+ *   AWAKE, DROWSY, ASLEEP, NAPPING --stop--> STOPPING --gone--> OFF
  *
  * A doorbell rings (an eventfd write) in DROWSY, ASLEEP and NAPPING. DROWSY is the
  * announcement before the engine thread's last look for work: a poster that published
@@ -46,7 +47,7 @@
  * Every transition is a compare-and-swap on the state word (seq_cst): one that does not
  * start where it expects (a STOPPING that came in between) is refused, and the RMWs on a
  * word form one release sequence, so a thread that reads a state synchronizes with every
- * thread that wrote it before (C11 7.17.4, 5.1.2.4p10). That is what carries a poster's
+ * thread that wrote it before (C11 5.1.2.4p10-11). That is what carries a poster's
  * work to the pass that an ask hands it to.
  */
 #include "dev/handover.h"

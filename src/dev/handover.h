@@ -127,9 +127,10 @@ static inline bool urnic_eng_waits(int s)
  * caller published work (a release store of a ring's prod, a doorbell bit), and until
  * when it sleeps by itself (*wake_ns, UINT64_MAX: never or not known yet). The seq_cst
  * fence orders the caller's store before the load of the state and pairs with the fence
- * in urnic_handover_doze: either the engine thread's last look after DROWSY finds the
- * work, or this finds it waiting (store buffering; C11 7.17.4p6). The load is acquire so
- * that the wake time read after it is not older than the state.
+ * in urnic_handover_doze (the store-buffering pattern): of two seq_cst fences one comes
+ * first, and what was stored before it is seen after the other (C11 7.17.3p6), so either
+ * the engine thread's last look after DROWSY finds the work, or this finds it waiting.
+ * The load is acquire so that the wake time read after it is not older than the state.
  */
 static inline bool urnic_handover_must_ring(struct urnic_handover *h, uint64_t *wake_ns)
 {
