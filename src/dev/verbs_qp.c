@@ -84,7 +84,7 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 	ret = urnic_qp_check_modify(qp, attr, cur, next, mask);
 	if (ret == 0 && (mask & (URNIC_QP_AV | URNIC_QP_DEST_QPN))) {
 		uint32_t rqpn =
-		    (mask & URNIC_QP_DEST_QPN) ? attr->dest_qp_num : qp->attr.dest_qp_num;
+			(mask & URNIC_QP_DEST_QPN) ? attr->dest_qp_num : qp->attr.dest_qp_num;
 		uint16_t sport = urnic_udp_roce_sport(attr->peer.flow_label, qp->qpn, rqpn);
 
 		attr->peer.sport = urnic_udp_prepare_sport(d->udp, sport);

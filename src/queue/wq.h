@@ -47,7 +47,7 @@ enum urnic_wr_opcode {
 	URNIC_WR_LOCAL_INV = 7,
 	URNIC_WR_BIND_MW = 8,
 	URNIC_WR_SEND_WITH_INV = 9,
-	URNIC_WR_FLUSH = 14,        /* IBTA 1.5 (Annex A19), rdma-core 45+ IBV_WR_FLUSH */
+	URNIC_WR_FLUSH = 14,	    /* IBTA 1.5 (Annex A19), rdma-core 45+ IBV_WR_FLUSH */
 	URNIC_WR_ATOMIC_WRITE = 15, /* IBTA 1.5 (Annex A19) */
 };
 
@@ -73,13 +73,13 @@ enum urnic_send_flag {
 struct urnic_send_wqe {
 	uint64_t wr_id;
 	uint32_t opcode; /* enum urnic_wr_opcode */
-	uint32_t flags;  /* enum urnic_send_flag */
+	uint32_t flags;	 /* enum urnic_send_flag */
 	uint32_t imm_be;
 	uint32_t rkey;
 	uint64_t remote_addr;
 	uint64_t compare_add;
 	uint64_t swap;
-	uint32_t length; /* total bytes */
+	uint32_t length;  /* total bytes */
 	uint32_t num_sge; /* 0 with URNIC_SEND_INLINE: data is in inline_data */
 	/* UD only: the destination, copied from the work request's address handle at
 	 * post time (so destroying the AH later cannot touch queued work), its QP number
@@ -103,7 +103,7 @@ struct urnic_send_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	bool started;
-	bool done;    /* completed at the completer, slot may be freed in order */
+	bool done;	/* completed at the completer, slot may be freed in order */
 	uint8_t status; /* enum urnic_wc_status once done */
 	union {
 		struct urnic_sge sge[URNIC_MAX_SGE];
@@ -121,7 +121,7 @@ struct urnic_recv_wqe {
 struct urnic_wq {
 	_Atomic uint32_t prod; /* next slot a poster fills */
 	_Atomic uint32_t cons; /* oldest slot still owned by the engine */
-	uint32_t depth;        /* power of two */
+	uint32_t depth;	       /* power of two */
 	uint32_t max_wr;       /* what the application asked for: prod - cons <= max_wr */
 	uint32_t max_sge;
 	uint32_t max_inline;
@@ -219,17 +219,17 @@ struct urnic_cq_due {
 struct urnic_cq {
 	_Atomic uint32_t prod; /* engine */
 	_Atomic uint32_t cons; /* poller */
-	uint32_t depth;        /* power of two */
-	uint32_t cqe;          /* capacity the application asked for */
+	uint32_t depth;	       /* power of two */
+	uint32_t cqe;	       /* capacity the application asked for */
 	struct urnic_cqe *ring;
 	pthread_spinlock_t poll_lock;
-	_Atomic int arm;       /* enum urnic_cq_arm */
-	int event_fd;          /* write end of the completion channel, or -1 */
-	void *event_cookie;    /* what the channel carries (the ibv_cq) */
-	struct urnic_cq_due *due; /* where it goes when its channel is due, or NULL */
+	_Atomic int arm;	   /* enum urnic_cq_arm */
+	int event_fd;		   /* write end of the completion channel, or -1 */
+	void *event_cookie;	   /* what the channel carries (the ibv_cq) */
+	struct urnic_cq_due *due;  /* where it goes when its channel is due, or NULL */
 	struct urnic_cq *due_next; /* on that list */
-	uint32_t events_due;   /* events owed to the channel; > 0: on the list */
-	const uint64_t *clock_ns; /* the engine's notion of now, for completion timestamps */
+	uint32_t events_due;	   /* events owed to the channel; > 0: on the list */
+	const uint64_t *clock_ns;  /* the engine's notion of now, for completion timestamps */
 	uint64_t overflows;
 };
 
