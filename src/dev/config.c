@@ -7,7 +7,7 @@
  * /etc/urnic.conf) with lines `device <ip>`; else one device per IPv4 address of each
  * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
  * is none. URNIC_SPIN_US sets how long the engine polls before sleeping;
- * URNIC_POST_BATCH=0 makes every post send at once (pipeline.c, POST_STREAK_NS).
+ * URNIC_POST_BATCH=0 makes every post send at once (post_batch.h).
  * URNIC_FAULT (or a `fault <spec>` line in the file) puts the faulty wire of
  * transport/fault.h on the receive path. The limits of limits.def come from
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
@@ -137,7 +137,7 @@ static void add_device(const char *addr_str)
 	spin = secure_getenv("URNIC_SPIN_US");
 	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
 	batch = secure_getenv("URNIC_POST_BATCH");
-	d->post_batch = !batch || strcmp(batch, "0") != 0;
+	d->posts.on = !batch || strcmp(batch, "0") != 0;
 	urnic_dev_init(d);
 	devices[ndevices++] = d;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "dev/handover.h"
+#include "dev/post_batch.h"
 #include "engine/engine.h"
 #include "queue/wq.h"
 #include "transport/udp.h"
@@ -60,7 +61,6 @@ struct urnic_dev {
 	uint64_t guid;	    /* network order */
 	int active_mtu;	    /* IB MTU enum for the port */
 	uint32_t spin_ns;   /* how long the engine polls after the last work */
-	bool post_batch;    /* posts in a row may be sent together (URNIC_POST_BATCH) */
 	struct urnic_limits lim;
 	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */
 
@@ -85,14 +85,7 @@ struct urnic_dev {
 	_Atomic uint64_t last_kick_deadline;
 	_Atomic bool last_awaits;
 	_Atomic uint32_t last_pass_pkts;
-	/* Counters of the posts in a row (pipeline.c, urnic_dev_doorbell), not a hand-over:
-	 * a post came since the last ibv_poll_cq; how many, and in the streak before
-	 * (between the two polls before); when the last one returned; how many left their
-	 * work to the next pass. */
-	_Atomic bool posting;
-	_Atomic uint32_t streak, last_streak;
-	_Atomic uint64_t last_post_ns;
-	_Atomic uint32_t posts_deferred;
+	struct urnic_post_batch posts; /* posts in a row sent together (post_batch.h) */
 	/* The CQs whose completion channel is due an event (queue/wq.h): queue/ makes no
 	 * system call, the passes write them (urnic_dev_notify_cqs). Under the lock. */
 	struct urnic_cq_due cq_due;
@@ -149,7 +142,7 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling);
  * the new work without first reading the socket (the pollers and the engine thread
  * read it): an empty recvmmsg of ~1 us less on the latency path and per post. In a
  * streak of posts, a small request's (small: a few packets) may instead be left to
- * the next pass, which sends it with the rest (pipeline.c, POST_STREAK_NS). */
+ * the next pass, which sends it with the rest (post_batch.h). */
 bool urnic_dev_doorbell(struct urnic_dev *d, bool small);
 
 /* The application stops polling (it arms a CQ to sleep on its channel): the engine
@@ -164,13 +157,7 @@ void urnic_dev_app_sleeps(void);
  * urnic_dev_doorbell). Context: any thread, no lock. */
 static inline void urnic_dev_polled(struct urnic_dev *d)
 {
-	if (atomic_load_explicit(&d->posting, memory_order_relaxed)) {
-		atomic_store_explicit(&d->posting, false, memory_order_relaxed);
-		atomic_store_explicit(&d->last_streak,
-				      atomic_load_explicit(&d->streak, memory_order_relaxed),
-				      memory_order_relaxed);
-		atomic_store_explicit(&d->streak, 0, memory_order_relaxed);
-	}
+	urnic_post_batch_polled(&d->posts);
 }
 
 /* The engine thread's longest nap while an application polls (engine_thread.c): each of its

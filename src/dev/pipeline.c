@@ -29,30 +29,6 @@ static void rx_to_engine(void *ctx, const struct urnic_rx_meta *m, const uint8_t
 }
 
 /*
- * Posts in a row are sent together. An application that fills its send queue between
- * two polls (ib_write_bw: ~100 posts after each completion it reaps) paid a pass, and
- * a sendmmsg of ~5 us, per message: 0.18 Mpps of 8-byte WRITEs. A post of a small
- * request (a few packets: post.c) now leaves it in the send queue for the next pass
- * when it is in the middle of such a streak: it follows another post by less than
- * POST_STREAK_NS with no ibv_poll_cq between, the streak before this one was at least
- * POST_STREAK_MIN posts long, and this one is not among the last POST_STREAK_TAIL
- * posts the streak before predicts. The post after POST_BATCH_MAX such posts, the
- * streak's tail, the next empty poll or a pass of the engine thread sends them
- * together, GSO runs of equal packets (~1.1 Mpps). A ping-pong, whose streaks are one
- * post long, always sends at once, and so does an application that posts a few
- * requests and then waits on memory without polling. Should a streak stop short of
- * what the last one predicted and the application then only watch memory, the rest
- * leaves with the engine thread's next pass: it sleeps at most URNIC_APP_NAP_MAX_NS
- * after the application polled (~60 us more here, tests/system/verbs_post_streak.c),
- * and a post that finds it asleep for longer sends at once instead (nothing answers
- * UC or UD, so no ACK would wake it).
- */
-#define POST_STREAK_NS 5000ull
-#define POST_STREAK_MIN 8u
-#define POST_STREAK_TAIL 2u
-#define POST_BATCH_MAX 32u
-
-/*
  * Where this process's application last called in (a post, an empty poll), on any
  * device, and when: an engine thread does not poll on (engine_thread.c,
  * SPIN_LIGHT_PKTS) on that CPU for APP_RECENT_NS after. An application waiting on
@@ -134,9 +110,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	uint64_t rxn, txn;
 	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
 
-	/* This pass sends what posts left to it (POST_STREAK_NS). */
-	if (atomic_load_explicit(&d->posts_deferred, memory_order_relaxed))
-		atomic_store_explicit(&d->posts_deferred, 0, memory_order_relaxed);
+	/* This pass sends what posts left to it (post_batch.h). */
+	urnic_post_batch_pass(&d->posts);
 	struct urnic_udp_sink sink = { rx_to_engine, e, e->stats.counters };
 
 	if (!now_ns)
@@ -274,17 +249,12 @@ bool urnic_dev_progress(struct urnic_dev *d, bool polling)
 }
 
 /* Whether the post that makes n posts since the last poll leaves its work to the next
- * pass (POST_STREAK_NS). */
+ * pass (post_batch.h). */
 static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 {
-	uint32_t before = atomic_load_explicit(&d->last_streak, memory_order_relaxed);
 	uint64_t wake_ns;
 
-	if (!d->post_batch || n < 2 || before < POST_STREAK_MIN || n + POST_STREAK_TAIL > before ||
-	    now - atomic_load_explicit(&d->last_post_ns, memory_order_relaxed) >= POST_STREAK_NS ||
-	    !urnic_handover_started(&d->ho) ||
-	    atomic_fetch_add_explicit(&d->posts_deferred, 1, memory_order_relaxed) + 1 >=
-		    POST_BATCH_MAX)
+	if (!urnic_post_batch_defers(&d->posts, n, now, urnic_handover_started(&d->ho)))
 		return false;
 	/* A sleeping engine thread must wake within URNIC_APP_NAP_MAX_NS (it does after
 	 * the application polled); if it sleeps longer, this post sends: waking it would
@@ -298,20 +268,18 @@ static bool post_defers(struct urnic_dev *d, uint32_t n, uint64_t now)
 
 bool urnic_dev_doorbell(struct urnic_dev *d, bool small)
 {
-	uint32_t n = atomic_load_explicit(&d->streak, memory_order_relaxed) + 1;
+	uint32_t n = urnic_post_batch_post(&d->posts);
 	uint64_t now = urnic_dev_now_ns();
 	bool ret;
 
-	atomic_store_explicit(&d->streak, n, memory_order_relaxed);
-	atomic_store_explicit(&d->posting, true, memory_order_relaxed);
 	app_here(now);
 	if (small && post_defers(d, n, now)) {
 		/* Left to the next pass: this post took ~0.1 us, `now` is when it ends. */
-		atomic_store_explicit(&d->last_post_ns, now, memory_order_relaxed);
+		urnic_post_batch_post_done(&d->posts, now);
 		return true;
 	}
 	ret = progress(d, false, false, now);
-	atomic_store_explicit(&d->last_post_ns, urnic_dev_now_ns(), memory_order_relaxed);
+	urnic_post_batch_post_done(&d->posts, urnic_dev_now_ns());
 	return ret;
 }
 
@@ -320,5 +288,5 @@ void urnic_dev_app_idle(struct urnic_dev *d)
 	atomic_store(&d->app_poll_ns, 0);
 	urnic_dev_app_sleeps();
 	urnic_dev_polled(d);
-	urnic_dev_kick(d); /* its pass also sends what posts left (POST_STREAK_NS) */
+	urnic_dev_kick(d); /* its pass also sends what posts left (post_batch.h) */
 }
