@@ -74,6 +74,9 @@ release() {
 
 # hold SPEC...: the attacker holds them until the test ends; waits for it. Sets HOLDER.
 hold() {
+	# Emptied first: the subshell's redirection may come after the first look below,
+	# which would then find the previous holder's "ready".
+	: >"$W/holder.log"
 	(as_other_exec "$ATTACKER" hold "$@") >"$W/holder.log" 2>&1 &
 	HOLDER=$!
 	track $HOLDER
