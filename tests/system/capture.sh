@@ -39,30 +39,10 @@ case $MODE in rc | ud_uc) ;; verbs) [ -x "$PROG" ] || fail "$PROG is not an exec
 command -v tshark >/dev/null || fail "tshark not found"
 [ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
 
-# Probes to the discard port tell when the capture is live: dumpcap's "Capture started"
-# comes before packets are really being captured (the first ones were seen missing).
-PROBE="udp dst port 9 and dst host 127.0.0.1"
 FILTER="udp port 4791"
 [ "$URNIC_SYS_NETNS" = private ] || FILTER="$FILTER and host $SRV_ADDR and host $CLI_ADDR"
 PCAP=$SYS_WORK/pingpong.pcap
-TS_LOG=$SYS_WORK/tshark-capture.log
-# Wireshark's defaults, not the user's profile (decode-as, disabled protocols, ...)
-WIRESHARK_CONFIG_DIR=$SYS_WORK/wireshark
-export WIRESHARK_CONFIG_DIR
-mkdir "$WIRESHARK_CONFIG_DIR" || fail "mkdir $WIRESHARK_CONFIG_DIR"
-
-tshark -n -q -i lo -B 64 -f "($FILTER) or ($PROBE)" -F pcap -w "$PCAP" >"$TS_LOG" 2>&1 &
-TS_PID=$!
-track $TS_PID
-command -v bash >/dev/null || fail "bash not found (its /dev/udp sends the probes)"
-ticks=200
-until [ "$(stat -c %s "$PCAP" 2>/dev/null || echo 0)" -gt 24 ]; do # 24: pcap header
-	alive $TS_PID || fail "tshark exited before capturing"
-	[ $ticks -gt 0 ] || fail "tshark did not capture a probe within 20 s"
-	bash -c 'echo urnic-probe >/dev/udp/127.0.0.1/9' 2>/dev/null
-	sleep 0.1
-	ticks=$((ticks - 1))
-done
+cap_start "$PCAP" "$FILTER"
 
 if [ "$MODE" = rc ]; then
 	pp_run default 120
@@ -85,11 +65,7 @@ else
 	pp_run uc_s65536_n20 120 -s 65536 -n 20
 fi
 
-sleep 0.5 # let the last frames reach dumpcap before it is told to stop
-kill -INT $TS_PID
-wait_exit $TS_PID 20 || fail "tshark exited with status $? when stopped"
-grep -E 'packets (captured|dropped)' "$TS_LOG"
-grep -Eq '[1-9][0-9]* packets dropped' "$TS_LOG" && fail "the capture dropped packets"
+cap_stop
 
 tx=0
 for log in "$SYS_WORK"/*.server.log "$SYS_WORK"/*.client.log; do
@@ -99,7 +75,7 @@ done
 
 # (a) dissection
 # Payloads are not guessed at (tests/interop/run.sh says why).
-TS="tshark -n --disable-heuristic rpcrdma_infiniband --disable-heuristic rpcrdma_iwarp -o infiniband.identify_payload:FALSE -r $PCAP"
+TS="$CAP_TSHARK -r $PCAP"
 frames=$($TS -Y 'udp.port == 4791' 2>/dev/null | wc -l)
 ib=$($TS -Y infiniband 2>/dev/null | wc -l)
 $TS -Y infiniband -T fields -e infiniband.bth.opcode >"$SYS_WORK/opcodes" 2>/dev/null ||

@@ -317,3 +317,40 @@ pp_pair() {
 pp_run() {
 	pp_pair "$@" || fail "$PP_WHY"
 }
+
+# cap_start PCAP FILTER: tshark captures FILTER on lo into PCAP (classic pcap) from now
+# until cap_stop, which fails the test if the capture dropped anything. Wireshark's
+# defaults are used, not the user's profile (decode-as, disabled protocols, ...).
+# CAP_TSHARK: tshark reading a capture as the tests dissect it: payloads are not guessed
+# at (tests/interop/run.sh says why).
+cap_start() {
+	WIRESHARK_CONFIG_DIR=$SYS_WORK/wireshark
+	export WIRESHARK_CONFIG_DIR
+	mkdir -p "$WIRESHARK_CONFIG_DIR" || fail "mkdir $WIRESHARK_CONFIG_DIR"
+	command -v tshark >/dev/null || fail "tshark not found"
+	command -v bash >/dev/null || fail "bash not found (its /dev/udp sends the probes)"
+	# Probes to the discard port tell when the capture is live: dumpcap's "Capture
+	# started" comes before packets are really being captured (the first ones were
+	# seen missing).
+	_probe="udp dst port 9 and dst host 127.0.0.1"
+	CAP_LOG=$SYS_WORK/tshark-capture.log
+	tshark -n -q -i lo -B 64 -f "($2) or ($_probe)" -F pcap -w "$1" >"$CAP_LOG" 2>&1 &
+	CAP_PID=$!
+	track $CAP_PID
+	_ticks=200
+	until [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 24 ]; do # 24: pcap header
+		alive $CAP_PID || fail "tshark exited before capturing"
+		[ $_ticks -gt 0 ] || fail "tshark did not capture a probe within 20 s"
+		bash -c 'echo urnic-probe >/dev/udp/127.0.0.1/9' 2>/dev/null
+		sleep 0.1
+		_ticks=$((_ticks - 1))
+	done
+}
+cap_stop() {
+	sleep 0.5 # let the last frames reach dumpcap before it is told to stop
+	kill -INT $CAP_PID
+	wait_exit $CAP_PID 20 || fail "tshark exited with status $? when stopped"
+	grep -E 'packets (captured|dropped)' "$CAP_LOG"
+	grep -Eq '[1-9][0-9]* packets dropped' "$CAP_LOG" && fail "the capture dropped packets"
+}
+CAP_TSHARK="tshark -n --disable-heuristic rpcrdma_infiniband --disable-heuristic rpcrdma_iwarp -o infiniband.identify_payload:FALSE"

@@ -1,0 +1,87 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# pyverbs.sh - rdma-core's own test suite (Debian's python3-pyverbs, the tests that
+# rdma-core's providers are checked with) over the urnic drop-in, and what it puts on
+# the wire.
+#
+#   private namespace, lo: 127.0.0.2 = urnic0, both ends of every test's QPs
+#     /usr/bin/python3 run_tests.py --dev urnic0 --gid 1 -v  (RoCEv2 GID ::ffff:127.0.0.2)
+#     tshark -i lo -f 'udp port 4791' -F pcap, all the while
+#
+# The suite is copied from /usr/share/doc/rdma-core/tests (some files are gzipped there)
+# without its vendor modules (mlx5, efa: those devices' direct verbs; CUDA: a GPU).
+# pyverbs_summary.py judges the log: no failure or error, every skip explained by a
+# line of pyverbs-skips.txt, at least MIN_PASS passes; it prints the counts. Then every
+# captured frame must dissect as RoCEv2 without a malformed or warned-about field, and
+# pcap_icrc must find every ICRC correct. The suite's huge-page tests want 2 MiB pages
+# reserved: if none are and this user may, 64 are reserved for the run and given back.
+# UDP GSO is off (URNIC_NO_GSO=1) so that lo's tap sees packets, as capture.sh says.
+#   Usage: pyverbs.sh PCAP_ICRC MIN_PASS  (environment: LIBDIR, SANITIZE, CC, SLOT;
+#   common.sh)
+PCAP_ICRC=${1:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS}
+MIN_PASS=${2:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS}
+URNIC_NO_GSO=1
+export URNIC_NO_GSO
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/common.sh"
+sys_setup "$@"
+[ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
+
+SUITE=/usr/share/doc/rdma-core/tests
+PY=/usr/bin/python3 # Debian's python, the one python3-pyverbs is built for
+[ -e "$SUITE/run_tests.py" ] || fail "$SUITE/run_tests.py not found (apt-get install python3-pyverbs)"
+"$PY" -c 'import pyverbs.device' 2>/dev/null || fail "$PY cannot import pyverbs (python3-pyverbs)"
+
+T=$SYS_WORK/tests
+cp -r "$SUITE" "$T" || fail "cannot copy $SUITE"
+find "$T" -name '*.gz' -exec gunzip -f {} + || fail "gunzip"
+rm -f "$T"/test_mlx5_*.py "$T"/test_efa*.py "$T"/test_cuda_*.py
+
+HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+HUGE_WAS=
+if [ -w "$HUGE" ] && [ "$(cat "$HUGE")" = 0 ]; then
+	HUGE_WAS=0
+	echo 64 >"$HUGE" 2>/dev/null
+	say "reserved $(cat "$HUGE") huge pages of 2 MiB for the run"
+fi
+give_back() {
+	[ -n "$HUGE_WAS" ] && echo "$HUGE_WAS" >"$HUGE"
+	sys_cleanup
+}
+trap give_back EXIT
+
+PCAP=$SYS_WORK/pyverbs.pcap
+FILTER="udp port 4791"
+[ "$URNIC_SYS_NETNS" = private ] || FILTER="$FILTER and host $SRV_ADDR"
+cap_start "$PCAP" "$FILTER"
+
+LOG=$SYS_WORK/pyverbs.log
+# Counters printed at each close would land between a test's name and its outcome.
+(cd "$SYS_WORK" && ibv "$SRV_ADDR" env URNIC_PRINT_COUNTERS=0 "$PY" "$T/run_tests.py" --dev urnic0 --gid 1 -v) \
+	>"$LOG" 2>&1 &
+pid=$!
+track $pid
+wait_exit $pid 900
+rc=$?
+cap_stop
+[ $rc = 124 ] && fail "the suite did not finish in 900 s"
+
+"$PY" "$HERE/pyverbs_summary.py" "$LOG" "$HERE/pyverbs-skips.txt" --min-pass "$MIN_PASS" ||
+	{
+		grep -n -A30 -E '^(ERROR|FAIL):' "$LOG" | head -150
+		fail "the pyverbs suite did not pass (run_tests.py exit status $rc)"
+	}
+
+frames=$($CAP_TSHARK -r "$PCAP" -Y 'udp.port == 4791' 2>/dev/null | wc -l)
+ib=$($CAP_TSHARK -r "$PCAP" -Y 'infiniband.bth.opcode' 2>/dev/null | wc -l)
+$CAP_TSHARK -r "$PCAP" -Y '_ws.malformed || _ws.expert.severity >= warning' \
+	>"$SYS_WORK/malformed.log" 2>/dev/null
+bad=$(wc -l <"$SYS_WORK/malformed.log")
+say "captured $frames UDP 4791 frames: $ib RoCEv2 with a BTH, $bad malformed or with expert warnings"
+$CAP_TSHARK -r "$PCAP" -Y infiniband -T fields -e infiniband.bth.opcode 2>/dev/null |
+	sort -n | uniq -c | awk '{ printf "  opcode %s: %s frames\n", $2, $1 }'
+[ "$frames" -gt 0 ] || fail "nothing captured"
+[ "$ib" = "$frames" ] || fail "only $ib of $frames frames dissect as RoCEv2 with a BTH"
+[ "$bad" = 0 ] || { head -20 "$SYS_WORK/malformed.log"; fail "$bad malformed/warning frames"; }
+"$PCAP_ICRC" "$PCAP" || fail "pcap_icrc: bad ICRCs (or no RoCEv2 packets) in the capture"
+say ok
