@@ -20,6 +20,11 @@
  *                   polled on beside this spinning thread took 3-3.5 ms a round (it
  *                   waited out the application's turn on the CPU, pipeline.c
  *                   APP_RECENT_NS); asleep, it is woken per packet (0.2-0.3 ms).
+ *                   That bound is judged only while the machine has a CPU to spare
+ *                   (load average below the number of CPUs): with more runnable
+ *                   threads than CPUs, a woken engine thread waits out other
+ *                   programs' turns too, and rounds of 0.15-3 ms were seen with
+ *                   nothing wrong.
  *
  * Both over RC and over UC. On RC the first WRITE's ACK wakes the engine thread
  * anyway; nothing answers UC, so there, after the pause, only the post itself can see
@@ -34,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,6 +223,24 @@ static void cut_short(void)
 	report("cut_short", took);
 }
 
+/* Whether a timing bound means anything: fewer runnable threads than CPUs (1-minute
+ * load average). */
+static bool machine_quiet(void)
+{
+	double load = 0;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = 0;
+		fclose(f);
+	}
+	if (load < get_nprocs())
+		return true;
+	printf("load average %.1f on %d CPUs: the time bound is not judged\n", load, get_nprocs());
+	return false;
+}
+
 static void after_a_pause(void)
 {
 	uint64_t took[ROUNDS];
@@ -228,7 +252,8 @@ static void after_a_pause(void)
 		nanosleep(&pause, NULL);
 		took[r] = short_streak();
 	}
-	CHECK(report("after_a_pause", took) < (uint64_t)PAUSE_LIMIT_US * 1000u);
+	if (report("after_a_pause", took) >= (uint64_t)PAUSE_LIMIT_US * 1000u)
+		CHECK(!machine_quiet());
 }
 
 int main(void)
