@@ -33,6 +33,7 @@ void urnic_dev_init(struct urnic_dev *d)
 	pthread_mutex_init(&d->lock, NULL);
 	urnic_handover_init(&d->ho);
 	urnic_cq_due_init(&d->cq_due);
+	urnic_dev_dm_init(&d->dm);
 	d->wake_fd = -1;
 }
 
@@ -196,6 +197,7 @@ static void stop(struct urnic_dev *d)
 		urnic_udp_close(d->udp);
 	}
 	urnic_engine_fini(d->eng);
+	urnic_dev_dm_release_all(&d->dm);
 	free(d->eng);
 	free(d->udp);
 	d->eng = NULL;

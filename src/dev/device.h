@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "dev/dm.h"
 #include "dev/handover.h"
 #include "dev/post_batch.h"
 #include "engine/engine.h"
@@ -63,6 +64,7 @@ struct urnic_dev {
 	uint32_t spin_ns;   /* how long the engine polls after the last work */
 	struct urnic_limits lim;
 	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */
+	struct urnic_dm_pool dm;		/* device memory, against lim.max_dm_size */
 
 	pthread_mutex_t lock;
 	int refs;

@@ -677,21 +677,10 @@ URNIC_STUB_WEAK struct ibv_mr *(ibv_reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t o
 
 /* IBVERBS_1.13 */
 
-URNIC_STUB_WEAK struct ibv_dm *(ibv_import_dm)(struct ibv_context *context, uint32_t dm_handle)
-{
-	stub_hit(__func__);
-	return NULL;
-}
-
 URNIC_STUB_WEAK enum ibv_fork_status (ibv_is_fork_initialized)(void)
 {
 	stub_hit(__func__);
 	return IBV_FORK_UNNEEDED;
-}
-
-URNIC_STUB_WEAK void (ibv_unimport_dm)(struct ibv_dm *dm)
-{
-	stub_hit(__func__);
 }
 
 /* IBVERBS_1.14 */

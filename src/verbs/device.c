@@ -158,7 +158,7 @@ static int query_device_ex(struct ibv_context *context,
 		return EINVAL;
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(urnic_ctx_dev(context), &ex.orig_attr);
-	ex.max_dm_size = 0;
+	ex.max_dm_size = urnic_ctx_dev(context)->lim.max_dm_size; /* dev/dm.h */
 	/* IBTA 1.5 ATOMIC_WRITE and FLUSH to global visibility (as rxe 6.2+; no persistent
 	 * placement, see docs/differences-from-rxe.md). */
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
@@ -363,6 +363,9 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
+	c->vctx.alloc_dm = urnic_alloc_dm;
+	c->vctx.free_dm = urnic_free_dm;
+	c->vctx.reg_dm_mr = urnic_reg_dm_mr;
 	urnic_async_watch(ctx);
 	return ctx;
 }

@@ -78,6 +78,11 @@ static int key_random(uint32_t *out)
 	return n < 0 ? errno : EAGAIN;
 }
 
+int urnic_key_random(uint32_t *out)
+{
+	return key_random(out);
+}
+
 /* Access flags for a region (ib_check_mr_access): 0 or an errno. The optional range
  * (IBV_ACCESS_OPTIONAL_RANGE) is dropped from *access. */
 static int check_access(unsigned int *access)
@@ -185,8 +190,8 @@ URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if (!flags)
-		ret = EINVAL;
+	if (!flags || v->dm)
+		ret = EINVAL; /* a region on device memory stays as it is (ib_uverbs_rereg_mr) */
 	if (!ret && (flags & IBV_REREG_MR_CHANGE_ACCESS))
 		ret = check_access(&acc);
 	if (!ret && (flags & IBV_REREG_MR_CHANGE_PD)) {
@@ -241,7 +246,8 @@ URNIC_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 
 	/* Once this returns the engine will never touch the memory again (a READ in
 	 * progress fails with a remote access error). */
-	ret = urnic_dev_mr_deregister(d, v->mr);
+	ret = v->dm ? urnic_dev_dm_mr_deregister(d, v->dm, v->mr)
+		    : urnic_dev_mr_deregister(d, v->mr);
 	if (ret)
 		return EINVAL; /* windows are bound to it (rxe_dereg_mr) */
 	v->vpd->users--;

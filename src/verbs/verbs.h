@@ -53,6 +53,7 @@ struct urnic_vmr {
 	struct ibv_mr ibmr;
 	struct urnic_mr *mr;
 	struct urnic_vpd *vpd;
+	struct urnic_dm *dm; /* the device memory it is registered on (dm.c), or NULL */
 };
 
 struct urnic_vmw {
@@ -205,6 +206,15 @@ int urnic_peer_from_ah(const struct urnic_dev *d, const struct ibv_ah_attr *ah,
 struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int urnic_dealloc_mw(struct ibv_mw *mw);
+
+/* 32 random bits for a new memory key (memory.c): 0 or an errno. */
+int urnic_key_random(uint32_t *out);
+
+/* Device memory (dm.c): the context ops behind ibv_alloc_dm, ibv_free_dm, ibv_reg_dm_mr. */
+struct ibv_dm *urnic_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
+int urnic_free_dm(struct ibv_dm *dm);
+struct ibv_mr *urnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
+			       size_t length, unsigned int access);
 
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
