@@ -10,6 +10,7 @@
  */
 #include "dev/config.h"
 #include "dev/counters_file.h"
+#include "dev/odp.h"
 #include "dev/pipeline.h"
 
 #include <errno.h>
@@ -84,6 +85,7 @@ static int start(struct urnic_dev *d)
 	d->eng->cfg.icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
 	d->eng->cfg.max_msg_bytes = d->lim.max_msg_sz;			    /* limits.def */
 	d->eng->hold.slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
+	d->eng->mrs.odp = urnic_dev_odp_ops(); /* on-demand regions' copies (odp.h) */
 	hold = secure_getenv("URNIC_ACK_HOLD_US");
 	if (hold && *hold) {
 		unsigned long us = strtoul(hold, NULL, 10);

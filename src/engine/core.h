@@ -191,6 +191,10 @@ struct urnic_engine {
 	struct urnic_engine_ip_ids ipid;
 	struct urnic_mcast_table mcast; /* multicast groups and their UD QPs (mcast.h) */
 	struct urnic_mr_table mrs;
+	/* The payload of the packet being built, read here from on-demand regions
+	 * (mem/odp.h) before the packet's commit copies it on: such memory is never
+	 * touched by a plain load. */
+	uint8_t odp_bounce[URNIC_TX_PAYLOAD_MAX];
 	struct urnic_engine_hooks hooks;
 	uint64_t rng;
 };

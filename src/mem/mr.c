@@ -133,18 +133,32 @@ static const struct urnic_mr *lookup(const struct urnic_mr_table *t, uint32_t ke
 	return mr->live && mr->key == key ? mr : NULL;
 }
 
+const struct urnic_mr *urnic_mr_find(const struct urnic_mr_table *t, uint32_t key)
+{
+	return lookup(t, key);
+}
+
+/* Where iova of region mr is. In integers: an implicit region's host is NULL, and
+ * arithmetic on a null pointer is undefined even where the sum is the address meant. */
+static void region_at(const struct urnic_mr *mr, uint64_t iova, struct urnic_mr_at *at)
+{
+	at->host = (uint8_t *)((uintptr_t)mr->host + (uintptr_t)(iova - mr->iova));
+	at->odp = mr->access & URNIC_ACCESS_ON_DEMAND;
+}
+
 enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 				     uint32_t key, uint64_t iova, uint64_t len, uint32_t need,
-				     uint8_t **host)
+				     struct urnic_mr_at *at)
 {
 	const struct urnic_mr *mr = lookup(t, key);
 	enum urnic_mr_check c;
 
 	if (!mr || mr->kind != URNIC_KEY_MR)
 		return URNIC_MR_BAD_KEY;
+	at->gen = mr->gen;
 	c = region_check(mr, pd, iova, len, need);
 	if (c == URNIC_MR_OK)
-		*host = mr->host + (iova - mr->iova);
+		region_at(mr, iova, at);
 	return c;
 }
 
@@ -180,21 +194,21 @@ static enum urnic_mr_check window_check(const struct urnic_mr *mw, const struct 
 	return URNIC_MR_OK;
 }
 
-enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
-						const struct urnic_pd *pd, uint32_t qpn,
-						uint32_t key, uint64_t iova, uint64_t len,
-						uint32_t need, uint8_t **host, uint32_t *gen)
+enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
+					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
+					    uint64_t iova, uint64_t len, uint32_t need,
+					    struct urnic_mr_at *at)
 {
 	const struct urnic_mr *mr = lookup(t, key);
 	enum urnic_mr_check c;
 
 	if (!mr)
 		return URNIC_MR_BAD_KEY;
-	*gen = mr->gen;
+	at->gen = mr->gen;
 	if (mr->kind == URNIC_KEY_MR) {
 		c = region_check(mr, pd, iova, len, need);
 		if (c == URNIC_MR_OK)
-			*host = mr->host + (iova - mr->iova);
+			region_at(mr, iova, at);
 		return c;
 	}
 	c = window_check(mr, pd, qpn, &iova, len, need, true);
@@ -202,19 +216,8 @@ enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
 		return c;
 	/* The binding put the window inside its region (C10-75) and the region cannot go
 	 * while the window is bound: only its memory is left to name. */
-	mr = mr->mw_mr;
-	*host = mr->host + (iova - mr->iova);
+	region_at(mr->mw_mr, iova, at);
 	return URNIC_MR_OK;
-}
-
-enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
-					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
-					    uint64_t iova, uint64_t len, uint32_t need,
-					    uint8_t **host)
-{
-	uint32_t gen;
-
-	return urnic_mr_resolve_remote_gen(t, pd, qpn, key, iova, len, need, host, &gen);
 }
 
 const struct urnic_mr *urnic_mr_remote_region(const struct urnic_mr_table *t,

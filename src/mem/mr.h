@@ -13,6 +13,9 @@
  * (order key -> PD -> bounds -> rights, as rxe_mr.c).
  * Memory windows (IBTA 10.6.7, mw.h) live in the same table: MR and MW keys share one
  * key space, as in rxe, and a key names either a region or a window (slot kind).
+ * An on-demand region (URNIC_ACCESS_ON_DEMAND) is resolved like any other; its bytes
+ * move only through the table's odp calls (odp.h). An implicit one is registered at host
+ * NULL, IOVA 0, for 2^64 - 1 bytes: its IOVAs are the process's addresses.
  * Context: the table is owned by a device; mutations and lookups run under the device lock.
  */
 #ifndef URNIC_MEM_MR_H
@@ -72,7 +75,7 @@ struct urnic_mr {
 	uint32_t nwindows;	/* region: windows bound to it */
 	/* Bumped by every change of what the key grants (deregistration, reregistration,
 	 * a window's bind, invalidation or deallocation): a message that resolved the key
-	 * under one grant is not finished under another (urnic_mr_resolve_remote_gen). */
+	 * under one grant is not finished under another (urnic_mr_resolve_remote). */
 	uint32_t gen;
 };
 
@@ -86,11 +89,24 @@ enum urnic_mr_check {
 	URNIC_MR_BAD_QP,   /* type 2 window bound through another QP (IBTA o10-37.2.36) */
 };
 
+struct urnic_odp_ops;
+
 struct urnic_mr_table {
 	struct urnic_mr *slots;
 	uint32_t nslots;
 	uint32_t nlive;
 	uint32_t mw2_bound; /* type 2B windows bound (urnic_mw_release_qp) */
+	/* How on-demand regions are reached (odp.h), set by the driver; NULL: never. */
+	const struct urnic_odp_ops *odp;
+};
+
+/* Where a resolved range lies: its process address, whether its region is on demand
+ * (its bytes then move only through the table's odp calls), and the generation of the
+ * key's slot (struct urnic_mr.gen), set whenever the key names a live slot. */
+struct urnic_mr_at {
+	uint8_t *host;
+	uint32_t gen;
+	bool odp;
 };
 
 int urnic_mr_table_init(struct urnic_mr_table *t, uint32_t nslots);
@@ -120,31 +136,28 @@ int urnic_mr_reregister(struct urnic_mr *mr, uint32_t what, struct urnic_pd *pd,
 struct urnic_mr *urnic_mr_slot_take(struct urnic_mr_table *t, uint32_t key_rand);
 
 /*
- * Resolves an L_Key: key/[iova, iova+len) for the given rights. On URNIC_MR_OK, *host is
- * the process address of iova. len 0 is always in range of a valid key. Window keys are
- * R_Keys only and never resolve here (IBTA 10.6.7: a window grants remote access).
+ * Resolves an L_Key: key/[iova, iova+len) for the given rights. On URNIC_MR_OK, *at says
+ * where iova is. len 0 is always in range of a valid key. Window keys are R_Keys only and
+ * never resolve here (IBTA 10.6.7: a window grants remote access).
  */
 enum urnic_mr_check urnic_mr_resolve(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 				     uint32_t key, uint64_t iova, uint64_t len, uint32_t need,
-				     uint8_t **host);
+				     struct urnic_mr_at *at);
 
 /*
  * Resolves an R_Key received by QP qpn of PD pd: a region's key as urnic_mr_resolve, or a
  * bound window's (mw.c): window state, PD, the binding QP for type 2, range inside the
- * window (offset from its start when bound zero-based) and the window's rights.
+ * window (offset from its start when bound zero-based) and the window's rights; the
+ * memory is its region's. at->gen is set even when a check fails: a multi-packet message
+ * records it with its first packet and refuses the rest when it has moved.
  */
 enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
 					    uint64_t iova, uint64_t len, uint32_t need,
-					    uint8_t **host);
+					    struct urnic_mr_at *at);
 
-/* The same, and in *gen the generation of the key's slot (struct urnic_mr.gen) when the
- * key names a live slot: a multi-packet message records it with its first packet and
- * refuses the rest when it has moved. */
-enum urnic_mr_check urnic_mr_resolve_remote_gen(const struct urnic_mr_table *t,
-						const struct urnic_pd *pd, uint32_t qpn,
-						uint32_t key, uint64_t iova, uint64_t len,
-						uint32_t need, uint8_t **host, uint32_t *gen);
+/* The live slot (region or window) a key names, or NULL; no other check. */
+const struct urnic_mr *urnic_mr_find(const struct urnic_mr_table *t, uint32_t key);
 
 /* The region an R_Key gives remote access to (the window's region for a window key),
  * after the same checks as urnic_mr_resolve_remote with len 0; NULL if they fail. */

@@ -42,7 +42,7 @@ int urnic_mw_alloc(struct urnic_mr_table *t, struct urnic_pd *pd, enum urnic_key
 }
 
 /* The window lets go of its region and validates nothing any more; a message that
- * resolved its key before is not finished through it (urnic_mr_resolve_remote_gen). */
+ * resolved its key before is not finished through it (urnic_mr_resolve_remote). */
 static void unbind(struct urnic_mr_table *t, struct urnic_mr *mw)
 {
 	mw->gen++;

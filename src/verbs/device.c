@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "verbs/odp.h"
 #include "verbs/verbs.h"
 
 #undef ibv_get_device_list
@@ -163,6 +164,7 @@ static int query_device_ex(struct ibv_context *context,
 	 * placement, see docs/differences-from-rxe.md). */
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
 				 URNIC_IBV_DEVICE_FLUSH_GLOBAL;
+	urnic_odp_query_caps(&ex.odp_caps); /* odp.c */
 	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
@@ -366,6 +368,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.alloc_dm = urnic_alloc_dm;
 	c->vctx.free_dm = urnic_free_dm;
 	c->vctx.reg_dm_mr = urnic_reg_dm_mr;
+	c->vctx.advise_mr = urnic_advise_mr;
 	urnic_async_watch(ctx);
 	return ctx;
 }

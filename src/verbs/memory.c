@@ -13,7 +13,8 @@
  * deregistered (EINVAL, as rxe_dereg_mr). ibv_rereg_mr(3) changes a region in place.
  * Memory the kernel could not pin for an RNIC is refused as the kernel refuses it
  * (mapping.h: unmapped, PROT_NONE or read-only under a right that writes: EFAULT; an
- * end that wraps, no pages: EINVAL), as the engine would fault on it.
+ * end that wraps, no pages: EINVAL), as the engine would fault on it. An on-demand
+ * region (IBV_ACCESS_ON_DEMAND, implicit too) is not pinned and not checked (odp.h).
  * ibv_alloc_mw(3), ibv_bind_mw(3), ibv_dealloc_mw(3): windows of type 1 and 2 (mem/mw.h);
  * ibv_bind_mw posts a BIND_MW work request with the window's next R_Key, as rdma-core's
  * rxe provider does, and hands the new key to the window once it is posted.
@@ -24,6 +25,7 @@
 #include <sys/random.h>
 
 #include "verbs/mapping.h"
+#include "verbs/odp.h"
 #include "verbs/verbs.h"
 
 #undef ibv_reg_mr
@@ -110,6 +112,15 @@ static bool access_writes(unsigned int access)
 			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 }
 
+/* What the kernel checks of the memory: pinned pages for a region, the range alone for
+ * an on-demand one (verbs/odp.h). 0 or an errno. */
+static int map_check(const void *addr, size_t length, uint64_t iova, unsigned int access)
+{
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return urnic_odp_reg_check(addr, length, iova);
+	return -urnic_mapping_check((uintptr_t)addr, length, access_writes(access));
+}
+
 URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 					     uint64_t iova, unsigned int access)
 {
@@ -120,7 +131,7 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	int ret = check_access(&access);
 
 	if (!ret)
-		ret = -urnic_mapping_check((uintptr_t)addr, length, access_writes(access));
+		ret = map_check(addr, length, iova, access);
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -211,7 +222,7 @@ URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		}
 		if (flags & IBV_REREG_MR_CHANGE_ACCESS)
 			to_acc = acc;
-		ret = -urnic_mapping_check((uintptr_t)to, to_len, access_writes(to_acc));
+		ret = map_check(to, to_len, (uintptr_t)to, to_acc);
 	}
 	if (!ret)
 		ret = -urnic_dev_mr_reregister(d, v->mr, (uint32_t)flags, &new_vpd->pd, addr,

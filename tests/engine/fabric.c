@@ -134,13 +134,19 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 
 	CHECK(buf != NULL);
 	/* The packet left as urnic_tx_commit laid it out: the headers, then the fragments,
-	 * which add up to the payload the headers announce. */
+	 * which add up to the payload the headers announce. A fragment read from an
+	 * on-demand region points into the engine's bounce buffer, which holds only the
+	 * last such payload by now. */
 	{
+		const uint8_t *bounce = h->e->odp_bounce;
 		uint32_t off = p->hdr_bytes;
 
 		CHECK(memcmp(p->wire, p->hdr, p->hdr_bytes) == 0);
 		for (uint32_t i = 0; i < p->nfrags; i++) {
-			CHECK(memcmp(p->wire + off, p->frags[i].base, p->frags[i].len) == 0);
+			const uint8_t *base = p->frags[i].base;
+
+			if (base < bounce || base >= bounce + sizeof(h->e->odp_bounce))
+				CHECK(memcmp(p->wire + off, base, p->frags[i].len) == 0);
 			off += (uint32_t)p->frags[i].len;
 		}
 		CHECK_EQ(off, p->hdr_bytes + p->payload_bytes);

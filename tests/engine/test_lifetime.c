@@ -414,21 +414,21 @@ static void test_type2_window_freed_with_its_qp(void)
 {
 	struct env v;
 	struct urnic_engine *e;
-	uint8_t *host;
+	struct urnic_mr_at at;
 	uint32_t qpn;
 
 	window_open(&v, URNIC_KEY_MW2, 31);
 	e = fab_engine(v.p.f, 1);
 	qpn = v.p.b->qp.qpn;
 	CHECK_EQ(urnic_mr_resolve_remote(&e->mrs, &v.p.pd[1], qpn, v.mw->key, v.rb.mr->iova, 8,
-					 URNIC_ACCESS_REMOTE_WRITE, &host),
+					 URNIC_ACCESS_REMOTE_WRITE, &at),
 		 URNIC_MR_OK);
 	CHECK_EQ(e->mrs.mw2_bound, 1);
 	fab_qp_free(v.p.b);
 	CHECK_EQ(v.mw->mw_state, URNIC_MW_FREE);
 	CHECK_EQ(e->mrs.mw2_bound, 0);
 	CHECK_EQ(urnic_mr_resolve_remote(&e->mrs, &v.p.pd[1], qpn, v.mw->key, v.rb.mr->iova, 8,
-					 URNIC_ACCESS_REMOTE_WRITE, &host),
+					 URNIC_ACCESS_REMOTE_WRITE, &at),
 		 URNIC_MR_BAD_KEY);
 	/* Its region can go now: no window holds it. */
 	CHECK_EQ(v.rb.mr->nwindows, 0);

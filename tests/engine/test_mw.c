@@ -502,7 +502,7 @@ static void test_failed_bind_completes_mw_bind_err(void)
 	struct env v;
 	struct urnic_mr *mw;
 	struct urnic_cqe c[2];
-	uint8_t *host;
+	struct urnic_mr_at at;
 
 	env_open(&v, URNIC_ACCESS_LOCAL_WRITE, 70); /* no MW_BIND */
 	mw = mw_new(&v, URNIC_KEY_MW2);
@@ -527,7 +527,7 @@ static void test_failed_bind_completes_mw_bind_err(void)
 	CHECK_EQ(c[1].status, URNIC_WC_WR_FLUSH_ERR);
 	CHECK_EQ(v.p.b->qp.state, URNIC_QPS_ERR);
 	CHECK_EQ(mw->mw_state, URNIC_MW_FREE);
-	CHECK(urnic_mr_resolve(&fab_engine(v.p.f, 1)->mrs, &v.p.pd[1], mw->key, 0, 0, 0, &host) ==
+	CHECK(urnic_mr_resolve(&fab_engine(v.p.f, 1)->mrs, &v.p.pd[1], mw->key, 0, 0, 0, &at) ==
 	      URNIC_MR_BAD_KEY);
 	mw_free(&v, mw);
 	env_close(&v);

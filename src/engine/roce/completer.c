@@ -14,6 +14,7 @@
  * ATOMIC_WRITE and FLUSH complete on their zero-length READ response ONLY (IBTA A19.4,
  * rxe_comp.c); local operations complete when everything posted before them has.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "engine/roce/rc.h"
@@ -217,6 +218,22 @@ static void on_nak(struct urnic_engine *e, struct urnic_qp *qp, const struct urn
 	}
 }
 
+/* Places a response's bytes in the WQE's SGEs; if they do not resolve, or their
+ * on-demand memory is not mapped writable, the WQE fails with a local protection error
+ * (IBTA 10.8.3.1). True when placed. */
+static bool scatter_ok(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
+		       uint32_t off, const uint8_t *data, uint32_t len)
+{
+	int ret = urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, off, data, len);
+
+	if (ret == 0)
+		return true;
+	if (ret == -ENXIO)
+		urnic_count(e, URNIC_CTR_odp_fault_local);
+	urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+	return false;
+}
+
 static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 			     const struct urnic_pkt *pkt, uint32_t flags)
 {
@@ -265,11 +282,8 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 		urnic_rc_fail(e, qp, URNIC_WC_BAD_RESP_ERR);
 		return;
 	}
-	if (pkt->payload_bytes && urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, off,
-						    pkt->payload, pkt->payload_bytes) < 0) {
-		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+	if (pkt->payload_bytes && !scatter_ok(e, qp, w, off, pkt->payload, pkt->payload_bytes))
 		return;
-	}
 	qp->comp.read_off_bytes += pkt->payload_bytes;
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
 	if (flags & URNIC_OPF_LAST) {
@@ -295,10 +309,8 @@ static void on_atomic_ack(struct urnic_engine *e, struct urnic_qp *qp, const str
 	}
 	/* The original value lands in host byte order, as ibverbs delivers it. */
 	memcpy(orig, &pkt->atmack_orig, sizeof(orig));
-	if (urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, 0, orig, sizeof(orig)) < 0) {
-		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+	if (!scatter_ok(e, qp, w, 0, orig, sizeof(orig)))
 		return;
-	}
 	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
 	urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 	urnic_rc_complete_local_ops(e, qp);

@@ -82,7 +82,7 @@ uint8_t urnic_roce_validate_swqe(struct urnic_engine *e, struct urnic_qp *qp,
 		struct urnic_frag f[URNIC_MAX_SGE];
 
 		if (urnic_sge_gather(&e->mrs, qp->pd, w->sge, w->num_sge, 0, w->length, need, f,
-				     URNIC_MAX_SGE) < 0)
+				     URNIC_MAX_SGE, NULL, 0) < 0)
 			return URNIC_WC_LOC_PROT_ERR;
 	}
 	return URNIC_WC_SUCCESS;
@@ -173,9 +173,11 @@ int urnic_roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		return 0;
 	}
 	n = urnic_sge_gather(&e->mrs, qp->pd, w->sge, w->num_sge, off, len, 0, p->frags,
-			     URNIC_MAX_SGE);
+			     URNIC_MAX_SGE, e->odp_bounce, sizeof(e->odp_bounce));
+	if (n == -ENXIO)
+		urnic_count(e, URNIC_CTR_odp_fault_local);
 	if (n < 0)
-		return n;
+		return -EFAULT;
 	p->nfrags = (uint32_t)n;
 	return 0;
 }

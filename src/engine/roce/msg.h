@@ -70,8 +70,9 @@ struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *
 				       struct urnic_pkt *h, uint32_t payload_bytes,
 				       const struct urnic_peer *dst, uint32_t dqpn);
 
-/* Points p's fragments at bytes [off, off+len) of the WQE's data (SGEs or inline).
- * Returns 0 or -EFAULT. */
+/* Points p's fragments at bytes [off, off+len) of the WQE's data (SGEs or inline); bytes
+ * in on-demand regions are read into e->odp_bounce first. Returns 0 or -EFAULT (an SGE
+ * does not resolve, or its on-demand memory cannot be read: counted). */
 int urnic_roce_gather(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w,
 		      uint32_t off, uint32_t len, struct urnic_txpkt *p);
 
@@ -144,7 +145,7 @@ const struct urnic_recv_wqe *urnic_roce_rwqe(const struct urnic_qp *qp);
 
 /* Copies len bytes to the held WQE at resp.rwqe_off and advances it. Returns 0,
  * -EMSGSIZE (the buffer is too short: nothing written) or -EFAULT (an SGE does not
- * resolve with local write). */
+ * resolve with local write, or its on-demand memory is not mapped writable: counted). */
 int urnic_roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *data,
 		     uint32_t len);
 
@@ -199,7 +200,7 @@ enum urnic_roce_write_check {
 	ROCE_WRITE_BAD_ACCESS, /* R_Key, bounds or rights (IBTA 9.7.5.1.7) */
 };
 
-/* Checks an RDMA WRITE packet and resolves where its data goes (*host, for
+/* Checks an RDMA WRITE packet and resolves where its data goes (*at, for
  * urnic_roce_recv_write). The FIRST/ONLY packet checks the R_Key for the whole message (IBTA
  * 9.7.5.1.7); every packet resolves it again for its own bytes, and a MIDDLE/LAST is
  * refused when the key no longer names the grant the FIRST resolved (deregistered,
@@ -207,11 +208,13 @@ enum urnic_roce_write_check {
  * writes to the memory. Nothing is written here. */
 enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
 						   const struct urnic_pkt *pkt, uint32_t flags,
-						   uint8_t **host);
+						   struct urnic_mr_at *at);
 
-/* Places a WRITE packet checked by urnic_roce_write_check at host; on the LAST packet of a
- * WRITE with immediate completes the held receive WQE. */
-void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   uint32_t flags, uint8_t *host);
+/* Places a WRITE packet checked by urnic_roce_write_check at *at; on the LAST packet of a
+ * WRITE with immediate completes the held receive WQE. Returns 0, or -EFAULT when its
+ * on-demand memory is not mapped writable (counted; the message goes no further: RC
+ * answers NAK remote access error, IBTA 9.7.5.2.4, UC drops the rest). */
+int urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  uint32_t flags, const struct urnic_mr_at *at);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "engine/roce/rc.h"
 #include "mem/mw.h"
+#include "mem/odp.h"
 #include "mem/sge.h"
 #include "wire/psn.h"
 
@@ -91,6 +92,8 @@ int urnic_roce_place(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t 
 		return -EMSGSIZE; /* IBTA 9.7.5.1.6: message longer than the receive buffer */
 	if (len) {
 		ret = urnic_sge_scatter(&e->mrs, pd, rw->sge, rw->num_sge, off, data, len);
+		if (ret == -ENXIO)
+			urnic_count(e, URNIC_CTR_odp_fault_local);
 		if (ret)
 			return ret == -EMSGSIZE ? -EMSGSIZE : -EFAULT;
 	}
@@ -192,14 +195,12 @@ void urnic_roce_recv_too_long(struct urnic_engine *e, struct urnic_qp *qp,
 
 enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struct urnic_qp *qp,
 						   const struct urnic_pkt *pkt, uint32_t flags,
-						   uint8_t **host)
+						   struct urnic_mr_at *at)
 {
 	struct urnic_resp *r = &qp->resp;
 
-	*host = NULL;
+	*at = (struct urnic_mr_at){ 0 };
 	if (!(flags & URNIC_OPF_FIRST)) {
-		uint32_t gen = 0;
-
 		/* MIDDLE: strictly less than what is left; LAST: exactly what is left. */
 		if ((flags & URNIC_OPF_LAST) ? pkt->payload_bytes != r->write_resid
 					     : pkt->payload_bytes >= r->write_resid)
@@ -207,11 +208,10 @@ enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struc
 		/* IBTA 9.7.5.1.7 and 10.6.7: the key is checked for every packet that
 		 * touches memory, so deregistering a region or revoking a window takes
 		 * effect inside a message (as READ responses do, resources.c read_reply). */
-		if (urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, r->write_rkey,
-						r->write_va, pkt->payload_bytes,
-						URNIC_ACCESS_REMOTE_WRITE, host,
-						&gen) != URNIC_MR_OK ||
-		    gen != r->write_gen) {
+		if (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, r->write_rkey, r->write_va,
+					    pkt->payload_bytes, URNIC_ACCESS_REMOTE_WRITE,
+					    at) != URNIC_MR_OK ||
+		    at->gen != r->write_gen) {
 			urnic_count(e, URNIC_CTR_write_key_revoked);
 			return ROCE_WRITE_BAD_ACCESS;
 		}
@@ -223,12 +223,11 @@ enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struc
 		return ROCE_WRITE_BAD_LENGTH;
 	/* IBTA 9.7.5.1.7: R_Key, bounds and rights for the whole WRITE. A zero-length
 	 * WRITE checks no R_Key, like a zero-length READ (C9-88). */
-	r->write_gen = 0;
 	if (pkt->reth.len &&
-	    urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
-					pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE, host,
-					&r->write_gen) != URNIC_MR_OK)
+	    urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
+				    pkt->reth.len, URNIC_ACCESS_REMOTE_WRITE, at) != URNIC_MR_OK)
 		return ROCE_WRITE_BAD_ACCESS;
+	r->write_gen = at->gen;
 	r->write_rkey = pkt->reth.rkey;
 	r->write_va = pkt->reth.va;
 	r->write_resid = pkt->reth.len;
@@ -236,19 +235,27 @@ enum urnic_roce_write_check urnic_roce_write_check(struct urnic_engine *e, struc
 	return ROCE_WRITE_OK;
 }
 
-void urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   uint32_t flags, uint8_t *host)
+int urnic_roce_recv_write(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  uint32_t flags, const struct urnic_mr_at *at)
 {
 	struct urnic_resp *r = &qp->resp;
 
-	if (pkt->payload_bytes)
-		memcpy(host, pkt->payload, pkt->payload_bytes);
+	if (pkt->payload_bytes) {
+		if (!at->odp) {
+			memcpy(at->host, pkt->payload, pkt->payload_bytes);
+		} else if (urnic_odp_write(e->mrs.odp, at->host, pkt->payload,
+					   pkt->payload_bytes)) {
+			urnic_count(e, URNIC_CTR_odp_fault_remote);
+			return -EFAULT;
+		}
+	}
 	r->write_va += pkt->payload_bytes;
 	r->write_resid -= pkt->payload_bytes;
 	r->in_write = !(flags & URNIC_OPF_LAST);
 	if ((flags & URNIC_OPF_LAST) && (flags & URNIC_OPF_IMMDT))
 		urnic_roce_complete_rwqe(e, qp, pkt, URNIC_WC_RECV_RDMA_WITH_IMM, r->write_len,
 					 URNIC_WC_SUCCESS);
+	return 0;
 }
 
 void urnic_roce_flush_rq(struct urnic_engine *e, struct urnic_qp *qp)

@@ -10,6 +10,7 @@
 
 #include "engine/roce/hold.h"
 #include "engine/roce/rc.h"
+#include "mem/odp.h"
 #include "wire/psn.h"
 
 /* READ response packets one QP sends per pass: a long READ (up to max_msg_sz) leaves
@@ -306,6 +307,16 @@ void urnic_rc_execute_a19(struct urnic_engine *e, struct urnic_qp *qp, const str
 	res->msn = qp->resp.msn;
 	answer_res(e, qp, res);
 }
+/* A READ stops answering: NAK remote access error at the PSN it had got to. */
+static void read_refused(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res,
+			 enum urnic_counter why)
+{
+	urnic_count(e, why);
+	res->replying = false;
+	qp->resp.replying--;
+	urnic_rc_nak_class_c(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
+}
+
 /* Sends the READ response packets of one resource, up to a budget (IBTA 9.7.5.1.3:
  * responses carry the PSNs the READ reserved; AETH on FIRST, LAST and ONLY). */
 static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res,
@@ -319,10 +330,9 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		uint32_t n = rest < mtu ? rest : mtu;
 		bool first = res->sent_bytes == 0 && !res->first_psn_replay;
 		bool last = rest <= mtu;
+		struct urnic_mr_at at = { 0 };
 		struct urnic_pkt h = { 0 };
 		struct urnic_txpkt *p;
-		uint8_t *host = NULL;
-		uint32_t gen = 0;
 
 		h.bth.opcode = first ? (last ? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
 					     : URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST)
@@ -335,19 +345,26 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		 * grant the READ was executed under: if the region was deregistered or
 		 * reregistered, or the window revoked, meanwhile, the READ fails with a
 		 * remote access error (rxe rechecks the region the same way). */
-		if (n && (urnic_mr_resolve_remote_gen(
-				  &e->mrs, qp->pd, qp->qpn, res->rkey, res->va + res->sent_bytes, n,
-				  URNIC_ACCESS_REMOTE_READ, &host, &gen) != URNIC_MR_OK ||
-			  gen != res->key_gen)) {
-			urnic_count(e, URNIC_CTR_read_key_revoked);
-			res->replying = false;
-			qp->resp.replying--;
-			urnic_rc_nak_class_c(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
+		if (n && (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, res->rkey,
+						  res->va + res->sent_bytes, n,
+						  URNIC_ACCESS_REMOTE_READ, &at) != URNIC_MR_OK ||
+			  at.gen != res->key_gen)) {
+			read_refused(e, qp, res, URNIC_CTR_read_key_revoked);
 			return sent;
+		}
+		/* On-demand memory is read before the packet is begun (mem/odp.h): memory
+		 * not mapped readable ends the READ as a bad key does. */
+		if (n && at.odp) {
+			if (n > sizeof(e->odp_bounce) ||
+			    urnic_odp_read(e->mrs.odp, e->odp_bounce, at.host, n)) {
+				read_refused(e, qp, res, URNIC_CTR_odp_fault_remote);
+				return sent;
+			}
+			at.host = e->odp_bounce;
 		}
 		p = urnic_roce_emit(e, qp, &h, n);
 		if (n) {
-			p->frags[0] = (struct urnic_frag){ host, n };
+			p->frags[0] = (struct urnic_frag){ at.host, n };
 			p->nfrags = 1;
 		}
 		urnic_tx_commit(e, p);

@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "engine/roce/rc.h"
+#include "mem/odp.h"
 #include "wire/psn.h"
 
 /*
@@ -68,6 +69,19 @@ static uint32_t flush_rights(uint32_t feth)
 	return need;
 }
 
+/* An atomic's target in an on-demand region must be mapped writable before the atomic
+ * touches it (mem/odp.h): if not, NAK remote access error (IBTA 9.7.5.2.4), as for an
+ * R_Key that does not grant it. True when the atomic may go on. */
+static bool odp_atomic_ok(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn,
+			  const struct urnic_mr_at *at)
+{
+	if (!at->odp || urnic_odp_atomic_ready(e->mrs.odp, at->host) == 0)
+		return true;
+	urnic_count(e, URNIC_CTR_odp_fault_remote);
+	urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+	return false;
+}
+
 /*
  * ATOMIC_WRITE and FLUSH (IBTA 1.5, Annex A19, as rxe 6.2+): ATOMIC_WRITE stores
  * its 8 bytes at an aligned address in one store; FLUSH makes earlier writes visible
@@ -81,7 +95,7 @@ static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struc
 			uint32_t flags)
 {
 	uint32_t psn = pkt->bth.psn;
-	uint8_t *host = NULL;
+	struct urnic_mr_at at = { 0 };
 
 	if (flags & URNIC_OPF_FLUSH) {
 		uint32_t need = flush_rights(pkt->feth);
@@ -103,7 +117,7 @@ static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struc
 						      need)
 			    : urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
 						      pkt->reth.va, pkt->reth.len, need,
-						      &host) != URNIC_MR_OK) {
+						      &at) != URNIC_MR_OK) {
 			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 			return;
 		}
@@ -114,21 +128,23 @@ static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struc
 			return;
 		}
 		if (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
-					    8, URNIC_ACCESS_REMOTE_WRITE, &host) != URNIC_MR_OK) {
+					    8, URNIC_ACCESS_REMOTE_WRITE, &at) != URNIC_MR_OK) {
 			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 			return;
 		}
 		/* oA19-28 / rxe RESPST_ERR_MISALIGNED_ATOMIC: an aligned 8-byte target, in
 		 * the address space and in memory. */
-		if ((pkt->reth.va & 7) || ((uintptr_t)host & 7)) {
+		if ((pkt->reth.va & 7) || ((uintptr_t)at.host & 7)) {
 			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
 		}
+		if (!odp_atomic_ok(e, qp, psn, &at))
+			return;
 	}
 	if (urnic_rc_res_exhausted(e, qp, psn))
 		return;
 	qp->resp.epsn = urnic_psn_add(psn, 1);
-	urnic_rc_execute_a19(e, qp, pkt, host);
+	urnic_rc_execute_a19(e, qp, pkt, at.host);
 }
 
 /*
@@ -218,10 +234,10 @@ static bool rx_write(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 {
 	struct urnic_resp *r = &qp->resp;
 	uint32_t psn = pkt->bth.psn;
-	uint8_t *host = NULL;
+	struct urnic_mr_at at;
 
 	/* 6. R_Key, bounds, rights for the whole WRITE (IBTA 9.7.5.1.7). */
-	switch (urnic_roce_write_check(e, qp, pkt, flags, &host)) {
+	switch (urnic_roce_write_check(e, qp, pkt, flags, &at)) {
 	case ROCE_WRITE_OK:
 		break;
 	case ROCE_WRITE_BAD_LENGTH:
@@ -231,7 +247,10 @@ static bool rx_write(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 		return false;
 	}
-	urnic_roce_recv_write(e, qp, pkt, flags, host);
+	if (urnic_roce_recv_write(e, qp, pkt, flags, &at)) {
+		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+		return false;
+	}
 	if (flags & URNIC_OPF_LAST)
 		r->msn++;
 	return true;
@@ -275,9 +294,8 @@ static bool rx_send(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
 	uint32_t psn = pkt->bth.psn;
+	struct urnic_mr_at at = { 0 };
 	enum urnic_mr_check chk;
-	uint8_t *host = NULL;
-	uint32_t gen = 0;
 
 	/* C9-94: no longer than the port's largest message (max_msg_sz, 2^31 by
 	 * default): the most response bytes one READ request may draw. */
@@ -288,9 +306,9 @@ static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 	}
 	/* C9-88: a zero-length READ checks no R_Key. */
 	if (pkt->reth.len) {
-		chk = urnic_mr_resolve_remote_gen(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
-						  pkt->reth.va, pkt->reth.len,
-						  URNIC_ACCESS_REMOTE_READ, &host, &gen);
+		chk = urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey,
+					      pkt->reth.va, pkt->reth.len, URNIC_ACCESS_REMOTE_READ,
+					      &at);
 		if (chk != URNIC_MR_OK) {
 			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 			return;
@@ -298,15 +316,15 @@ static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 	}
 	if (urnic_rc_res_exhausted(e, qp, psn))
 		return;
-	urnic_rc_execute_read(e, qp, pkt, gen);
+	urnic_rc_execute_read(e, qp, pkt, at.gen);
 }
 
 /* Checks a CMP_AND_SWP or FETCH_AND_ADD request, executes and answers it. */
 static void rx_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
 	uint32_t psn = pkt->bth.psn;
+	struct urnic_mr_at at;
 	enum urnic_mr_check chk;
-	uint8_t *host = NULL;
 
 	/* IBTA 9.4.5: the target must be 8-byte aligned, else invalid request. */
 	if (pkt->atmeth.va & 7) {
@@ -314,7 +332,7 @@ static void rx_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 		return;
 	}
 	chk = urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->atmeth.rkey, pkt->atmeth.va, 8,
-				      URNIC_ACCESS_REMOTE_ATOMIC, &host);
+				      URNIC_ACCESS_REMOTE_ATOMIC, &at);
 	if (chk != URNIC_MR_OK) {
 		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
 		return;
@@ -322,14 +340,16 @@ static void rx_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 	/* The memory itself must be aligned too: a region registered at an IOVA
 	 * whose offset differs from its address's would make an aligned VA an
 	 * unaligned (split-lock, undefined) access here. rxe NAKs it the same way. */
-	if ((uintptr_t)host & 7) {
+	if ((uintptr_t)at.host & 7) {
 		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
+	if (!odp_atomic_ok(e, qp, psn, &at))
+		return;
 	if (urnic_rc_res_exhausted(e, qp, psn))
 		return;
 	qp->resp.epsn = urnic_psn_add(psn, 1);
-	urnic_rc_execute_atomic(e, qp, pkt, host);
+	urnic_rc_execute_atomic(e, qp, pkt, at.host);
 }
 
 void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)

@@ -125,13 +125,18 @@ static void uc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		return;
 	}
 	if (flags & URNIC_OPF_WRITE) {
-		uint8_t *host;
+		struct urnic_mr_at at;
 
-		if (urnic_roce_write_check(e, qp, pkt, flags, &host) != ROCE_WRITE_OK) {
+		if (urnic_roce_write_check(e, qp, pkt, flags, &at) != ROCE_WRITE_OK) {
 			drop_message(e, qp, URNIC_CTR_drop_uc_invalid);
 			return;
 		}
-		urnic_roce_recv_write(e, qp, pkt, flags, host);
+		/* On-demand memory not mapped writable: the rest of the message is
+		 * dropped as for a bad R_Key (counted as odp_fault_remote). */
+		if (urnic_roce_recv_write(e, qp, pkt, flags, &at)) {
+			drop_message(e, qp, URNIC_CTR_drop_uc_invalid);
+			return;
+		}
 	} else {
 		int ret;
 
