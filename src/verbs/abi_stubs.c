@@ -659,13 +659,6 @@ URNIC_STUB_WEAK int (_ibv_query_gid_ex)(struct ibv_context *context, uint32_t po
 	return EOPNOTSUPP;
 }
 
-URNIC_STUB_WEAK ssize_t (_ibv_query_gid_table)(struct ibv_context *context,
-	struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
-{
-	stub_hit(__func__);
-	return -EOPNOTSUPP;
-}
-
 /* IBVERBS_1.12 */
 
 URNIC_STUB_WEAK struct ibv_mr *(ibv_reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
