@@ -382,9 +382,11 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	urnic_dev_events_set(d, &urnic_verbs_events);
 	ctx = &c->vctx.context;
 	ctx->device = device;
-	ctx->cmd_fd = -1;
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		ret = errno;
+	/* A memfd that a dup of names the context again (ibv_import_device, import.c). */
+	ret = urnic_import_open(c);
+	if (ret || pipe2(fds, O_CLOEXEC) < 0) {
+		ret = ret ? ret : errno;
+		urnic_import_close(c);
 		urnic_dev_put(d);
 		free(c);
 		errno = ret;
@@ -422,6 +424,7 @@ URNIC_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct urnic_vcontext *c = urnic_container_of(context, struct urnic_vcontext, vctx.context);
 
 	urnic_async_unwatch(context); /* before its pipe closes: no port event after */
+	urnic_import_close(c);
 	close(context->async_fd);
 	close(c->async_write_fd);
 	pthread_mutex_destroy(&context->mutex);
