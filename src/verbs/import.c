@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * import.c - sharing a context's PDs and MRs with another context: ibv_import_device(3),
- * ibv_import_pd(3), ibv_import_mr(3), ibv_unimport_pd, ibv_unimport_mr.
- *
- * In the kernel a context's cmd_fd is its uverbs file: a dup of it, imported, is another
- * context over the same objects, which it reaches by handle. urnic gives each context a
- * memfd as cmd_fd; the contexts sharing one (an original and its imports) share a
- * struct urnic_uctx, found again from any dup of the fd by its inode. Imported PDs and
- * MRs are wrappers naming the original (to_vpd, to_vmr), which lives until the last of
- * them is gone. Importing a context of another process is not offered: urnic's objects
- * live in the process that made them, and its fd is refused with EOPNOTSUPP.
+ * import.c - ibv_import_device(3), ibv_import_pd(3), ibv_import_mr(3) and unimport.
+ * As a dup of a kernel uverbs fd, a dup of a context's cmd_fd (a memfd here) imported is
+ * another context over the same objects (struct urnic_uctx, found by the fd's inode),
+ * reaching its PDs and MRs by handle. An imported PD or MR names the original (to_vpd,
+ * to_vmr), which lives until the last import of it is gone. Within one process only:
+ * urnic's objects live in the process that made them, and the fd of another process's
+ * context is refused with EOPNOTSUPP.
  */
 #include <errno.h>
 #include <pthread.h>
