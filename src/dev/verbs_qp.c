@@ -67,6 +67,26 @@ void urnic_dev_qp_destroy(struct urnic_dev *d, struct urnic_qp *qp)
 	urnic_wq_fini(&qp->rq);
 }
 
+/*
+ * A QP moved to RESET starts over (IBTA 10.3.1: its work queues are emptied): the
+ * completions it left unpolled go too, as the mlx4 and mlx5 providers clean their CQs,
+ * so that a QP brought back from the error state does not hand its old flushed work to
+ * the next poll. Receives taken from an SRQ stay: their buffers belong to the SRQ and
+ * would be lost. Context: the device lock (the engine pushes).
+ */
+static void discard_completions(struct urnic_qp *qp)
+{
+	struct urnic_cq *cqs[2] = { qp->send_cq, qp->recv_cq };
+
+	for (int i = 0; i < 2; i++) {
+		if (!cqs[i] || (i == 1 && cqs[1] == cqs[0]))
+			continue;
+		pthread_spin_lock(&cqs[i]->poll_lock);
+		urnic_cq_discard_qp(cqs[i], qp->qpn, qp->srq != NULL);
+		pthread_spin_unlock(&cqs[i]->poll_lock);
+	}
+}
+
 int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_qp_attr *attr,
 			enum urnic_qp_state cur, enum urnic_qp_state next, uint32_t mask,
 			enum urnic_qp_state *state)
@@ -93,6 +113,8 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 	if (ret == 0) {
 		urnic_engine_qp_apply(d->eng, qp, attr, next, mask, urnic_dev_now_ns());
 		*state = qp->state;
+		if (next == URNIC_QPS_RESET)
+			discard_completions(qp);
 	}
 	urnic_dev_notify_cqs(d); /* the flush of a move to the error state */
 	pthread_mutex_unlock(&d->lock);

@@ -69,7 +69,7 @@ static enum urnic_mw_bind_check check_bind(const struct urnic_mr *mw, const stru
 					   const struct urnic_pd *qp_pd,
 					   const struct urnic_mw_bind *b)
 {
-	if (b->access & ~(uint32_t)URNIC_MW_ACCESS_SUPPORTED)
+	if (b->access & ~(uint32_t)URNIC_MW_ACCESS_ACCEPTED)
 		return URNIC_MW_BIND_BAD_ACCESS;
 	if (mw->kind == URNIC_KEY_MW1) {
 		/* o10-36.2.2: a type 1 window is not zero-based. */
@@ -135,7 +135,7 @@ enum urnic_mw_bind_check urnic_mw_bind(struct urnic_mr_table *t, const struct ur
 	mw->mw_state = URNIC_MW_VALID;
 	mw->iova = b->addr;
 	mw->length = b->length;
-	mw->access = b->access;
+	mw->access = b->access & URNIC_MW_ACCESS_SUPPORTED; /* local write dropped */
 	if (mw->kind == URNIC_KEY_MW2) {
 		mw->mw_qpn = qpn;
 		t->mw2_bound++;

@@ -25,6 +25,12 @@
 	(URNIC_ACCESS_REMOTE_WRITE | URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_REMOTE_ATOMIC |       \
 	 URNIC_ACCESS_ZERO_BASED | URNIC_ACCESS_FLUSH_GLOBAL | URNIC_ACCESS_FLUSH_PERSISTENT)
 
+/* Rights a bind may ask for: the supported ones and local write, which a window cannot
+ * grant (IBTA 10.6.7: a window grants remote access; local access goes through a
+ * region's L_Key) and is dropped, as rxe (RXE_ACCESS_SUPPORTED_MW) and the hardware
+ * providers take it. rdma-core's tests bind with REMOTE_WRITE | LOCAL_WRITE. */
+#define URNIC_MW_ACCESS_ACCEPTED (URNIC_MW_ACCESS_SUPPORTED | URNIC_ACCESS_LOCAL_WRITE)
+
 /* Allocates a FREE window of kind URNIC_KEY_MW1 or URNIC_KEY_MW2 in pd. key_rand: 32
  * random bits (mr.h). Returns 0, -EINVAL (kind) or -ENOMEM (table full). */
 int urnic_mw_alloc(struct urnic_mr_table *t, struct urnic_pd *pd, enum urnic_key_kind kind,
@@ -48,7 +54,7 @@ enum urnic_mw_bind_check {
 	URNIC_MW_BIND_OK = 0,
 	URNIC_MW_BIND_BAD_WINDOW,     /* no window with that R_Key */
 	URNIC_MW_BIND_BAD_REGION,     /* no region with that L_Key */
-	URNIC_MW_BIND_BAD_ACCESS,     /* rights a window cannot have, or zero-based type 1 */
+	URNIC_MW_BIND_BAD_ACCESS,     /* rights not accepted, or zero-based type 1 */
 	URNIC_MW_BIND_BAD_STATE,      /* type 2 window already bound (o10-37.2.30) */
 	URNIC_MW_BIND_BAD_PD,	      /* window, region and QP not in one PD (C10-72) */
 	URNIC_MW_BIND_NO_REGION,      /* type 2 without a region or length (o10-37.2.40) */

@@ -144,6 +144,28 @@ int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n)
 	return got;
 }
 
+uint32_t urnic_cq_discard_qp(struct urnic_cq *cq, uint32_t qpn, bool keep_recv)
+{
+	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
+	uint32_t mask = cq->depth - 1;
+	uint32_t w = cons;
+
+	/* Compacted towards the oldest: what is kept moves to lower indices only. */
+	for (uint32_t r = cons; r != prod; r++) {
+		const struct urnic_cqe *c = &cq->ring[r & mask];
+		bool recv = c->opcode & URNIC_WC_RECV;
+
+		if (c->qp_num == qpn && !(keep_recv && recv))
+			continue;
+		if (w != r)
+			cq->ring[w & mask] = *c;
+		w++;
+	}
+	atomic_store_explicit(&cq->prod, w, memory_order_release);
+	return prod - w;
+}
+
 void urnic_cq_due_init(struct urnic_cq_due *l)
 {
 	l->head = l->tail = NULL;

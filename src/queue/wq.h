@@ -259,6 +259,11 @@ static inline bool urnic_cq_has_room(struct urnic_cq *cq)
 /* Poller side: copy out up to n completions, oldest first. */
 int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n);
 
+/* Removes the unpolled completions of QP qpn (those of receives too unless keep_recv),
+ * the others keeping their order; returns how many went. Context: neither the engine
+ * nor a poller may run (the device lock and poll_lock, as urnic_cq_resize). */
+uint32_t urnic_cq_discard_qp(struct urnic_cq *cq, uint32_t qpn, bool keep_recv);
+
 void urnic_cq_due_init(struct urnic_cq_due *l);
 /* The CQ whose channel became due first, taken off the list, with the number of events
  * it is owed in *n; NULL when none is. Context: the device lock. */

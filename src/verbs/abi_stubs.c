@@ -610,24 +610,6 @@ URNIC_STUB_WEAK int (ibv_get_device_index)(struct ibv_device *device)
 
 /* IBVERBS_1.10 */
 
-URNIC_STUB_WEAK struct ibv_context *(ibv_import_device)(int cmd_fd)
-{
-	stub_hit(__func__);
-	return NULL;
-}
-
-URNIC_STUB_WEAK struct ibv_mr *(ibv_import_mr)(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	stub_hit(__func__);
-	return NULL;
-}
-
-URNIC_STUB_WEAK struct ibv_pd *(ibv_import_pd)(struct ibv_context *context, uint32_t pd_handle)
-{
-	stub_hit(__func__);
-	return NULL;
-}
-
 URNIC_STUB_WEAK int (ibv_query_ece)(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	stub_hit(__func__);
@@ -640,16 +622,6 @@ URNIC_STUB_WEAK int (ibv_set_ece)(struct ibv_qp *qp, struct ibv_ece *ece)
 	return EOPNOTSUPP;
 }
 
-URNIC_STUB_WEAK void (ibv_unimport_mr)(struct ibv_mr *mr)
-{
-	stub_hit(__func__);
-}
-
-URNIC_STUB_WEAK void (ibv_unimport_pd)(struct ibv_pd *pd)
-{
-	stub_hit(__func__);
-}
-
 /* IBVERBS_1.11 */
 
 URNIC_STUB_WEAK int (_ibv_query_gid_ex)(struct ibv_context *context, uint32_t port_num,
@@ -657,13 +629,6 @@ URNIC_STUB_WEAK int (_ibv_query_gid_ex)(struct ibv_context *context, uint32_t po
 {
 	stub_hit(__func__);
 	return EOPNOTSUPP;
-}
-
-URNIC_STUB_WEAK ssize_t (_ibv_query_gid_table)(struct ibv_context *context,
-	struct ibv_gid_entry *entries, size_t max_entries, uint32_t flags, size_t entry_size)
-{
-	stub_hit(__func__);
-	return -EOPNOTSUPP;
 }
 
 /* IBVERBS_1.12 */

@@ -168,6 +168,8 @@ static int query_device_ex(struct ibv_context *context,
 	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = 1000000; /* kHz */
+	/* What libibverbs' ibv_cmd_query_device_any fills without a sysfs port count. */
+	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	/* attr_size is the caller's sizeof (the inline ibv_query_device_ex passes it): a
 	 * binary built against older headers has a smaller struct, one built against newer
 	 * headers a larger one. Copy what it has room for, zero the rest. */
@@ -249,14 +251,24 @@ enum urnic_gid_type_sysfs {
 	URNIC_GID_TYPE_SYSFS_ROCE_V2,
 };
 
+/* As rdma-core's, from the entry ibv_query_gid_ex gives: an empty slot reads as
+ * IB/RoCE v1, the type sysfs would show for it. */
 URNIC_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 				    unsigned int index, int *type)
 {
-	if (port_num != 1 || index >= URNIC_GID_TABLE_LEN) {
-		errno = EINVAL;
+	struct ibv_gid_entry ent;
+	int ret = _ibv_query_gid_ex(context, port_num, index, &ent, 0, sizeof(ent));
+
+	if (ret == ENODATA) {
+		*type = URNIC_GID_TYPE_SYSFS_IB_ROCE_V1;
+		return 0;
+	}
+	if (ret) {
+		errno = ret;
 		return -1;
 	}
-	*type = URNIC_GID_TYPE_SYSFS_ROCE_V2;
+	*type = ent.gid_type == IBV_GID_TYPE_ROCE_V2 ? URNIC_GID_TYPE_SYSFS_ROCE_V2
+						     : URNIC_GID_TYPE_SYSFS_IB_ROCE_V1;
 	return 0;
 }
 
@@ -278,6 +290,44 @@ URNIC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_nu
 	ent.ndev_ifindex = 0;
 	memcpy(entry, &ent, sizeof(ent));
 	return 0;
+}
+
+/*
+ * ibv_query_gid_table(3): the valid entries of every port, entry_size bytes apart (the
+ * caller's sizeof: a larger struct gets its tail zeroed, a smaller one what fits), as
+ * the kernel's UVERBS_METHOD_QUERY_GID_TABLE answers: flags other than 0, no room for
+ * one entry, or fewer entries than the table holds: -EINVAL. Each entry is the one
+ * ibv_query_gid_ex reports.
+ */
+URNIC_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
+					  struct ibv_gid_entry *entries, size_t max_entries,
+					  uint32_t flags, size_t entry_size)
+{
+	uint8_t *out = (uint8_t *)entries;
+	size_t n = 0;
+
+	if (flags || !entry_size || !max_entries)
+		return -EINVAL;
+	for (uint32_t i = 0; i < URNIC_GID_TABLE_LEN; i++) {
+		struct ibv_gid_entry ent;
+		int ret = _ibv_query_gid_ex(context, 1, i, &ent, 0, sizeof(ent));
+
+		if (ret == ENODATA)
+			continue;
+		if (ret)
+			return -ret;
+		if (n == max_entries)
+			return -EINVAL;
+		if (entry_size > sizeof(ent)) {
+			memcpy(out, &ent, sizeof(ent));
+			memset(out + sizeof(ent), 0, entry_size - sizeof(ent));
+		} else {
+			memcpy(out, &ent, entry_size);
+		}
+		out += entry_size;
+		n++;
+	}
+	return (ssize_t)n;
 }
 
 URNIC_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,
@@ -334,9 +384,11 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	urnic_dev_events_set(d, &urnic_verbs_events);
 	ctx = &c->vctx.context;
 	ctx->device = device;
-	ctx->cmd_fd = -1;
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		ret = errno;
+	/* A memfd that a dup of names the context again (ibv_import_device, import.c). */
+	ret = urnic_import_open(c);
+	if (ret || pipe2(fds, O_CLOEXEC) < 0) {
+		ret = ret ? ret : errno;
+		urnic_import_close(c);
 		urnic_dev_put(d);
 		free(c);
 		errno = ret;
@@ -378,6 +430,7 @@ URNIC_EXPORT int ibv_close_device(struct ibv_context *context)
 	struct urnic_vcontext *c = urnic_container_of(context, struct urnic_vcontext, vctx.context);
 
 	urnic_async_unwatch(context); /* before its pipe closes: no port event after */
+	urnic_import_close(c);
 	close(context->async_fd);
 	close(c->async_write_fd);
 	pthread_mutex_destroy(&context->mutex);

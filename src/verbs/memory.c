@@ -45,7 +45,6 @@ _Static_assert((int)IBV_MW_TYPE_1 == (int)URNIC_KEY_MW1 && (int)IBV_MW_TYPE_2 ==
 
 URNIC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	static _Atomic uint32_t next_handle = 1;
 	struct urnic_vpd *v = calloc(1, sizeof(*v));
 
 	if (!v) {
@@ -53,7 +52,7 @@ URNIC_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		return NULL;
 	}
 	v->ibpd.context = context;
-	v->ibpd.handle = atomic_fetch_add(&next_handle, 1);
+	urnic_import_offer_pd(v); /* its handle, by which ibv_import_pd finds it */
 	v->pd.handle = v->ibpd.handle;
 	return &v->ibpd;
 }
@@ -64,7 +63,7 @@ URNIC_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 
 	if (v->users)
 		return EBUSY;
-	free(v);
+	urnic_import_release_pd(pd);
 	return 0;
 }
 
@@ -158,7 +157,7 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 	v->ibmr.pd = pd;
 	v->ibmr.addr = addr;
 	v->ibmr.length = length;
-	v->ibmr.handle = urnic_dev_mr_key(v->mr);
+	urnic_import_offer_mr(v); /* its handle, by which ibv_import_mr finds it */
 	v->ibmr.lkey = urnic_dev_mr_key(v->mr);
 	v->ibmr.rkey = urnic_dev_mr_key(v->mr);
 	return &v->ibmr;
@@ -189,7 +188,7 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_
 URNIC_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 			      size_t length, int access)
 {
-	struct urnic_vmr *v = urnic_container_of(ibmr, struct urnic_vmr, ibmr);
+	struct urnic_vmr *v = to_vmr(ibmr);
 	struct urnic_dev *d = urnic_ctx_dev(ibmr->context);
 	struct urnic_vpd *new_vpd = v->vpd;
 	unsigned int acc = (unsigned int)access;
@@ -251,7 +250,7 @@ _Static_assert((int)IBV_REREG_MR_CHANGE_TRANSLATION == (int)URNIC_MR_REREG_TRANS
 
 URNIC_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
-	struct urnic_vmr *v = urnic_container_of(ibmr, struct urnic_vmr, ibmr);
+	struct urnic_vmr *v = to_vmr(ibmr);
 	struct urnic_dev *d = urnic_ctx_dev(ibmr->context);
 	int ret;
 
@@ -262,7 +261,7 @@ URNIC_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	if (ret)
 		return EINVAL; /* windows are bound to it (rxe_dereg_mr) */
 	v->vpd->users--;
-	free(v);
+	urnic_import_release_mr(ibmr);
 	return 0;
 }
 
@@ -339,7 +338,7 @@ int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_b
 	if (mw->type != IBV_MW_TYPE_1 || (!info->mr && (info->addr || info->length)) ||
 	    (info->mw_access_flags & IBV_ACCESS_ZERO_BASED))
 		return EINVAL;
-	if (info->mr && info->mr->pd != mw->pd)
+	if (info->mr && to_vpd(info->mr->pd) != to_vpd(mw->pd))
 		return EPERM;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = mw_bind->wr_id;

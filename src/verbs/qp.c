@@ -142,16 +142,34 @@ URNIC_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_
 	return create_qp(pd, init, false);
 }
 
-/* verbs_context.create_qp_ex: the inline ibv_create_qp_ex comes here for anything
- * beyond a plain PD (ibv_create_qp_ex(3)). */
+/* The ibv_wr_* operations of each transport: the opcodes ibv_post_send takes on it
+ * (post.c, as rxe's RXE_SUP_*_QP_SEND_OPS_FLAGS). */
+enum {
+	UD_SEND_OPS = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM,
+	UC_SEND_OPS = UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		      IBV_QP_EX_WITH_BIND_MW,
+	RC_SEND_OPS = UC_SEND_OPS | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
+		      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE |
+		      URNIC_IBV_QP_EX_WITH_FLUSH,
+};
+
+static uint64_t send_ops_of(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? RC_SEND_OPS : t == IBV_QPT_UC ? UC_SEND_OPS : UD_SEND_OPS;
+}
+
+/*
+ * verbs_context.create_qp_ex: the inline ibv_create_qp_ex comes here for anything
+ * beyond a plain PD (ibv_create_qp_ex(3)). Taken as rxe takes them: a PD, create flags
+ * when there are none (rdma-core's tests set the mask with 0 flags), and the ibv_wr_*
+ * operations the QP's transport has; the rest (flags such as BLOCK_SELF_MCAST_LB, TSO,
+ * RSS tables, operations the transport lacks) is EOPNOTSUPP.
+ */
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ex)
 {
-	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-			     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
-			     IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV |
-			     IBV_QP_EX_WITH_ATOMIC_WRITE | URNIC_IBV_QP_EX_WITH_FLUSH;
+	const uint32_t mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp *qp;
 
@@ -159,8 +177,10 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((ex->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) ||
-	    ((ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (ex->send_ops_flags & ~ops))) {
+	if ((ex->comp_mask & ~mask) ||
+	    ((ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ex->create_flags) ||
+	    ((ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	     (ex->send_ops_flags & ~send_ops_of(ex->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -40,17 +40,33 @@ struct urnic_vdevice {
 struct urnic_vcontext {
 	struct verbs_context vctx;
 	struct urnic_dev *dev;
-	int async_write_fd; /* async events: context.async_fd is the read end */
+	int async_write_fd;	 /* async events: context.async_fd is the read end */
+	struct urnic_uctx *uctx; /* what it shares with its imports (import.c) */
+};
+
+/* A PD's or MR's place among the objects a context offers for import (import.c). */
+struct urnic_import_link {
+	struct urnic_import_link *prev, *next;
+	struct urnic_uctx *uctx; /* NULL: not offered (never, or no more) */
+	uint32_t handle;
 };
 
 struct urnic_vpd {
 	struct ibv_pd ibpd;
+	struct urnic_vpd *shared; /* an imported PD: the one it names (ibv_import_pd(3)) */
+	struct urnic_import_link link;
+	int imports; /* imported PDs naming this one: it is freed after the last */
+	bool dead;   /* deallocated while imports remained */
 	struct urnic_pd pd;
 	int users; /* MRs and QPs: dealloc refuses with EBUSY while any exist */
 };
 
 struct urnic_vmr {
 	struct ibv_mr ibmr;
+	struct urnic_vmr *shared; /* an imported MR: the one it names (ibv_import_mr(3)) */
+	struct urnic_import_link link;
+	int imports;
+	bool dead;
 	struct urnic_mr *mr;
 	struct urnic_vpd *vpd;
 	struct urnic_dm *dm; /* the device memory it is registered on (dm.c), or NULL */
@@ -146,9 +162,19 @@ static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)
 	return urnic_container_of(ctx, struct urnic_vcontext, vctx.context)->dev;
 }
 
+/* The PD an ibv_pd names: itself, or for an imported PD the original. */
 static inline struct urnic_vpd *to_vpd(struct ibv_pd *pd)
 {
-	return urnic_container_of(pd, struct urnic_vpd, ibpd);
+	struct urnic_vpd *v = urnic_container_of(pd, struct urnic_vpd, ibpd);
+
+	return v->shared ? v->shared : v;
+}
+
+static inline struct urnic_vmr *to_vmr(struct ibv_mr *mr)
+{
+	struct urnic_vmr *v = urnic_container_of(mr, struct urnic_vmr, ibmr);
+
+	return v->shared ? v->shared : v;
 }
 
 static inline struct urnic_vcq *to_vcq(struct ibv_cq *cq)
@@ -215,6 +241,19 @@ struct ibv_dm *urnic_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_a
 int urnic_free_dm(struct ibv_dm *dm);
 struct ibv_mr *urnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm, uint64_t dm_offset,
 			       size_t length, unsigned int access);
+
+/* Import (import.c): a context's cmd_fd names what it shares with the contexts
+ * ibv_import_device makes of a dup of it; its PDs and MRs are offered by handle.
+ * urnic_import_open gives a new context its own (0 or an errno), urnic_import_close
+ * lets go of it. urnic_import_offer_* register a new PD or MR (its handle set);
+ * urnic_import_release_* end a PD or MR, original or imported: it is withdrawn and
+ * freed once no import names it any more. */
+int urnic_import_open(struct urnic_vcontext *c);
+void urnic_import_close(struct urnic_vcontext *c);
+void urnic_import_offer_pd(struct urnic_vpd *v);
+void urnic_import_offer_mr(struct urnic_vmr *v);
+void urnic_import_release_pd(struct ibv_pd *pd);
+void urnic_import_release_mr(struct ibv_mr *mr);
 
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);

@@ -457,7 +457,9 @@ static void test_bind_rules(void)
 	B(mw2, v.rb.mr, 0, 64, URNIC_ACCESS_REMOTE_WRITE);
 	b.mr_lkey = mw1->key; /* a window is not a region */
 	CHECK_EQ(urnic_mw_bind(t, &v.p.pd[1], qpn, &b), URNIC_MW_BIND_BAD_REGION);
-	B(mw2, v.rb.mr, 0, 64, URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_MW_BIND);
+	B(mw2, v.rb.mr, 0, 64, URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_MW_BIND);
+	CHECK_EQ(urnic_mw_bind(t, &v.p.pd[1], qpn, &b), URNIC_MW_BIND_BAD_ACCESS);
+	B(mw2, v.rb.mr, 0, 64, URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_HUGETLB);
 	CHECK_EQ(urnic_mw_bind(t, &v.p.pd[1], qpn, &b), URNIC_MW_BIND_BAD_ACCESS);
 	B(mw1, v.rb.mr, 0, 64, URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_ZERO_BASED);
 	CHECK_EQ(urnic_mw_bind(t, &v.p.pd[1], qpn, &b), URNIC_MW_BIND_BAD_ACCESS); /* o10-36.2.2 */
@@ -493,6 +495,44 @@ static void test_bind_rules(void)
 	CHECK(strcmp(urnic_mw_bind_check_name(URNIC_MW_BIND_OUT_OF_RANGE), "?") != 0);
 	env_close(&v);
 #undef B
+}
+
+/* Local write asked of a window (rdma-core's MWTest binds REMOTE_WRITE | LOCAL_WRITE):
+ * accepted and dropped, the window granting its remote rights only; it asks nothing of
+ * the region either (a read-only region takes a read window with local write). */
+static void test_local_write_on_a_window_is_dropped(void)
+{
+	struct env v;
+	struct urnic_mr_table *t;
+	struct urnic_mr *mw2, *mw1, *ro;
+	struct urnic_mw_bind b;
+
+	env_open(&v, URNIC_ACCESS_MW_BIND | URNIC_ACCESS_LOCAL_WRITE, 65);
+	t = &fab_engine(v.p.f, 1)->mrs;
+	mw2 = mw_new(&v, URNIC_KEY_MW2);
+	CHECK_EQ(bind(&v, mw2, WOFF, WLEN, URNIC_ACCESS_REMOTE_WRITE | URNIC_ACCESS_LOCAL_WRITE, 3),
+		 URNIC_WC_SUCCESS);
+	CHECK_EQ(mw2->access, URNIC_ACCESS_REMOTE_WRITE);
+	CHECK_EQ(remote_op(&v, v.p.a, URNIC_WR_RDMA_WRITE, win(&v, WOFF), mw2->key, 256),
+		 URNIC_WC_SUCCESS);
+	CHECK(memcmp(v.rb.p + WOFF, v.la.p, 256) == 0);
+	CHECK_EQ(remote_op(&v, v.p.a, URNIC_WR_RDMA_READ, win(&v, WOFF), mw2->key, 64),
+		 URNIC_WC_REM_ACCESS_ERR);
+	mw_free(&v, mw2);
+	env_close(&v);
+
+	env_open(&v, URNIC_ACCESS_MW_BIND | URNIC_ACCESS_LOCAL_WRITE, 66);
+	t = &fab_engine(v.p.f, 1)->mrs;
+	mw1 = mw_new(&v, URNIC_KEY_MW1);
+	ro = fab_reg(v.p.f, 1, &v.p.pd[1], v.rb.p, 4096, URNIC_ACCESS_MW_BIND);
+	b = (struct urnic_mw_bind){ mw1->key, 9,
+				    ro->key,  ro->iova,
+				    64,	      URNIC_ACCESS_REMOTE_READ | URNIC_ACCESS_LOCAL_WRITE };
+	CHECK_EQ(urnic_mw_bind(t, &v.p.pd[1], v.p.b->qp.qpn, &b), URNIC_MW_BIND_OK);
+	CHECK_EQ(mw1->access, URNIC_ACCESS_REMOTE_READ);
+	mw_free(&v, mw1);
+	fab_dereg(v.p.f, 1, ro);
+	env_close(&v);
 }
 
 /* A failed bind as a work request: IBV_WC_MW_BIND_ERR, the QP in error, the WRs behind
@@ -619,6 +659,7 @@ int main(void)
 	RUN(test_send_with_invalidate_of_bad_key);
 	RUN(test_type2_serves_its_qp_only_type1_every_qp);
 	RUN(test_bind_rules);
+	RUN(test_local_write_on_a_window_is_dropped);
 	RUN(test_failed_bind_completes_mw_bind_err);
 	RUN(test_bind_completes_in_order);
 	RUN(test_bind_on_uc);
