@@ -206,6 +206,10 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int urnic_dealloc_mw(struct ibv_mw *mw);
 
+/* Completion queues (cq.c): one of cqe completions; NULL and errno. */
+struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				  struct ibv_comp_channel *channel, int comp_vector);
+
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
 int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
