@@ -67,7 +67,7 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
-	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe)) {
+	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe, NULL)) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_CQ);
 		errno = ENOMEM;

@@ -104,8 +104,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		v->qp.srq = &v->vsrq->srq;
 	}
 	v->dev = d;
-	ret = urnic_dev_qp_create(d, &v->qp, cap->max_send_wr, cap->max_send_sge, cap->max_recv_wr,
-				  cap->max_recv_sge);
+	ret = urnic_dev_qp_create(d, &v->qp, NULL, cap->max_send_wr, cap->max_send_sge,
+				  cap->max_recv_wr, cap->max_recv_sge);
 	if (ret)
 		goto free_qp;
 	v->send_vcq->users++;

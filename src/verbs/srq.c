@@ -44,7 +44,7 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = urnic_dev_srq_create(&v->srq, attr->max_wr, attr->max_sge);
+	ret = urnic_dev_srq_create(&v->srq, attr->max_wr, attr->max_sge, NULL);
 	if (ret) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_SRQ);
