@@ -51,7 +51,8 @@ URNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 }
 
 struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
-				  struct ibv_comp_channel *channel, int comp_vector)
+				  struct ibv_comp_channel *channel, int comp_vector,
+				  const struct urnic_ring_mem *mem)
 {
 	struct urnic_dev *d = urnic_ctx_dev(context);
 	struct urnic_vcq *v;
@@ -67,7 +68,7 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
-	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe, NULL)) {
+	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe, mem)) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_CQ);
 		errno = ENOMEM;
@@ -91,7 +92,7 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 URNIC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					  struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct urnic_vcq *v = urnic_cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct urnic_vcq *v = urnic_cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
 
 	return v ? &v->ibcq : NULL;
 }
@@ -104,6 +105,8 @@ URNIC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (v->users)
 		return EBUSY;
 	urnic_dev_cq_destroy(d, &v->cq); /* no event to its channel after this */
+	if (v->parent)
+		urnic_parent_release(v->parent); /* its ring went back through it */
 	if (v->vch)
 		v->vch->users--;
 	pthread_cond_destroy(&cq->cond);

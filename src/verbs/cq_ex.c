@@ -2,7 +2,8 @@
 /*
  * cq_ex.c - extended completion queues: ibv_create_cq_ex(3) and the ibv_cq_ex poll API
  * (ibv_start_poll, ibv_next_poll, ibv_end_poll, ibv_wc_read_*), over the ring of an
- * ordinary CQ (cq.c): a poll holds the CQ's poll_lock from start to end.
+ * ordinary CQ (cq.c): a poll holds the CQ's poll_lock from start to end. A CQ made with
+ * IBV_CQ_INIT_ATTR_MASK_PD takes its ring from that parent domain (pd_ext.c).
  */
 #include <errno.h>
 
@@ -124,30 +125,50 @@ static uint64_t read_completion_ts(struct ibv_cq_ex *x)
 	return cur(x)->ts_ns;
 }
 
-struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+/* What ibv_create_cq_ex(3) may ask for: 0 or an errno. */
+static int check_attr(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr)
 {
 	const uint64_t supported = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	const uint32_t mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
+
+	if ((attr->comp_mask & ~mask) || (attr->wc_flags & ~supported) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)))
+		return EOPNOTSUPP;
+	if (attr->cqe > INT32_MAX || attr->comp_vector > INT32_MAX)
+		return EINVAL;
+	/* IBV_CQ_INIT_ATTR_MASK_PD names a parent domain (mlx5: EINVAL for a plain PD). */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !urnic_pd_is_parent(attr->parent_domain)))
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_pd *parent = NULL;
+	const struct urnic_ring_mem *mem = NULL;
 	struct urnic_vcq *v;
 	struct ibv_cq_ex *x;
+	int ret = check_attr(context, attr);
 
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
-		errno = EOPNOTSUPP;
+	if (ret) {
+		errno = ret;
 		return NULL;
 	}
-	if ((attr->wc_flags & ~supported) ||
-	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr->cqe > INT32_MAX || attr->comp_vector > INT32_MAX) {
-		errno = EINVAL;
-		return NULL;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		parent = attr->parent_domain;
+		mem = urnic_parent_hold(parent); /* its ring from the parent's allocator */
 	}
 	v = urnic_cq_create(context, (int)attr->cqe, attr->cq_context, attr->channel,
-			    (int)attr->comp_vector);
-	if (!v)
+			    (int)attr->comp_vector, mem);
+	if (!v) {
+		if (parent)
+			urnic_parent_release(parent);
 		return NULL;
+	}
+	v->parent = parent;
 	x = &v->ibcq_ex;
 	x->comp_mask = 0;
 	x->start_poll = start_poll;

@@ -363,6 +363,9 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
+	c->vctx.alloc_td = urnic_alloc_td;
+	c->vctx.dealloc_td = urnic_dealloc_td;
+	c->vctx.alloc_parent_domain = urnic_alloc_parent_domain;
 	urnic_async_watch(ctx);
 	return ctx;
 }

@@ -47,6 +47,8 @@ struct urnic_vpd {
 	struct ibv_pd ibpd;
 	struct urnic_pd pd;
 	int users; /* MRs and QPs: dealloc refuses with EBUSY while any exist */
+	/* In a parent domain (pd_ext.c): the protection domain it stands for. NULL in a PD. */
+	struct urnic_vpd *base;
 };
 
 struct urnic_vmr {
@@ -95,7 +97,8 @@ struct urnic_vcq {
 	const struct urnic_cqe *cur; /* the extended poll API's current completion */
 	uint32_t cur_cons;
 	struct urnic_vchannel *vch;
-	int users; /* QPs */
+	struct ibv_pd *parent; /* the parent domain it was created in (its rings), or NULL */
+	int users;	       /* QPs */
 };
 
 struct urnic_vsrq {
@@ -145,9 +148,18 @@ static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)
 	return urnic_container_of(ctx, struct urnic_vcontext, vctx.context)->dev;
 }
 
+/* A parent domain stands for its protection domain wherever a PD is used
+ * (ibv_alloc_parent_domain(3)): what is made through it is the PD's. */
 static inline struct urnic_vpd *to_vpd(struct ibv_pd *pd)
 {
-	return urnic_container_of(pd, struct urnic_vpd, ibpd);
+	struct urnic_vpd *v = urnic_container_of(pd, struct urnic_vpd, ibpd);
+
+	return v->base ? v->base : v;
+}
+
+static inline bool urnic_pd_is_parent(struct ibv_pd *pd)
+{
+	return urnic_container_of(pd, struct urnic_vpd, ibpd)->base != NULL;
 }
 
 static inline struct urnic_vcq *to_vcq(struct ibv_cq *cq)
@@ -206,9 +218,24 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int urnic_dealloc_mw(struct ibv_mw *mw);
 
-/* Completion queues (cq.c): one of cqe completions; NULL and errno. */
+/* Thread domains and parent domains (pd_ext.c): the context ops behind ibv_alloc_td,
+ * ibv_dealloc_td and ibv_alloc_parent_domain; ibv_dealloc_pd of a parent domain. */
+struct ibv_td *urnic_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int urnic_dealloc_td(struct ibv_td *td);
+struct ibv_pd *urnic_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr);
+int urnic_dealloc_parent_domain(struct ibv_pd *pd);
+/* A QP, CQ or SRQ is made in pd: if pd is a parent domain, it is held (no dealloc until
+ * urnic_parent_release) and its allocators, if it has them, are returned for the
+ * object's rings; NULL otherwise (calloc). */
+const struct urnic_ring_mem *urnic_parent_hold(struct ibv_pd *pd);
+void urnic_parent_release(struct ibv_pd *pd);
+
+/* Completion queues (cq.c): one of cqe completions with its ring from mem (NULL:
+ * calloc); NULL and errno. */
 struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
-				  struct ibv_comp_channel *channel, int comp_vector);
+				  struct ibv_comp_channel *channel, int comp_vector,
+				  const struct urnic_ring_mem *mem);
 
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
