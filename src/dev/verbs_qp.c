@@ -160,14 +160,15 @@ int urnic_dev_mcast_detach(struct urnic_dev *d, uint32_t qpn, const uint8_t ip[1
 /* ---- completion queues ---- */
 
 int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe,
-			const struct urnic_ring_mem *mem)
+			const struct urnic_ring_mem *mem, bool timestamps)
 {
 	int ret = urnic_cq_init_mem(cq, cqe, mem);
 
 	if (ret)
 		return ret;
 	/* Completion timestamps: the engine's time of the pass that produced them. */
-	cq->clock_ns = &d->eng->now_ns;
+	if (timestamps)
+		cq->clock_ns = &d->eng->now_ns;
 	cq->due = &d->cq_due; /* its channel's events: written by the device */
 	return 0;
 }

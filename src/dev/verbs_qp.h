@@ -82,10 +82,11 @@ int urnic_dev_mcast_detach(struct urnic_dev *d, uint32_t qpn, const uint8_t ip[1
 
 /* ---- completion queues ---- */
 
-/* A ring for cqe completions from mem (NULL: calloc), timestamped by the device's
- * engine clock. 0 or -ENOMEM. */
+/* A ring for cqe completions from mem (NULL: calloc), its completions timestamped by
+ * the device's engine clock if timestamps (ts_ns, the device clock: device.h). 0 or
+ * -ENOMEM. */
 int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe,
-			const struct urnic_ring_mem *mem);
+			const struct urnic_ring_mem *mem, bool timestamps);
 
 /* Stops events to the CQ's channel under the device lock (the engine may be delivering
  * one), then frees its ring. The QPs that used it are gone. */

@@ -185,8 +185,14 @@ bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solici
 		return false;
 	}
 	cq->ring[prod & (cq->depth - 1)] = *cqe;
-	if (cq->clock_ns)
-		cq->ring[prod & (cq->depth - 1)].ts_ns = *cq->clock_ns;
+	if (cq->clock_ns) {
+		uint64_t ts = *cq->clock_ns;
+
+		if (ts < cq->last_ts_ns)
+			ts = cq->last_ts_ns;
+		cq->last_ts_ns = ts;
+		cq->ring[prod & (cq->depth - 1)].ts_ns = ts;
+	}
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
 	notify(cq, solicited);
 	return true;

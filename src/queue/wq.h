@@ -266,7 +266,12 @@ struct urnic_cq {
 	struct urnic_cq_due *due;  /* where it goes when its channel is due, or NULL */
 	struct urnic_cq *due_next; /* on that list */
 	uint32_t events_due;	   /* events owed to the channel; > 0: on the list */
-	const uint64_t *clock_ns;  /* the engine's notion of now, for completion timestamps */
+	/* Completion timestamps (ibv_create_cq_ex(3)): the engine's notion of now, or NULL
+	 * for a CQ that was not asked for them (ts_ns stays 0), and the last one given:
+	 * a pass may be dated a little before the one that ran ahead of it on another
+	 * thread, and a CQ's timestamps never go back. */
+	const uint64_t *clock_ns;
+	uint64_t last_ts_ns;
 	const struct urnic_ring_mem *mem;	/* where rings come from; NULL: calloc */
 	const struct urnic_ring_mem *ring_from; /* where this one came from; NULL: calloc */
 	uint64_t overflows;

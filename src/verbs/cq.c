@@ -52,7 +52,7 @@ URNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 				  struct ibv_comp_channel *channel, int comp_vector,
-				  const struct urnic_ring_mem *mem)
+				  const struct urnic_ring_mem *mem, bool timestamps)
 {
 	struct urnic_dev *d = urnic_ctx_dev(context);
 	struct urnic_vcq *v;
@@ -68,7 +68,7 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
-	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe, mem)) {
+	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe, mem, timestamps)) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_CQ);
 		errno = ENOMEM;
@@ -92,7 +92,8 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 URNIC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					  struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct urnic_vcq *v = urnic_cq_create(context, cqe, cq_context, channel, comp_vector, NULL);
+	struct urnic_vcq *v =
+		urnic_cq_create(context, cqe, cq_context, channel, comp_vector, NULL, false);
 
 	return v ? &v->ibcq : NULL;
 }

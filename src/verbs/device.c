@@ -163,9 +163,9 @@ static int query_device_ex(struct ibv_context *context,
 	 * placement, see docs/differences-from-rxe.md). */
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
 				 URNIC_IBV_DEVICE_FLUSH_GLOBAL;
-	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
+	/* Completion timestamps count the device clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
-	ex.hca_core_clock = 1000000; /* kHz */
+	ex.hca_core_clock = URNIC_DEV_CLOCK_KHZ;
 	/* attr_size is the caller's sizeof (the inline ibv_query_device_ex passes it): a
 	 * binary built against older headers has a smaller struct, one built against newer
 	 * headers a larger one. Copy what it has room for, zero the rest. */
@@ -363,6 +363,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
+	c->vctx.query_rt_values = urnic_query_rt_values;
 	c->vctx.alloc_td = urnic_alloc_td;
 	c->vctx.dealloc_td = urnic_dealloc_td;
 	c->vctx.alloc_parent_domain = urnic_alloc_parent_domain;

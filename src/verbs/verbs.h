@@ -96,6 +96,8 @@ struct urnic_vcq {
 	struct urnic_cq cq;
 	const struct urnic_cqe *cur; /* the extended poll API's current completion */
 	uint32_t cur_cons;
+	int64_t wall_offset_ns; /* CLOCK_REALTIME - the device clock (cq_ex.c) */
+	uint64_t wall_read_ns;	/* when it was last read (device clock), 0: never */
 	struct urnic_vchannel *vch;
 	struct ibv_pd *parent; /* the parent domain it was created in (its rings), or NULL */
 	int users;	       /* QPs */
@@ -189,6 +191,7 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 
 /* Extended verbs installed in every context. */
 struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+int urnic_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
@@ -231,11 +234,11 @@ int urnic_dealloc_parent_domain(struct ibv_pd *pd);
 const struct urnic_ring_mem *urnic_parent_hold(struct ibv_pd *pd);
 void urnic_parent_release(struct ibv_pd *pd);
 
-/* Completion queues (cq.c): one of cqe completions with its ring from mem (NULL:
- * calloc); NULL and errno. */
+/* Completion queues (cq.c): one of cqe completions with its rings from mem (NULL:
+ * calloc), timestamped if asked; NULL and errno. */
 struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
 				  struct ibv_comp_channel *channel, int comp_vector,
-				  const struct urnic_ring_mem *mem);
+				  const struct urnic_ring_mem *mem, bool timestamps);
 
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);

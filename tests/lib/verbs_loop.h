@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * verbs_loop.h - two RC QPs of one device connected to each other over its own address
- * (GID 1), for verbs tests that need a completion from real traffic
- * (test_parent_domain.c), and a bounded wait for one completion on an extended CQ.
+ * (GID 1), for verbs tests that need a completion from real traffic (test_parent_domain.c,
+ * test_cq_timestamp.c), and a bounded wait for one completion on an extended CQ.
  * Header-only, like check.h.
  */
 #ifndef URNIC_TESTS_VERBS_LOOP_H
