@@ -129,6 +129,9 @@ static inline void urnic_dev_kick(struct urnic_dev *d)
 	}
 }
 
+/* The device clock: CLOCK_MONOTONIC in nanoseconds, what the engine is given as its time
+ * and completion timestamps count (a "core clock" of 1 GHz, in ibv_query_device_ex's kHz). */
+#define URNIC_DEV_CLOCK_KHZ 1000000
 uint64_t urnic_dev_now_ns(void);
 
 /* Runs one pass of the pipeline in the calling thread if no one else is (ibv_poll_cq

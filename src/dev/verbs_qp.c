@@ -23,14 +23,17 @@ static uint16_t create_sport(uint32_t qpn)
 	return (uint16_t)(0xc000 | ((qpn * 0x61c88647u) >> (32 - 14)));
 }
 
-int urnic_dev_qp_create(struct urnic_dev *d, struct urnic_qp *qp, uint32_t max_send_wr,
-			uint32_t max_send_sge, uint32_t max_recv_wr, uint32_t max_recv_sge)
+int urnic_dev_qp_create(struct urnic_dev *d, struct urnic_qp *qp, const struct urnic_ring_mem *mem,
+			uint32_t max_send_wr, uint32_t max_send_sge, uint32_t max_recv_wr,
+			uint32_t max_recv_sge)
 {
 	int ret;
 
-	ret = urnic_wq_init(&qp->sq, max_send_wr, sizeof(struct urnic_send_wqe));
+	ret = urnic_wq_init_mem(&qp->sq, max_send_wr, sizeof(struct urnic_send_wqe), mem,
+				URNIC_RING_SQ);
 	if (!ret)
-		ret = urnic_wq_init(&qp->rq, max_recv_wr, sizeof(struct urnic_recv_wqe));
+		ret = urnic_wq_init_mem(&qp->rq, max_recv_wr, sizeof(struct urnic_recv_wqe), mem,
+					URNIC_RING_RQ);
 	if (ret)
 		goto free_rings;
 	qp->sq.max_sge = max_send_sge;
@@ -178,14 +181,16 @@ int urnic_dev_mcast_detach(struct urnic_dev *d, uint32_t qpn, const uint8_t ip[1
 
 /* ---- completion queues ---- */
 
-int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe)
+int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe,
+			const struct urnic_ring_mem *mem, bool timestamps)
 {
-	int ret = urnic_cq_init(cq, cqe);
+	int ret = urnic_cq_init_mem(cq, cqe, mem);
 
 	if (ret)
 		return ret;
 	/* Completion timestamps: the engine's time of the pass that produced them. */
-	cq->clock_ns = &d->eng->now_ns;
+	if (timestamps)
+		cq->clock_ns = &d->eng->now_ns;
 	cq->due = &d->cq_due; /* its channel's events: written by the device */
 	return 0;
 }
@@ -201,23 +206,30 @@ void urnic_dev_cq_destroy(struct urnic_dev *d, struct urnic_cq *cq)
 
 int urnic_dev_cq_resize(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe)
 {
+	struct urnic_cq_ring r;
 	int ret;
 
+	/* The allocator may be the application's: called with no lock held. */
+	ret = urnic_cq_ring_alloc(cq, cqe, &r);
+	if (ret)
+		return ret;
 	/* The engine pushes completions under the device lock, pollers under poll_lock
 	 * (an extended poll holds it from ibv_start_poll to ibv_end_poll). */
 	pthread_mutex_lock(&d->lock);
 	pthread_spin_lock(&cq->poll_lock);
-	ret = urnic_cq_resize(cq, cqe);
+	ret = urnic_cq_ring_swap(cq, &r);
 	pthread_spin_unlock(&cq->poll_lock);
 	pthread_mutex_unlock(&d->lock);
+	urnic_cq_ring_free(&r); /* the old ring, or the new one refused */
 	return ret;
 }
 
 /* ---- shared receive queues ---- */
 
-int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge)
+int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge,
+			 const struct urnic_ring_mem *mem)
 {
-	return urnic_srq_init(srq, max_wr, max_sge);
+	return urnic_srq_init_mem(srq, max_wr, max_sge, mem);
 }
 
 void urnic_dev_srq_destroy(struct urnic_srq *srq)

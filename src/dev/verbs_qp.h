@@ -28,16 +28,19 @@
 
 /* ---- queue pairs ---- */
 
-/* Makes qp's rings (max_*_wr deep, max_*_sge SGEs, the full inline area) and adds it to
- * the engine in RESET, under the device lock: qp->qpn is set, and a UD QP gets its UDP
- * source port and the port MTU as its path MTU. The caller has filled type, sq_sig_all,
- * pd, send_cq, recv_cq, srq and owner. Returns 0, or -ENOMEM (rings, or the QP table is
- * full) with nothing left to undo. */
-int urnic_dev_qp_create(struct urnic_dev *d, struct urnic_qp *qp, uint32_t max_send_wr,
-			uint32_t max_send_sge, uint32_t max_recv_wr, uint32_t max_recv_sge);
+/* Makes qp's rings (max_*_wr deep, max_*_sge SGEs, the full inline area) from mem (NULL:
+ * calloc; called before the device lock is taken) and adds it to the engine in RESET,
+ * under the device lock: qp->qpn is set, and a UD QP gets its UDP source port and the
+ * port MTU as its path MTU. The caller has filled type, sq_sig_all, pd, send_cq,
+ * recv_cq, srq and owner. Returns 0, or -ENOMEM (rings, or the QP table is full) with
+ * nothing left to undo. */
+int urnic_dev_qp_create(struct urnic_dev *d, struct urnic_qp *qp, const struct urnic_ring_mem *mem,
+			uint32_t max_send_wr, uint32_t max_send_sge, uint32_t max_recv_wr,
+			uint32_t max_recv_sge);
 
 /* Takes qp out of the engine under the device lock (a held ACK leaves, dated by the
- * device clock), then frees its rings. */
+ * device clock), then frees its rings (after unlocking: mem's put may be the
+ * application's). */
 void urnic_dev_qp_destroy(struct urnic_dev *d, struct urnic_qp *qp);
 
 /* ibv_modify_qp under the device lock: checks the transition and attributes (IBTA 10.3.1
@@ -79,22 +82,27 @@ int urnic_dev_mcast_detach(struct urnic_dev *d, uint32_t qpn, const uint8_t ip[1
 
 /* ---- completion queues ---- */
 
-/* A ring for cqe completions, timestamped by the device's engine clock. 0 or -ENOMEM. */
-int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe);
+/* A ring for cqe completions from mem (NULL: calloc), its completions timestamped by
+ * the device's engine clock if timestamps (ts_ns, the device clock: device.h). 0 or
+ * -ENOMEM. */
+int urnic_dev_cq_create(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe,
+			const struct urnic_ring_mem *mem, bool timestamps);
 
 /* Stops events to the CQ's channel under the device lock (the engine may be delivering
  * one), then frees its ring. The QPs that used it are gone. */
 void urnic_dev_cq_destroy(struct urnic_dev *d, struct urnic_cq *cq);
 
-/* A new ring for cqe completions, under the device lock (the engine pushes) and the
- * CQ's poll_lock (pollers). 0, -EINVAL (more completions unpolled) or -ENOMEM. */
+/* A new ring for cqe completions from the CQ's allocator, made and freed outside any
+ * lock, swapped in under the device lock (the engine pushes) and the CQ's poll_lock
+ * (pollers). 0, -EINVAL (more completions unpolled) or -ENOMEM. */
 int urnic_dev_cq_resize(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe);
 
 /* ---- shared receive queues ---- */
 
-/* The SRQ's ring (the engine sees an SRQ only through the QPs that use it). 0 or
- * -ENOMEM; urnic_dev_srq_destroy frees it. No lock. */
-int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);
+/* The SRQ's ring from mem (NULL: calloc; the engine sees an SRQ only through the QPs
+ * that use it). 0 or -ENOMEM; urnic_dev_srq_destroy frees it. No lock. */
+int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge,
+			 const struct urnic_ring_mem *mem);
 void urnic_dev_srq_destroy(struct urnic_srq *srq);
 
 /* Arms the SRQ limit event (0: disarms), under the device lock: the engine reads and

@@ -31,6 +31,9 @@ struct urnic_srq {
 };
 
 int urnic_srq_init(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);
+/* The same with the ring's memory from mem (NULL: calloc). */
+int urnic_srq_init_mem(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge,
+		       const struct urnic_ring_mem *mem);
 void urnic_srq_fini(struct urnic_srq *srq);
 
 /* WQEs posted and not yet taken. */

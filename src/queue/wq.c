@@ -5,7 +5,8 @@
  * IBTA 11.4.2 (completion queues): completions are returned oldest first; an overrun
  * is reported to the producer. Completion events (IBTA 11.4.2.2, ibv_req_notify_cq):
  * once per arming, the CQ is put on its device's list of due channels, which the device
- * writes the CQ's cookie into (dev/): no system call here.
+ * writes the CQ's cookie into (dev/): no system call here. Ring memory comes from calloc
+ * or from the creator's allocator (struct urnic_ring_mem), zeroed either way.
  */
 #include "queue/wq.h"
 
@@ -22,17 +23,52 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-int urnic_wq_init(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes)
+/* n zeroed elements of size bytes from mem (NULL: calloc); *from says which gave them. */
+static void *ring_get(const struct urnic_ring_mem *mem, enum urnic_ring_kind kind, size_t n,
+		      size_t size, const struct urnic_ring_mem **from)
+{
+	void *p;
+
+	*from = NULL;
+	if (mem) {
+		p = mem->get(mem->arg, n * size, URNIC_RING_ALIGN, kind);
+		if (p != URNIC_RING_MEM_DEFAULT) {
+			if (p) {
+				memset(p, 0, n * size);
+				*from = mem;
+			}
+			return p;
+		}
+	}
+	return calloc(n, size);
+}
+
+static void ring_put(const struct urnic_ring_mem *from, enum urnic_ring_kind kind, void *p)
+{
+	if (from)
+		from->put(from->arg, p, kind);
+	else
+		free(p);
+}
+
+int urnic_wq_init_mem(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes,
+		      const struct urnic_ring_mem *mem, enum urnic_ring_kind kind)
 {
 	memset(wq, 0, sizeof(*wq));
 	wq->max_wr = max_wr;
 	wq->depth = pow2_at_least(max_wr ? max_wr : 1);
 	wq->slot_bytes = slot_bytes;
-	wq->slots = calloc(wq->depth, slot_bytes);
+	wq->kind = (uint8_t)kind;
+	wq->slots = ring_get(mem, kind, wq->depth, slot_bytes, &wq->slots_from);
 	if (!wq->slots)
 		return -ENOMEM;
 	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
 	return 0;
+}
+
+int urnic_wq_init(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes)
+{
+	return urnic_wq_init_mem(wq, max_wr, slot_bytes, NULL, URNIC_RING_SQ);
 }
 
 void urnic_wq_fini(struct urnic_wq *wq)
@@ -40,16 +76,17 @@ void urnic_wq_fini(struct urnic_wq *wq)
 	if (!wq->slots)
 		return;
 	pthread_spin_destroy(&wq->lock);
-	free(wq->slots);
+	ring_put(wq->slots_from, (enum urnic_ring_kind)wq->kind, wq->slots);
 	wq->slots = NULL;
 }
 
-int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe)
+int urnic_cq_init_mem(struct urnic_cq *cq, uint32_t cqe, const struct urnic_ring_mem *mem)
 {
 	memset(cq, 0, sizeof(*cq));
 	cq->cqe = cqe;
 	cq->depth = pow2_at_least(cqe + 1);
-	cq->ring = calloc(cq->depth, sizeof(*cq->ring));
+	cq->mem = mem;
+	cq->ring = ring_get(mem, URNIC_RING_CQ, cq->depth, sizeof(*cq->ring), &cq->ring_from);
 	if (!cq->ring)
 		return -ENOMEM;
 	cq->event_fd = -1;
@@ -57,27 +94,55 @@ int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe)
 	return 0;
 }
 
-int urnic_cq_resize(struct urnic_cq *cq, uint32_t cqe)
+int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe)
+{
+	return urnic_cq_init_mem(cq, cqe, NULL);
+}
+
+int urnic_cq_ring_alloc(const struct urnic_cq *cq, uint32_t cqe, struct urnic_cq_ring *r)
+{
+	r->cqe = cqe;
+	r->depth = pow2_at_least(cqe + 1);
+	r->ring = ring_get(cq->mem, URNIC_RING_CQ, r->depth, sizeof(*r->ring), &r->from);
+	return r->ring ? 0 : -ENOMEM;
+}
+
+int urnic_cq_ring_swap(struct urnic_cq *cq, struct urnic_cq_ring *r)
 {
 	uint32_t cons = atomic_load_explicit(&cq->cons, memory_order_relaxed);
 	uint32_t prod = atomic_load_explicit(&cq->prod, memory_order_relaxed);
-	uint32_t depth = pow2_at_least(cqe + 1);
-	struct urnic_cqe *ring;
+	struct urnic_cq_ring old = { cq->ring, cq->depth, cq->cqe, cq->ring_from };
 
 	/* ibv_resize_cq(3): at least the completions not yet polled (rxe_cq_chk_attr). */
-	if (prod - cons > cqe)
+	if (prod - cons > r->cqe)
 		return -EINVAL;
-	ring = calloc(depth, sizeof(*ring));
-	if (!ring)
-		return -ENOMEM;
 	/* Same indices, new ring: the completions keep their order and positions. */
 	for (uint32_t i = cons; i != prod; i++)
-		ring[i & (depth - 1)] = cq->ring[i & (cq->depth - 1)];
-	free(cq->ring);
-	cq->ring = ring;
-	cq->depth = depth;
-	cq->cqe = cqe;
+		r->ring[i & (r->depth - 1)] = cq->ring[i & (cq->depth - 1)];
+	cq->ring = r->ring;
+	cq->depth = r->depth;
+	cq->cqe = r->cqe;
+	cq->ring_from = r->from;
+	*r = old;
 	return 0;
+}
+
+void urnic_cq_ring_free(struct urnic_cq_ring *r)
+{
+	ring_put(r->from, URNIC_RING_CQ, r->ring);
+	r->ring = NULL;
+}
+
+int urnic_cq_resize(struct urnic_cq *cq, uint32_t cqe)
+{
+	struct urnic_cq_ring r;
+	int ret = urnic_cq_ring_alloc(cq, cqe, &r);
+
+	if (ret)
+		return ret;
+	ret = urnic_cq_ring_swap(cq, &r);
+	urnic_cq_ring_free(&r); /* the old ring, or the new one refused */
+	return ret;
 }
 
 void urnic_cq_fini(struct urnic_cq *cq)
@@ -85,7 +150,7 @@ void urnic_cq_fini(struct urnic_cq *cq)
 	if (!cq->ring)
 		return;
 	pthread_spin_destroy(&cq->poll_lock);
-	free(cq->ring);
+	ring_put(cq->ring_from, URNIC_RING_CQ, cq->ring);
 	cq->ring = NULL;
 }
 
@@ -120,8 +185,14 @@ bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solici
 		return false;
 	}
 	cq->ring[prod & (cq->depth - 1)] = *cqe;
-	if (cq->clock_ns)
-		cq->ring[prod & (cq->depth - 1)].ts_ns = *cq->clock_ns;
+	if (cq->clock_ns) {
+		uint64_t ts = *cq->clock_ns;
+
+		if (ts < cq->last_ts_ns)
+			ts = cq->last_ts_ns;
+		cq->last_ts_ns = ts;
+		cq->ring[prod & (cq->depth - 1)].ts_ns = ts;
+	}
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
 	notify(cq, solicited);
 	return true;

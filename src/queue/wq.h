@@ -10,6 +10,8 @@
  * engine produces, ibv_poll_cq consumes under a spinlock. No system call and no
  * allocation on either side: a CQ whose completion channel is due an event goes on its
  * device's list (struct urnic_cq_due) and the device writes the channel (dev/).
+ * A ring's memory comes from calloc or from the allocator its creator names (struct
+ * urnic_ring_mem: a parent domain's, ibv_alloc_parent_domain(3)).
  * Context: prod is written by posters, cons by the engine (WQ) / the poller (CQ).
  */
 #ifndef URNIC_QUEUE_WQ_H
@@ -27,6 +29,35 @@ enum {
 	URNIC_MAX_INLINE = URNIC_MAX_SGE * 16,
 	URNIC_MAX_WQ_DEPTH = 16384,
 	URNIC_MAX_CQE = 1 << 20,
+};
+
+/* Which ring an allocator is asked memory for. */
+enum urnic_ring_kind {
+	URNIC_RING_SQ,
+	URNIC_RING_RQ,
+	URNIC_RING_CQ,
+	URNIC_RING_SRQ,
+};
+
+/* What an allocator other than calloc is asked to align a ring to: a page, so that the
+ * application can keep it from being copied on fork (madvise(MADV_DONTFORK)) or map it
+ * from huge pages page by page, as ibv_alloc_parent_domain(3) expects it to. */
+#define URNIC_RING_ALIGN 4096
+
+/* get's answer for "allocate it yourself" (the man page's IBV_ALLOCATOR_USE_DEFAULT). */
+#define URNIC_RING_MEM_DEFAULT ((void *)-1)
+
+/*
+ * An allocator for rings: get returns size bytes aligned to align for a ring of kind,
+ * URNIC_RING_MEM_DEFAULT (the queue uses calloc) or NULL (-ENOMEM); put gives back what
+ * get returned, once. The queue zeroes what get returns. Both run in the thread that
+ * creates, resizes or destroys the ring, never in the engine's pass. The allocator must
+ * outlive the rings it gave memory to.
+ */
+struct urnic_ring_mem {
+	void *(*get)(void *arg, size_t size, size_t align, enum urnic_ring_kind kind);
+	void (*put)(void *arg, void *ptr, enum urnic_ring_kind kind);
+	void *arg;
 };
 
 struct urnic_sge {
@@ -127,10 +158,16 @@ struct urnic_wq {
 	uint32_t max_inline;
 	uint32_t slot_bytes;
 	uint8_t *slots;
+	const struct urnic_ring_mem *slots_from; /* NULL: calloc */
+	uint8_t kind;				 /* enum urnic_ring_kind, for put */
 	pthread_spinlock_t lock;
 };
 
+/* A ring of max_wr (rounded up to a power of two) zeroed slots of slot_bytes from
+ * calloc, or from mem (NULL: calloc) asked for a ring of kind. 0 or -ENOMEM. */
 int urnic_wq_init(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes);
+int urnic_wq_init_mem(struct urnic_wq *wq, uint32_t max_wr, uint32_t slot_bytes,
+		      const struct urnic_ring_mem *mem, enum urnic_ring_kind kind);
 void urnic_wq_fini(struct urnic_wq *wq);
 
 static inline void *urnic_wq_slot(const struct urnic_wq *wq, uint32_t idx)
@@ -229,15 +266,41 @@ struct urnic_cq {
 	struct urnic_cq_due *due;  /* where it goes when its channel is due, or NULL */
 	struct urnic_cq *due_next; /* on that list */
 	uint32_t events_due;	   /* events owed to the channel; > 0: on the list */
-	const uint64_t *clock_ns;  /* the engine's notion of now, for completion timestamps */
+	/* Completion timestamps (ibv_create_cq_ex(3)): the engine's notion of now, or NULL
+	 * for a CQ that was not asked for them (ts_ns stays 0), and the last one given:
+	 * a pass may be dated a little before the one that ran ahead of it on another
+	 * thread, and a CQ's timestamps never go back. */
+	const uint64_t *clock_ns;
+	uint64_t last_ts_ns;
+	const struct urnic_ring_mem *mem;	/* where rings come from; NULL: calloc */
+	const struct urnic_ring_mem *ring_from; /* where this one came from; NULL: calloc */
 	uint64_t overflows;
 };
 
+/* A ring for cqe completions from calloc, or from mem (NULL: calloc), which resizing
+ * asks again. 0 or -ENOMEM. */
 int urnic_cq_init(struct urnic_cq *cq, uint32_t cqe);
+int urnic_cq_init_mem(struct urnic_cq *cq, uint32_t cqe, const struct urnic_ring_mem *mem);
 void urnic_cq_fini(struct urnic_cq *cq);
-/* A new ring for cqe completions, the unpolled ones moved over in order. -EINVAL if
- * more than cqe are unpolled, -ENOMEM. Context: neither the engine (push) nor a poller
- * may run: the caller holds the device lock and poll_lock. */
+/* A CQ's ring on its own, for resizing in three steps: the allocator (maybe the
+ * application's) is not called under the locks the swap needs. */
+struct urnic_cq_ring {
+	struct urnic_cqe *ring;
+	uint32_t depth;
+	uint32_t cqe;
+	const struct urnic_ring_mem *from;
+};
+
+/* A ring for cqe completions from the CQ's allocator. 0 or -ENOMEM. No lock. */
+int urnic_cq_ring_alloc(const struct urnic_cq *cq, uint32_t cqe, struct urnic_cq_ring *r);
+/* Moves the unpolled completions over to r's ring in order and makes it the CQ's; r
+ * then holds the old ring. -EINVAL (nothing changed) if more than r->cqe are unpolled.
+ * Context: neither the engine (push) nor a poller may run: the caller holds the device
+ * lock and poll_lock. */
+int urnic_cq_ring_swap(struct urnic_cq *cq, struct urnic_cq_ring *r);
+/* Gives r's ring back to where it came from. No lock. */
+void urnic_cq_ring_free(struct urnic_cq_ring *r);
+/* The three steps at once, for a CQ no engine or poller uses. -EINVAL or -ENOMEM. */
 int urnic_cq_resize(struct urnic_cq *cq, uint32_t cqe);
 
 /*

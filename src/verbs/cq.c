@@ -50,8 +50,9 @@ URNIC_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-static struct urnic_vcq *create_cq(struct ibv_context *context, int cqe, void *cq_context,
-				   struct ibv_comp_channel *channel, int comp_vector)
+struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				  struct ibv_comp_channel *channel, int comp_vector,
+				  const struct urnic_ring_mem *mem, bool timestamps)
 {
 	struct urnic_dev *d = urnic_ctx_dev(context);
 	struct urnic_vcq *v;
@@ -67,7 +68,7 @@ static struct urnic_vcq *create_cq(struct ibv_context *context, int cqe, void *c
 		return NULL;
 	}
 	v = calloc(1, sizeof(*v));
-	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe)) {
+	if (!v || urnic_dev_cq_create(d, &v->cq, (uint32_t)cqe, mem, timestamps)) {
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_CQ);
 		errno = ENOMEM;
@@ -91,7 +92,8 @@ static struct urnic_vcq *create_cq(struct ibv_context *context, int cqe, void *c
 URNIC_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					  struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct urnic_vcq *v = create_cq(context, cqe, cq_context, channel, comp_vector);
+	struct urnic_vcq *v =
+		urnic_cq_create(context, cqe, cq_context, channel, comp_vector, NULL, false);
 
 	return v ? &v->ibcq : NULL;
 }
@@ -104,6 +106,8 @@ URNIC_EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	if (v->users)
 		return EBUSY;
 	urnic_dev_cq_destroy(d, &v->cq); /* no event to its channel after this */
+	if (v->parent)
+		urnic_parent_release(v->parent); /* its ring went back through it */
 	if (v->vch)
 		v->vch->users--;
 	pthread_cond_destroy(&cq->cond);
@@ -231,165 +235,4 @@ int urnic_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 found:
 	empty_polls = 0;
 	return got;
-}
-
-/* ---- the extended poll API (ibv_create_cq_ex(3)) ---- */
-
-static void load_current(struct urnic_vcq *v, struct ibv_cq_ex *x)
-{
-	const struct urnic_cqe *c = &v->cq.ring[v->cur_cons & (v->cq.depth - 1)];
-
-	v->cur = c;
-	x->wr_id = c->wr_id;
-	x->status = (enum ibv_wc_status)c->status;
-}
-
-static int start_poll(struct ibv_cq_ex *x, struct ibv_poll_cq_attr *attr)
-{
-	struct urnic_vcq *v = to_vcq(ibv_cq_ex_to_cq(x));
-	uint32_t cons, prod;
-
-	if (attr->comp_mask)
-		return EINVAL;
-	urnic_dev_polled(urnic_ctx_dev(x->context));
-	pthread_spin_lock(&v->cq.poll_lock);
-	cons = atomic_load_explicit(&v->cq.cons, memory_order_relaxed);
-	prod = atomic_load_explicit(&v->cq.prod, memory_order_acquire);
-	if (cons == prod) {
-		/* Nothing yet: drive the pipeline from this thread and look again. */
-		pthread_spin_unlock(&v->cq.poll_lock);
-		urnic_dev_progress(urnic_ctx_dev(x->context),
-				   atomic_load(&v->cq.arm) == URNIC_CQ_DISARMED);
-		pthread_spin_lock(&v->cq.poll_lock);
-		cons = atomic_load_explicit(&v->cq.cons, memory_order_relaxed);
-		prod = atomic_load_explicit(&v->cq.prod, memory_order_acquire);
-		if (cons == prod) {
-			pthread_spin_unlock(&v->cq.poll_lock);
-			return ENOENT; /* end_poll must not be called */
-		}
-	}
-	v->cur_cons = cons;
-	load_current(v, x);
-	return 0;
-}
-
-static int next_poll(struct ibv_cq_ex *x)
-{
-	struct urnic_vcq *v = to_vcq(ibv_cq_ex_to_cq(x));
-
-	if (v->cur_cons + 1 == atomic_load_explicit(&v->cq.prod, memory_order_acquire))
-		return ENOENT;
-	v->cur_cons++;
-	load_current(v, x);
-	return 0;
-}
-
-static void end_poll(struct ibv_cq_ex *x)
-{
-	struct urnic_vcq *v = to_vcq(ibv_cq_ex_to_cq(x));
-
-	/* Everything up to and including the current completion is consumed. */
-	atomic_store_explicit(&v->cq.cons, v->cur_cons + 1, memory_order_release);
-	v->cur = NULL;
-	pthread_spin_unlock(&v->cq.poll_lock);
-}
-
-static const struct urnic_cqe *cur(struct ibv_cq_ex *x)
-{
-	return to_vcq(ibv_cq_ex_to_cq(x))->cur;
-}
-
-static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *x)
-{
-	return (enum ibv_wc_opcode)cur(x)->opcode;
-}
-
-static uint32_t read_vendor_err(struct ibv_cq_ex *x)
-{
-	return cur(x)->vendor_err;
-}
-
-static uint32_t read_byte_len(struct ibv_cq_ex *x)
-{
-	return cur(x)->byte_len;
-}
-
-static __be32 read_imm_data(struct ibv_cq_ex *x)
-{
-	return cur(x)->imm_be;
-}
-
-static uint32_t read_qp_num(struct ibv_cq_ex *x)
-{
-	return cur(x)->qp_num;
-}
-
-static uint32_t read_src_qp(struct ibv_cq_ex *x)
-{
-	return cur(x)->src_qp;
-}
-
-static unsigned int read_wc_flags(struct ibv_cq_ex *x)
-{
-	return cur(x)->wc_flags;
-}
-
-static uint32_t read_zero32(struct ibv_cq_ex *x)
-{
-	return 0; /* SLID: no LIDs on RoCE */
-}
-
-static uint8_t read_zero8(struct ibv_cq_ex *x)
-{
-	return 0; /* SL, DLID path bits: no LIDs on RoCE */
-}
-
-static uint64_t read_completion_ts(struct ibv_cq_ex *x)
-{
-	/* In "HCA clock" ticks: urnic's clock counts nanoseconds and
-	 * ibv_query_device_ex reports hca_core_clock = 1 GHz. */
-	return cur(x)->ts_ns;
-}
-
-struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
-{
-	const uint64_t supported = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-	struct urnic_vcq *v;
-	struct ibv_cq_ex *x;
-
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if ((attr->wc_flags & ~supported) ||
-	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr->cqe > INT32_MAX || attr->comp_vector > INT32_MAX) {
-		errno = EINVAL;
-		return NULL;
-	}
-	v = create_cq(context, (int)attr->cqe, attr->cq_context, attr->channel,
-		      (int)attr->comp_vector);
-	if (!v)
-		return NULL;
-	x = &v->ibcq_ex;
-	x->comp_mask = 0;
-	x->start_poll = start_poll;
-	x->next_poll = next_poll;
-	x->end_poll = end_poll;
-	x->read_opcode = read_opcode;
-	x->read_vendor_err = read_vendor_err;
-	x->read_byte_len = read_byte_len;
-	x->read_imm_data = read_imm_data;
-	x->read_qp_num = read_qp_num;
-	x->read_src_qp = read_src_qp;
-	x->read_wc_flags = read_wc_flags;
-	x->read_slid = read_zero32;
-	x->read_sl = read_zero8;
-	x->read_dlid_path_bits = read_zero8;
-	x->read_completion_ts = read_completion_ts;
-	return x;
 }

@@ -165,9 +165,9 @@ static int query_device_ex(struct ibv_context *context,
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
 				 URNIC_IBV_DEVICE_FLUSH_GLOBAL;
 	urnic_odp_query_caps(&ex.odp_caps); /* odp.c */
-	/* Completion timestamps count the engine clock's nanoseconds: a 1 GHz "core". */
+	/* Completion timestamps count the device clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
-	ex.hca_core_clock = 1000000; /* kHz */
+	ex.hca_core_clock = URNIC_DEV_CLOCK_KHZ;
 	/* What libibverbs' ibv_cmd_query_device_any fills without a sysfs port count. */
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	/* attr_size is the caller's sizeof (the inline ibv_query_device_ex passes it): a
@@ -421,6 +421,10 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.free_dm = urnic_free_dm;
 	c->vctx.reg_dm_mr = urnic_reg_dm_mr;
 	c->vctx.advise_mr = urnic_advise_mr;
+	c->vctx.query_rt_values = urnic_query_rt_values;
+	c->vctx.alloc_td = urnic_alloc_td;
+	c->vctx.dealloc_td = urnic_dealloc_td;
+	c->vctx.alloc_parent_domain = urnic_alloc_parent_domain;
 	urnic_async_watch(ctx);
 	return ctx;
 }

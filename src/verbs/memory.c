@@ -61,6 +61,8 @@ URNIC_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct urnic_vpd *v = to_vpd(pd);
 
+	if (urnic_pd_is_parent(pd))
+		return urnic_dealloc_parent_domain(pd); /* pd_ext.c */
 	if (v->users)
 		return EBUSY;
 	urnic_import_release_pd(pd);

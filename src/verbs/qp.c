@@ -104,10 +104,13 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		v->qp.srq = &v->vsrq->srq;
 	}
 	v->dev = d;
-	ret = urnic_dev_qp_create(d, &v->qp, cap->max_send_wr, cap->max_send_sge, cap->max_recv_wr,
-				  cap->max_recv_sge);
-	if (ret)
+	/* Rings from a parent domain's allocator (pd_ext.c) or calloc. */
+	ret = urnic_dev_qp_create(d, &v->qp, urnic_parent_hold(pd), cap->max_send_wr,
+				  cap->max_send_sge, cap->max_recv_wr, cap->max_recv_sge);
+	if (ret) {
+		urnic_parent_release(pd);
 		goto free_qp;
+	}
 	v->send_vcq->users++;
 	v->recv_vcq->users++;
 	v->vpd->users++;
@@ -207,6 +210,7 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (v->mcast_attached)
 		return EBUSY;
 	urnic_dev_qp_destroy(v->dev, &v->qp);
+	urnic_parent_release(ibqp->pd);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;
 	v->recv_vcq->users--;

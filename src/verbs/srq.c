@@ -44,8 +44,10 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = urnic_dev_srq_create(&v->srq, attr->max_wr, attr->max_sge);
+	/* Its ring from a parent domain's allocator (pd_ext.c) or calloc. */
+	ret = urnic_dev_srq_create(&v->srq, attr->max_wr, attr->max_sge, urnic_parent_hold(pd));
 	if (ret) {
+		urnic_parent_release(pd);
 		free(v);
 		urnic_dev_res_put(d, URNIC_RES_SRQ);
 		errno = -ret;
@@ -130,6 +132,7 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	v->vpd->users--;
 	urnic_dev_srq_destroy(&v->srq);
+	urnic_parent_release(ibsrq->pd);
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	urnic_dev_res_put(v->dev, URNIC_RES_SRQ);

@@ -59,6 +59,8 @@ struct urnic_vpd {
 	bool dead;   /* deallocated while imports remained */
 	struct urnic_pd pd;
 	int users; /* MRs and QPs: dealloc refuses with EBUSY while any exist */
+	/* In a parent domain (pd_ext.c): the protection domain it stands for. NULL in a PD. */
+	struct urnic_vpd *base;
 };
 
 struct urnic_vmr {
@@ -111,8 +113,11 @@ struct urnic_vcq {
 	struct urnic_cq cq;
 	const struct urnic_cqe *cur; /* the extended poll API's current completion */
 	uint32_t cur_cons;
+	int64_t wall_offset_ns; /* CLOCK_REALTIME - the device clock (cq_ex.c) */
+	uint64_t wall_read_ns;	/* when it was last read (device clock), 0: never */
 	struct urnic_vchannel *vch;
-	int users; /* QPs */
+	struct ibv_pd *parent; /* the parent domain it was created in (its rings), or NULL */
+	int users;	       /* QPs */
 };
 
 struct urnic_vsrq {
@@ -162,12 +167,21 @@ static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)
 	return urnic_container_of(ctx, struct urnic_vcontext, vctx.context)->dev;
 }
 
-/* The PD an ibv_pd names: itself, or for an imported PD the original. */
+/* The PD an ibv_pd names: itself; for a parent domain the protection domain it stands
+ * for wherever a PD is used (ibv_alloc_parent_domain(3)); for an imported PD the
+ * original. */
 static inline struct urnic_vpd *to_vpd(struct ibv_pd *pd)
 {
 	struct urnic_vpd *v = urnic_container_of(pd, struct urnic_vpd, ibpd);
 
+	if (v->base)
+		v = v->base;
 	return v->shared ? v->shared : v;
+}
+
+static inline bool urnic_pd_is_parent(struct ibv_pd *pd)
+{
+	return urnic_container_of(pd, struct urnic_vpd, ibpd)->base != NULL;
 }
 
 static inline struct urnic_vmr *to_vmr(struct ibv_mr *mr)
@@ -204,6 +218,7 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 
 /* Extended verbs installed in every context. */
 struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
+int urnic_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
@@ -254,6 +269,25 @@ void urnic_import_offer_pd(struct urnic_vpd *v);
 void urnic_import_offer_mr(struct urnic_vmr *v);
 void urnic_import_release_pd(struct ibv_pd *pd);
 void urnic_import_release_mr(struct ibv_mr *mr);
+
+/* Thread domains and parent domains (pd_ext.c): the context ops behind ibv_alloc_td,
+ * ibv_dealloc_td and ibv_alloc_parent_domain; ibv_dealloc_pd of a parent domain. */
+struct ibv_td *urnic_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int urnic_dealloc_td(struct ibv_td *td);
+struct ibv_pd *urnic_alloc_parent_domain(struct ibv_context *context,
+					 struct ibv_parent_domain_init_attr *attr);
+int urnic_dealloc_parent_domain(struct ibv_pd *pd);
+/* A QP, CQ or SRQ is made in pd: if pd is a parent domain, it is held (no dealloc until
+ * urnic_parent_release) and its allocators, if it has them, are returned for the
+ * object's rings; NULL otherwise (calloc). */
+const struct urnic_ring_mem *urnic_parent_hold(struct ibv_pd *pd);
+void urnic_parent_release(struct ibv_pd *pd);
+
+/* Completion queues (cq.c): one of cqe completions with its rings from mem (NULL:
+ * calloc), timestamped if asked; NULL and errno. */
+struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq_context,
+				  struct ibv_comp_channel *channel, int comp_vector,
+				  const struct urnic_ring_mem *mem, bool timestamps);
 
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs_loop.h - two RC QPs of one device connected to each other over its own address
+ * (GID 1), for verbs tests that need a completion from real traffic (test_parent_domain.c,
+ * test_cq_timestamp.c), and a bounded wait for one completion on an extended CQ.
+ * Header-only, like check.h.
+ */
+#ifndef URNIC_TESTS_VERBS_LOOP_H
+#define URNIC_TESTS_VERBS_LOOP_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include <infiniband/verbs.h>
+
+#include "check.h"
+
+/* INIT, then RTR and RTS towards QP qpn at this device's own GID 1. */
+static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+				 .port_num = 1,
+				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	CHECK(ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
+	      0);
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR,
+				  .path_mtu = IBV_MTU_1024,
+				  .dest_qp_num = qpn,
+				  .min_rnr_timer = 1,
+				  .ah_attr = { .is_global = 1,
+					       .port_num = 1,
+					       .grh = { .sgid_index = 1, .hop_limit = 64 } } };
+	CHECK(ibv_query_gid(qp->context, 1, 1, &a.ah_attr.grh.dgid) == 0);
+	CHECK(ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER) == 0);
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7
+	};
+	CHECK(ibv_modify_qp(qp, &a,
+			    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+}
+
+/* Starts an extended poll that found a completion, waiting up to 10 s for one. The
+ * caller reads it and calls ibv_end_poll. */
+static inline void loop_start_poll(struct ibv_cq_ex *cq)
+{
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	time_t end = time(NULL) + 10;
+	int ret;
+
+	while ((ret = ibv_start_poll(cq, &pa)) == ENOENT)
+		CHECK(time(NULL) < end);
+	CHECK_EQ(ret, 0);
+}
+
+#endif
