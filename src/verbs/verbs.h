@@ -191,6 +191,9 @@ extern const struct urnic_dev_events urnic_verbs_events;
 void urnic_async_watch(struct ibv_context *context);
 void urnic_async_unwatch(struct ibv_context *context);
 enum ibv_port_state urnic_port_state(const struct urnic_dev *d, uint8_t *phys_state);
+/* The interface that holds d's address (its netdev, as the kernel's GID table names
+ * one for each RoCE GID), by the rule of the port state; 0 when none does. */
+unsigned int urnic_port_ifindex(const struct urnic_dev *d);
 
 /* RoCEv2 address vector -> destination (ah.c; IBTA Annex A17.4: the GID is the IP).
  * Returns 0 or -EINVAL. */
