@@ -297,6 +297,34 @@ URNIC_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_nu
 	return port_num == 1 && (ntohs(pkey) & 0x7fff) == 0x7fff ? 0 : -1;
 }
 
+static const char *sysfs_path;
+static pthread_once_t sysfs_path_once = PTHREAD_ONCE_INIT;
+
+static void find_sysfs_path(void)
+{
+	const char *env = secure_getenv("SYSFS_PATH");
+	char *dup;
+	size_t len;
+
+	sysfs_path = "/sys";
+	if (!env || !*env)
+		return;
+	dup = strndup(env, PATH_MAX);
+	if (!dup)
+		return;
+	for (len = strlen(dup); len > 1 && dup[len - 1] == '/'; len--)
+		dup[len - 1] = '\0';
+	sysfs_path = dup;
+}
+
+/* As rdma-core (libibverbs/sysfs.c): $SYSFS_PATH without trailing slashes, else /sys.
+ * librdmacm builds its paths on it (class/misc/rdma_cm/abi_version). */
+URNIC_EXPORT const char *ibv_get_sysfs_path(void)
+{
+	pthread_once(&sysfs_path_once, find_sysfs_path);
+	return sysfs_path;
+}
+
 /* Files of a device's sysfs directory that urnic answers itself when no file is there:
  * it has no kernel driver to write them, and `urnic run` mounts a tree holding these
  * same values (tools/urnic/sysfs_tree.c reads them here). */

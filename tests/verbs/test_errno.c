@@ -25,8 +25,9 @@
 
 #include "check.h"
 
-/* rdma-core exports it without a public prototype (infiniband/driver.h). */
+/* rdma-core exports them without a public prototype (infiniband/driver.h). */
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+const char *ibv_get_sysfs_path(void);
 
 /* NULL with errno e: a failed creator. */
 #define CHECK_NULL_ERRNO(call, e)                                                                  \
@@ -200,6 +201,16 @@ static void read_sysfs_file_answers_board_id_without_a_newline(void)
 	CHECK_M1_ERRNO(ibv_read_sysfs_file(list[0]->ibdev_path, "no_such_file", text, sizeof(text)),
 		       ENOENT);
 	ibv_free_device_list(list);
+}
+
+/* rdma-core's ibv_get_sysfs_path: $SYSFS_PATH, else /sys. librdmacm builds paths on it
+ * and crashed on NULL. */
+static void get_sysfs_path_is_sys(void)
+{
+	const char *path = ibv_get_sysfs_path();
+
+	CHECK(path);
+	CHECK_EQ(strcmp(path, getenv("SYSFS_PATH") ? getenv("SYSFS_PATH") : "/sys"), 0);
 }
 
 /* ibv_query_pkey(3): -1 on error; one P_Key, the default 0xffff. */
@@ -1009,6 +1020,7 @@ int main(void)
 	RUN(query_gid_ex_of_an_empty_slot_is_enodata);
 	RUN(query_gid_ex_names_the_interface_holding_the_address);
 	RUN(read_sysfs_file_answers_board_id_without_a_newline);
+	RUN(get_sysfs_path_is_sys);
 	RUN(query_pkey_outside_the_table_fails);
 	RUN(query_device_ex_with_unknown_input_is_einval);
 	RUN(get_async_event_without_an_event_is_eagain_when_nonblocking);
