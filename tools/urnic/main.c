@@ -20,6 +20,7 @@ static const char usage[] =
 	"                           /dev/shm/urnic.<pid>.<device>; --qp adds each QP's share,\n"
 	"                           --json prints one JSON object (with every QP's counters)\n"
 	"  help                     this text\n"
+	"  --version                urnic's version\n"
 	"\n"
 	"Devices come from URNIC_ADDR=<ip>[,<ip>...], else from the file $URNIC_CONFIG\n"
 	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n";
@@ -43,6 +44,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0) {
 		fputs(usage, stdout);
+		return URNIC_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("urnic %s\n", URNIC_VERSION);
 		return URNIC_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
