@@ -178,14 +178,19 @@ static const uint8_t *in4_bytes(const struct sockaddr *sa)
 
 /* The state of d's address now: ACTIVE on an interface up and running, else DOWN with
  * the physical state rxe_query_port gives (POLLING: up without carrier; DISABLED:
- * down, or no interface holds the address). */
-static enum ibv_port_state probe(const struct urnic_dev *d, uint8_t *phys_state)
+ * down, or no interface holds the address). *ifindex (if not NULL): that interface,
+ * the one up and running if several hold the address, 0 if none does. */
+static enum ibv_port_state probe(const struct urnic_dev *d, uint8_t *phys_state,
+				 unsigned int *ifindex)
 {
 	enum ibv_port_state state = IBV_PORT_DOWN;
 	struct ifaddrs *ifs, *i;
+	const char *holder = NULL;
 	int fam = d->ipv6 ? AF_INET6 : AF_INET;
 
 	*phys_state = 3; /* Disabled */
+	if (ifindex)
+		*ifindex = 0;
 	if (getifaddrs(&ifs) < 0) {
 		*phys_state = 5;
 		return IBV_PORT_ACTIVE; /* nothing to go by: as before the watch */
@@ -208,14 +213,19 @@ static enum ibv_port_state probe(const struct urnic_dev *d, uint8_t *phys_state)
 		}
 		if (!held)
 			continue;
+		if (!holder)
+			holder = i->ifa_name;
 		if ((i->ifa_flags & IFF_UP) && (i->ifa_flags & IFF_RUNNING)) {
 			state = IBV_PORT_ACTIVE;
 			*phys_state = 5; /* LinkUp */
+			holder = i->ifa_name;
 			break;
 		}
 		if (i->ifa_flags & IFF_UP)
 			*phys_state = 2; /* Polling */
 	}
+	if (ifindex && holder)
+		*ifindex = if_nametoindex(holder);
 	freeifaddrs(ifs);
 	return state;
 }
@@ -229,7 +239,7 @@ static int port_slot(const struct urnic_dev *d)
 	for (int i = 0; i < URNIC_MAX_DEVICES; i++)
 		if (!ports[i].dev) {
 			ports[i].dev = d;
-			ports[i].state = probe(d, &ports[i].phys_state);
+			ports[i].state = probe(d, &ports[i].phys_state, NULL);
 			return i;
 		}
 	return -1;
@@ -245,7 +255,7 @@ static void rescan(void)
 
 		if (!ports[p].dev)
 			continue;
-		now = probe(ports[p].dev, &phys);
+		now = probe(ports[p].dev, &phys, NULL);
 		ports[p].phys_state = phys;
 		if (now == ports[p].state)
 			continue;
@@ -414,8 +424,17 @@ enum ibv_port_state urnic_port_state(const struct urnic_dev *d, uint8_t *phys_st
 		state = ports[p].state;
 		*phys_state = ports[p].phys_state;
 	} else {
-		state = probe(d, phys_state);
+		state = probe(d, phys_state, NULL);
 	}
 	pthread_mutex_unlock(&watch_lock);
 	return state;
+}
+
+unsigned int urnic_port_ifindex(const struct urnic_dev *d)
+{
+	unsigned int ifindex;
+	uint8_t phys_state;
+
+	probe(d, &phys_state, &ifindex);
+	return ifindex;
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "verbs/odp.h"
@@ -287,7 +288,9 @@ URNIC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_nu
 	ent.gid_index = gid_index;
 	ent.port_num = port_num;
 	ent.gid_type = IBV_GID_TYPE_ROCE_V2;
-	ent.ndev_ifindex = 0;
+	/* The kernel's GID table ties each RoCE GID to the netdev it comes from
+	 * (ib_gid_attr.ndev); urnic's is the interface that holds the address. */
+	ent.ndev_ifindex = urnic_port_ifindex(d);
 	memcpy(entry, &ent, sizeof(ent));
 	return 0;
 }
@@ -346,14 +349,86 @@ URNIC_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_nu
 	return port_num == 1 && (ntohs(pkey) & 0x7fff) == 0x7fff ? 0 : -1;
 }
 
+static const char *sysfs_path;
+static pthread_once_t sysfs_path_once = PTHREAD_ONCE_INIT;
+
+static void find_sysfs_path(void)
+{
+	const char *env = secure_getenv("SYSFS_PATH");
+	char *dup;
+	size_t len;
+
+	sysfs_path = "/sys";
+	if (!env || !*env)
+		return;
+	dup = strndup(env, PATH_MAX);
+	if (!dup)
+		return;
+	for (len = strlen(dup); len > 1 && dup[len - 1] == '/'; len--)
+		dup[len - 1] = '\0';
+	sysfs_path = dup;
+}
+
+/* As rdma-core (libibverbs/sysfs.c): $SYSFS_PATH without trailing slashes, else /sys.
+ * librdmacm builds its paths on it (class/misc/rdma_cm/abi_version). */
+URNIC_EXPORT const char *ibv_get_sysfs_path(void)
+{
+	pthread_once(&sysfs_path_once, find_sysfs_path);
+	return sysfs_path;
+}
+
+/* Files of a device's sysfs directory that urnic answers itself when no file is there:
+ * it has no kernel driver to write them, and `urnic run` mounts a tree holding these
+ * same values (tools/urnic/sysfs_tree.c reads them here). */
+static const struct {
+	const char *file;
+	const char *text;
+} own_files[] = {
+	{ "board_id", "URNIC_SOFT_ROCE" },
+	{ "hca_type", "URNIC" },
+};
+
+/* As rdma-core's ibv_read_sysfs_file_at (libibverbs/sysfs.c): the text without its
+ * final newline, NUL-terminated, and its length; -1 if it does not fit in size. */
+static int sysfs_text(char *buf, ssize_t len, size_t size)
+{
+	if (len <= 0)
+		return (int)len;
+	if (buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	else if ((size_t)len < size)
+		buf[len] = '\0';
+	else
+		return -1;
+	return (int)len;
+}
+
 URNIC_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
-	/* There is no sysfs for urnic; answer the one file tools read (ibv_devinfo's
-	 * board_id) from memory and report the rest absent. */
-	if (strcmp(file, "board_id") == 0 && strstr(dir, "/sys/class/infiniband/urnic")) {
-		int n = snprintf(buf, size, "URNIC_SOFT_ROCE\n");
+	char path[PATH_MAX];
+	ssize_t len;
+	int fd;
 
-		return n < (int)size ? n : (int)size;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, size);
+		close(fd);
+		return sysfs_text(buf, len, size);
+	}
+	pthread_once(&vdev_once, make_vdevs);
+	for (int i = 0; i < nvdevs; i++) {
+		if (strcmp(dir, vdevs[i]->ibdev.ibdev_path) != 0)
+			continue;
+		for (size_t f = 0; f < sizeof(own_files) / sizeof(own_files[0]); f++)
+			if (strcmp(file, own_files[f].file) == 0) {
+				int n = snprintf(buf, size, "%s", own_files[f].text);
+
+				return n >= 0 && (size_t)n < size ? n : -1;
+			}
 	}
 	errno = ENOENT;
 	return -1;

@@ -215,6 +215,7 @@ static inline struct urnic_vah *to_vah(struct ibv_ah *ah)
 int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
 		       int *type);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+const char *ibv_get_sysfs_path(void);
 
 /* Extended verbs installed in every context. */
 struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
@@ -233,6 +234,9 @@ extern const struct urnic_dev_events urnic_verbs_events;
 void urnic_async_watch(struct ibv_context *context);
 void urnic_async_unwatch(struct ibv_context *context);
 enum ibv_port_state urnic_port_state(const struct urnic_dev *d, uint8_t *phys_state);
+/* The interface that holds d's address (its netdev, as the kernel's GID table names
+ * one for each RoCE GID), by the rule of the port state; 0 when none does. */
+unsigned int urnic_port_ifindex(const struct urnic_dev *d);
 
 /* RoCEv2 address vector -> destination (ah.c; IBTA Annex A17.4: the GID is the IP).
  * Returns 0 or -EINVAL. */

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,10 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+
+/* rdma-core exports them without a public prototype (infiniband/driver.h). */
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
+const char *ibv_get_sysfs_path(void);
 
 /* NULL with errno e: a failed creator. */
 #define CHECK_NULL_ERRNO(call, e)                                                                  \
@@ -166,6 +171,46 @@ static void query_gid_ex_of_an_empty_slot_is_enodata(void)
 	CHECK_EQ(ibv_query_gid_ex(ctx, 1, pa.gid_tbl_len, &e, 0), EINVAL);
 	CHECK_EQ(ibv_query_gid_ex(ctx, 1, 1, &e, 0), 0);
 	CHECK_EQ(e.gid_type, IBV_GID_TYPE_ROCE_V2);
+}
+
+/* ibv_query_gid_ex(3): ndev_ifindex is the netdev of the GID, as the kernel's GID
+ * table holds one for every RoCE GID; 127.0.5.1 is held by lo (127.0.0.0/8). */
+static void query_gid_ex_names_the_interface_holding_the_address(void)
+{
+	struct ibv_gid_entry e;
+
+	CHECK(if_nametoindex("lo") > 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		CHECK_EQ(ibv_query_gid_ex(ctx, 1, i, &e, 0), 0);
+		CHECK_EQ(e.ndev_ifindex, if_nametoindex("lo"));
+	}
+}
+
+/* rdma-core's ibv_read_sysfs_file (libibverbs/sysfs.c): the file's text without its
+ * newline, and its length (ibv_devinfo prints board_id with one of its own). */
+static void read_sysfs_file_answers_board_id_without_a_newline(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	char text[64];
+
+	CHECK(list && list[0]);
+	CHECK_EQ(ibv_read_sysfs_file(list[0]->ibdev_path, "board_id", text, sizeof(text)),
+		 (int)strlen("URNIC_SOFT_ROCE"));
+	CHECK_EQ(strcmp(text, "URNIC_SOFT_ROCE"), 0);
+	CHECK_EQ(ibv_read_sysfs_file(list[0]->ibdev_path, "board_id", text, 4), -1);
+	CHECK_M1_ERRNO(ibv_read_sysfs_file(list[0]->ibdev_path, "no_such_file", text, sizeof(text)),
+		       ENOENT);
+	ibv_free_device_list(list);
+}
+
+/* rdma-core's ibv_get_sysfs_path: $SYSFS_PATH, else /sys. librdmacm builds paths on it
+ * and crashed on NULL. */
+static void get_sysfs_path_is_sys(void)
+{
+	const char *path = ibv_get_sysfs_path();
+
+	CHECK(path);
+	CHECK_EQ(strcmp(path, getenv("SYSFS_PATH") ? getenv("SYSFS_PATH") : "/sys"), 0);
 }
 
 /* ibv_query_pkey(3): -1 on error; one P_Key, the default 0xffff. */
@@ -973,6 +1018,9 @@ int main(void)
 	RUN(query_port_of_a_port_that_does_not_exist_is_einval);
 	RUN(query_gid_outside_the_table_fails);
 	RUN(query_gid_ex_of_an_empty_slot_is_enodata);
+	RUN(query_gid_ex_names_the_interface_holding_the_address);
+	RUN(read_sysfs_file_answers_board_id_without_a_newline);
+	RUN(get_sysfs_path_is_sys);
 	RUN(query_pkey_outside_the_table_fails);
 	RUN(query_device_ex_with_unknown_input_is_einval);
 	RUN(get_async_event_without_an_event_is_eagain_when_nonblocking);

@@ -14,5 +14,6 @@ enum {
 
 int urnic_cmd_devices(int argc, char **argv);
 int urnic_cmd_counters(int argc, char **argv);
+int urnic_cmd_run(int argc, char **argv);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c - `urnic`, the command-line tool: lists the devices a process would see and
- * reads the counters of running processes. Subcommands live one per file.
+ * main.c - `urnic`, the command-line tool: lists the devices a process would see,
+ * reads the counters of running processes and runs a program over urnic with a sysfs
+ * view of its devices. Subcommands live one per file.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +20,15 @@ static const char usage[] =
 	"                           process (or of process <pid>), read from\n"
 	"                           /dev/shm/urnic.<pid>.<device>; --qp adds each QP's share,\n"
 	"                           --json prints one JSON object (with every QP's counters)\n"
+	"  run [--addr IP[,IP...]] [--] PROGRAM [ARGS]\n"
+	"                           run PROGRAM over urnic (LD_LIBRARY_PATH to urnic's\n"
+	"                           libibverbs.so.1, URNIC_ADDR=IP,...) in a mount namespace\n"
+	"                           of its own where /sys/class/infiniband,\n"
+	"                           /sys/class/infiniband_verbs and /dev/infiniband show\n"
+	"                           urnic's devices, for tools that look there; a user\n"
+	"                           namespace when not root\n"
 	"  help                     this text\n"
+	"  --version                urnic's version\n"
 	"\n"
 	"Devices come from URNIC_ADDR=<ip>[,<ip>...], else from the file $URNIC_CONFIG\n"
 	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n";
@@ -32,6 +41,7 @@ struct command {
 static const struct command commands[] = {
 	{ "devices", urnic_cmd_devices },
 	{ "counters", urnic_cmd_counters },
+	{ "run", urnic_cmd_run },
 };
 
 int main(int argc, char **argv)
@@ -43,6 +53,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0) {
 		fputs(usage, stdout);
+		return URNIC_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("urnic %s\n", URNIC_VERSION);
 		return URNIC_EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
