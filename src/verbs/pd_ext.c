@@ -175,6 +175,6 @@ const struct urnic_ring_mem *urnic_parent_hold(struct ibv_pd *pd)
 
 void urnic_parent_release(struct ibv_pd *pd)
 {
-	if (urnic_pd_is_parent(pd))
+	if (pd && urnic_pd_is_parent(pd))
 		atomic_fetch_sub(&to_vparent(pd)->users, 1);
 }

@@ -104,6 +104,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		v->qp.srq = &v->vsrq->srq;
 	}
 	v->dev = d;
+	v->parent = urnic_pd_is_parent(pd) ? pd : NULL;
 	/* Rings from a parent domain's allocator (pd_ext.c) or calloc. */
 	ret = urnic_dev_qp_create(d, &v->qp, urnic_parent_hold(pd), cap->max_send_wr,
 				  cap->max_send_sge, cap->max_recv_wr, cap->max_recv_sge);
@@ -210,7 +211,7 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (v->mcast_attached)
 		return EBUSY;
 	urnic_dev_qp_destroy(v->dev, &v->qp);
-	urnic_parent_release(ibqp->pd);
+	urnic_parent_release(v->parent);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;
 	v->recv_vcq->users--;

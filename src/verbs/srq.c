@@ -44,6 +44,7 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 		errno = ENOMEM;
 		return NULL;
 	}
+	v->parent = urnic_pd_is_parent(pd) ? pd : NULL;
 	/* Its ring from a parent domain's allocator (pd_ext.c) or calloc. */
 	ret = urnic_dev_srq_create(&v->srq, attr->max_wr, attr->max_sge, urnic_parent_hold(pd));
 	if (ret) {
@@ -132,7 +133,7 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	v->vpd->users--;
 	urnic_dev_srq_destroy(&v->srq);
-	urnic_parent_release(ibsrq->pd);
+	urnic_parent_release(v->parent);
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
 	urnic_dev_res_put(v->dev, URNIC_RES_SRQ);

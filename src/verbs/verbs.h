@@ -125,7 +125,8 @@ struct urnic_vsrq {
 	struct urnic_srq srq;
 	struct urnic_vpd *vpd;
 	struct urnic_dev *dev;
-	int users; /* QPs attached */
+	int users;	       /* QPs attached */
+	struct ibv_pd *parent; /* as in struct urnic_vqp */
 };
 
 struct urnic_vah {
@@ -160,6 +161,10 @@ struct urnic_vqp {
 	struct ibv_qp_cap cap;
 	struct urnic_dev *dev;
 	uint32_t mcast_attached; /* groups it is attached to: no destroy before detach */
+	/* The parent domain it was made through (pd_ext.c), or NULL. Kept here because
+	 * ibqp->pd may be gone at destroy: pyverbs unimports an imported PD before it
+	 * destroys the QPs made on it, which the kernel allows. */
+	struct ibv_pd *parent;
 };
 
 static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)
@@ -285,7 +290,7 @@ int urnic_dealloc_parent_domain(struct ibv_pd *pd);
  * urnic_parent_release) and its allocators, if it has them, are returned for the
  * object's rings; NULL otherwise (calloc). */
 const struct urnic_ring_mem *urnic_parent_hold(struct ibv_pd *pd);
-void urnic_parent_release(struct ibv_pd *pd);
+void urnic_parent_release(struct ibv_pd *pd); /* pd NULL: nothing */
 
 /* Completion queues (cq.c): one of cqe completions with its rings from mem (NULL:
  * calloc), timestamped if asked; NULL and errno. */

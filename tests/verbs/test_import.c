@@ -253,6 +253,46 @@ static void originals_may_go_before_their_imports(void)
 	free(buf);
 }
 
+/* Unimporting a PD frees only the application's handle (ibv_unimport_pd(3)): QPs and
+ * SRQs made on it are destroyed afterwards, as pyverbs' SharedPDTestCase does, without
+ * reading the handle (the sanitizer build checks that). */
+static void objects_made_on_an_import_outlive_it(void)
+{
+	struct ibv_context *ctx = ibv_open_device(dev), *imp;
+	struct ibv_pd *pd, *ipd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_srq *srq;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+
+	CHECK(ctx);
+	pd = ibv_alloc_pd(ctx);
+	CHECK(pd);
+	imp = ibv_import_device(dup(ctx->cmd_fd));
+	CHECK(imp);
+	ipd = ibv_import_pd(imp, pd->handle);
+	CHECK(ipd);
+	cq = ibv_create_cq(imp, 4, NULL, NULL, 0);
+	CHECK(cq);
+	srq = ibv_create_srq(ipd, &sa);
+	CHECK(srq);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC
+	};
+	qp = ibv_create_qp(ipd, &qa);
+	CHECK(qp);
+	ibv_unimport_pd(ipd);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_srq(srq), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	CHECK_EQ(ibv_close_device(imp), 0);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+}
+
 /* A PD may be deallocated through its import (ibv_dealloc_pd destroys the object, as
  * in the kernel); the original's memory stays for the original's own deallocation. */
 static void dealloc_through_an_import(void)
@@ -356,6 +396,7 @@ int main(void)
 	RUN(each_context_has_a_cmd_fd);
 	RUN(imported_pd_and_mr_carry_traffic);
 	RUN(originals_may_go_before_their_imports);
+	RUN(objects_made_on_an_import_outlive_it);
 	RUN(dealloc_through_an_import);
 	RUN(fds_that_cannot_be_imported);
 
