@@ -203,6 +203,23 @@ void urnic_dev_srq_destroy(struct urnic_srq *srq)
 	urnic_srq_fini(srq);
 }
 
+int urnic_dev_xrc_srq_add(struct urnic_dev *d, struct urnic_srq *srq)
+{
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	ret = urnic_engine_srq_add(d->eng, srq);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+void urnic_dev_xrc_srq_remove(struct urnic_dev *d, struct urnic_srq *srq)
+{
+	pthread_mutex_lock(&d->lock);
+	urnic_engine_srq_remove(d->eng, srq);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void urnic_dev_srq_set_limit(struct urnic_dev *d, struct urnic_srq *srq, uint32_t limit)
 {
 	pthread_mutex_lock(&d->lock);

@@ -97,6 +97,12 @@ int urnic_dev_cq_resize(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe);
 int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);
 void urnic_dev_srq_destroy(struct urnic_srq *srq);
 
+/* An XRC SRQ (srq->xrcd, srq->cq set) into the engine's table under the device lock: it
+ * gets its number (srq->srqn), and requests naming it reach it. 0 or -ENOMEM. remove
+ * takes it out under the lock, before its ring is freed (engine.h). */
+int urnic_dev_xrc_srq_add(struct urnic_dev *d, struct urnic_srq *srq);
+void urnic_dev_xrc_srq_remove(struct urnic_dev *d, struct urnic_srq *srq);
+
 /* Arms the SRQ limit event (0: disarms), under the device lock: the engine reads and
  * disarms it there (queue/srq.h). */
 void urnic_dev_srq_set_limit(struct urnic_dev *d, struct urnic_srq *srq, uint32_t limit);
