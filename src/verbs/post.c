@@ -184,8 +184,9 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	int ret = 0;
 
 	/* IBTA 10.3.1 table 90: posting to the send queue needs RTS (or ERR, where the
-	 * work is flushed). */
-	if (qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_ERR) {
+	 * work is flushed); an XRC receive QP has none (IBTA A14). */
+	if ((qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_ERR) ||
+	    qp->type == URNIC_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
