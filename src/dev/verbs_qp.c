@@ -101,6 +101,13 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 	return ret;
 }
 
+void urnic_dev_qp_set_owner(struct urnic_dev *d, struct urnic_qp *qp, void *owner)
+{
+	pthread_mutex_lock(&d->lock);
+	qp->owner = owner;
+	pthread_mutex_unlock(&d->lock);
+}
+
 void urnic_dev_qp_query(struct urnic_dev *d, const struct urnic_qp *qp, enum urnic_qp_state *state,
 			struct urnic_qp_attr *attr)
 {

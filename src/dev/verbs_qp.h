@@ -50,6 +50,10 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 			enum urnic_qp_state cur, enum urnic_qp_state next, uint32_t mask,
 			enum urnic_qp_state *state);
 
+/* Who the QP's async events name from now on (qp->owner; NULL: nobody), under the
+ * device lock, which the engine's event hooks run under. */
+void urnic_dev_qp_set_owner(struct urnic_dev *d, struct urnic_qp *qp, void *owner);
+
 /* The QP's state and attributes, read together under the device lock. */
 void urnic_dev_qp_query(struct urnic_dev *d, const struct urnic_qp *qp, enum urnic_qp_state *state,
 			struct urnic_qp_attr *attr);

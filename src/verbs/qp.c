@@ -309,8 +309,8 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 				  (enum urnic_qp_state)attr->qp_state, mask, &state);
 	/* The ABI's copy for the application, which reads it without a lock; libibverbs'
 	 * own ibv_modify_qp also writes it after the provider's modify returns. */
-	if (ret == 0)
-		ibqp->state = (enum ibv_qp_state)state;
+	if (ret == 0) /* and the creating handle's copy, when ibqp came from ibv_open_qp */
+		ibqp->state = v->ibqp.state = (enum ibv_qp_state)state;
 	return -ret;
 }
 

@@ -13,7 +13,8 @@
  * process whose engine owns the receive QP, and an SRQ of another process is not
  * memory this one can write (docs/differences-from-rxe.md, "XRC"). A receive QP has no
  * PD, CQ or queue (the kernel's XRC target QPs neither); it lives while a handle to it
- * is open: ibv_open_qp gives one more, ibv_destroy_qp closes one.
+ * is open: ibv_open_qp gives one more, ibv_destroy_qp closes one. Its async events name
+ * the handle that created it while that one is open, and no handle after.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -353,6 +354,8 @@ int urnic_xrc_destroy_recv_qp(struct urnic_vqp *v)
 	pthread_mutex_unlock(&xrc_lock);
 	if (v != real)
 		free_handle(v);
+	else if (!last)
+		urnic_dev_qp_set_owner(real->dev, &real->qp, NULL); /* its handle is gone */
 	if (!last)
 		return 0;
 	urnic_dev_qp_destroy(real->dev, &real->qp);
