@@ -126,6 +126,13 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 	return ret;
 }
 
+void urnic_dev_qp_set_owner(struct urnic_dev *d, struct urnic_qp *qp, void *owner)
+{
+	pthread_mutex_lock(&d->lock);
+	qp->owner = owner;
+	pthread_mutex_unlock(&d->lock);
+}
+
 void urnic_dev_qp_query(struct urnic_dev *d, const struct urnic_qp *qp, enum urnic_qp_state *state,
 			struct urnic_qp_attr *attr)
 {
@@ -235,6 +242,23 @@ int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sg
 void urnic_dev_srq_destroy(struct urnic_srq *srq)
 {
 	urnic_srq_fini(srq);
+}
+
+int urnic_dev_xrc_srq_add(struct urnic_dev *d, struct urnic_srq *srq)
+{
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	ret = urnic_engine_srq_add(d->eng, srq);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+void urnic_dev_xrc_srq_remove(struct urnic_dev *d, struct urnic_srq *srq)
+{
+	pthread_mutex_lock(&d->lock);
+	urnic_engine_srq_remove(d->eng, srq);
+	pthread_mutex_unlock(&d->lock);
 }
 
 void urnic_dev_srq_set_limit(struct urnic_dev *d, struct urnic_srq *srq, uint32_t limit)

@@ -53,6 +53,10 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 			enum urnic_qp_state cur, enum urnic_qp_state next, uint32_t mask,
 			enum urnic_qp_state *state);
 
+/* Who the QP's async events name from now on (qp->owner; NULL: nobody), under the
+ * device lock, which the engine's event hooks run under. */
+void urnic_dev_qp_set_owner(struct urnic_dev *d, struct urnic_qp *qp, void *owner);
+
 /* The QP's state and attributes, read together under the device lock. */
 void urnic_dev_qp_query(struct urnic_dev *d, const struct urnic_qp *qp, enum urnic_qp_state *state,
 			struct urnic_qp_attr *attr);
@@ -104,6 +108,12 @@ int urnic_dev_cq_resize(struct urnic_dev *d, struct urnic_cq *cq, uint32_t cqe);
 int urnic_dev_srq_create(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge,
 			 const struct urnic_ring_mem *mem);
 void urnic_dev_srq_destroy(struct urnic_srq *srq);
+
+/* An XRC SRQ (srq->xrcd, srq->cq set) into the engine's table under the device lock: it
+ * gets its number (srq->srqn), and requests naming it reach it. 0 or -ENOMEM. remove
+ * takes it out under the lock, before its ring is freed (engine.h). */
+int urnic_dev_xrc_srq_add(struct urnic_dev *d, struct urnic_srq *srq);
+void urnic_dev_xrc_srq_remove(struct urnic_dev *d, struct urnic_srq *srq);
 
 /* Arms the SRQ limit event (0: disarms), under the device lock: the engine reads and
  * disarms it there (queue/srq.h). */

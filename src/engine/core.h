@@ -31,6 +31,7 @@ enum {
 	URNIC_ACK_HOLD_DEFAULT_NS = 100000,
 	URNIC_MAX_QP = 4096,		    /* QP table slots per device */
 	URNIC_QP_WORDS = URNIC_MAX_QP / 64, /* words of a bit per QP slot */
+	URNIC_MAX_XRC_SRQ = 4096,	    /* XRC SRQ table slots per device */
 };
 
 _Static_assert((int)URNIC_TX_FRAGS >= (int)URNIC_MAX_SGE, "a packet carries every SGE of a WQE");
@@ -46,7 +47,10 @@ struct urnic_engine;
 struct urnic_qp_ops {
 	const char *name;
 	uint32_t opcode_flag; /* the URNIC_OPF_* transport bit its opcodes carry */
-	bool connected;	      /* packets come from one peer, whose address is checked */
+	/* Its opcodes' transport bits (IBTA 9.2.1: RC 0x00, UC 0x20, UD 0x60, XRC 0xa0): the
+	 * shared packet builders write RC operations, sent under this transport. */
+	uint8_t opcode_base;
+	bool connected; /* packets come from one peer, whose address is checked */
 	/* A packet that passed the common checks; m: its envelope. */
 	void (*rx)(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 		   const struct urnic_rx_meta *m);
@@ -108,6 +112,16 @@ struct urnic_qp_table {
 	/* The generation each slot gave its last QP, and the slot the next search for a
 	 * free one starts at (urnic_engine_qp_add). */
 	uint8_t gen[URNIC_MAX_QP];
+	uint32_t next;
+};
+
+/* The XRC SRQs, by the number requests name in their XRCETH (IBTA A14): a slot per
+ * SRQ, numbered as QPs are (a generation per slot, so a number does not come back
+ * soon), and not shared with other processes: a request reaches the process that owns
+ * its target QP, and the SRQ it names must be that process's (roce/xrc.c). */
+struct urnic_srq_table {
+	struct urnic_srq *srqs[URNIC_MAX_XRC_SRQ];
+	uint8_t gen[URNIC_MAX_XRC_SRQ];
 	uint32_t next;
 };
 
@@ -184,6 +198,7 @@ struct urnic_engine {
 	uint64_t now_ns;
 	struct urnic_engine_config cfg;
 	struct urnic_qp_table qpt;
+	struct urnic_srq_table srqt;
 	struct urnic_txbatch tx;
 	struct urnic_engine_stats stats;
 	struct urnic_hold_policy hold;
@@ -215,6 +230,9 @@ static inline void urnic_count(struct urnic_engine *e, enum urnic_counter c)
 
 /* The QP with this QPN, or NULL. */
 struct urnic_qp *urnic_engine_qp_find(struct urnic_engine *e, uint32_t qpn);
+
+/* The XRC SRQ with this number, or NULL (srqt.c). */
+struct urnic_srq *urnic_engine_srq_find(struct urnic_engine *e, uint32_t srqn);
 
 /* The QP may have work from now on: the next pass visits it. */
 void urnic_engine_qp_wake(struct urnic_engine *e, const struct urnic_qp *qp);

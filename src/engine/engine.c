@@ -71,6 +71,10 @@ static const struct urnic_qp_ops *ops_of(enum urnic_qp_type t)
 		return &urnic_roce_uc_ops;
 	case URNIC_QPT_UD:
 		return &urnic_roce_ud_ops;
+	case URNIC_QPT_XRC_SEND:
+		return &urnic_roce_xrc_send_ops;
+	case URNIC_QPT_XRC_RECV:
+		return &urnic_roce_xrc_recv_ops;
 	}
 	return NULL;
 }

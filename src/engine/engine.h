@@ -48,6 +48,13 @@ static inline void urnic_engine_doorbell(struct urnic_engine *e, uint32_t qpn)
 int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_t now_ns);
 
+/* The XRC SRQ table (IBTA A14). add gives an XRC SRQ (srq->xrcd set) its number:
+ * 0 or -ENOMEM (the table is full). remove takes it out; a receive QP that was serving
+ * a message into it lets that message go, and the WQE it had taken is dropped with the
+ * SRQ (ibv_destroy_srq discards what is posted). Context: the device lock. */
+int urnic_engine_srq_add(struct urnic_engine *e, struct urnic_srq *srq);
+void urnic_engine_srq_remove(struct urnic_engine *e, struct urnic_srq *srq);
+
 /* Applies a validated modify (urnic_qp_check_modify) to the QP: RESET clears all
  * protocol state, RTR/RTS set up PSNs and resources, ERR flushes (IBTA 10.3.1). */
 void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,

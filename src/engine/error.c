@@ -37,8 +37,9 @@ void urnic_engine_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool 
 	if (fatal && e->hooks.qp_fatal)
 		e->hooks.qp_fatal(e, qp);
 	/* IBTA 10.2.9 / 11.6.3: a QP on an SRQ that enters error will take no more of its
-	 * WQEs; the application learns it from the Last WQE Reached event. */
-	if (!was_error && qp->srq && e->hooks.qp_last_wqe)
+	 * WQEs; the application learns it from the Last WQE Reached event. An XRC receive
+	 * QP is on no SRQ: it serves any of its domain's, request by request (A14). */
+	if (!was_error && qp->srq && qp->type != URNIC_QPT_XRC_RECV && e->hooks.qp_last_wqe)
 		e->hooks.qp_last_wqe(e, qp);
 }
 

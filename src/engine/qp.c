@@ -4,8 +4,10 @@
  *
  * IBTA 10.3.1 figure 124 (QP state diagram) and table 91 (attributes required and
  * allowed per transition and transport), the same table the kernel keeps in
- * ib_modify_qp_is_ok(). Anything outside it is refused with -EINVAL, which is what
- * libibverbs documents for ibv_modify_qp.
+ * ib_modify_qp_is_ok(), with its XRC columns (IBTA Annex A14): an XRC send QP has no
+ * responder attributes, an XRC receive QP no requester ones beyond its timeout. Anything
+ * outside it is refused with -EINVAL, which is what libibverbs documents for
+ * ibv_modify_qp.
  */
 #include "engine/qp.h"
 
@@ -25,31 +27,41 @@ const char *urnic_qp_state_name(enum urnic_qp_state s)
 
 struct transition {
 	bool valid;
-	uint32_t required[3]; /* indexed by transport: 0 RC, 1 UC, 2 UD */
-	uint32_t optional[3];
+	uint32_t required[5]; /* indexed by transport: RC, UC, UD, XRC send, XRC receive */
+	uint32_t optional[5];
 };
 
 #define RC 0
 #define UC 1
 #define UD 2
+#define XI 3 /* XRC send: the initiator */
+#define XT 4 /* XRC receive: the target */
 
 enum {
 	ANY_STATE = URNIC_QP_STATE,
+	INIT_RC = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
+	RTR_REQ_UC = URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN | URNIC_QP_RQ_PSN,
+	RTR_REQ_RC = RTR_REQ_UC | URNIC_QP_MAX_DEST_RD_ATOMIC | URNIC_QP_MIN_RNR_TIMER,
 	RTR_OPT_RC = URNIC_QP_ALT_PATH | URNIC_QP_ACCESS_FLAGS | URNIC_QP_PKEY_INDEX,
-	RTS_OPT_RC = URNIC_QP_CUR_STATE | URNIC_QP_ALT_PATH | URNIC_QP_ACCESS_FLAGS |
-		     URNIC_QP_MIN_RNR_TIMER | URNIC_QP_PATH_MIG_STATE,
+	RTS_REQ_RC = URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT | URNIC_QP_RETRY_CNT | URNIC_QP_RNR_RETRY |
+		     URNIC_QP_MAX_QP_RD_ATOMIC,
+	RTS_OPT_UC = URNIC_QP_CUR_STATE | URNIC_QP_ALT_PATH | URNIC_QP_ACCESS_FLAGS |
+		     URNIC_QP_PATH_MIG_STATE,
+	RTS_OPT_RC = RTS_OPT_UC | URNIC_QP_MIN_RNR_TIMER,
 };
 
-/* IBTA 10.3.1 table 91 (the RC, UC and UD columns). */
+/* IBTA 10.3.1 table 91 (the RC, UC and UD columns) and Annex A14 (XRC). */
 static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 	[URNIC_QPS_RESET] = {
 		[URNIC_QPS_RESET] = { .valid = true },
 		[URNIC_QPS_INIT] = {
 			.valid = true,
 			.required = {
-				[RC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
-				[UC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
+				[RC] = INIT_RC,
+				[UC] = INIT_RC,
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY,
+				[XI] = INIT_RC,
+				[XT] = INIT_RC,
 			},
 		},
 	},
@@ -57,24 +69,27 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 		[URNIC_QPS_INIT] = {
 			.valid = true,
 			.optional = {
-				[RC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
-				[UC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
+				[RC] = INIT_RC,
+				[UC] = INIT_RC,
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY,
+				[XI] = INIT_RC,
+				[XT] = INIT_RC,
 			},
 		},
 		[URNIC_QPS_RTR] = {
 			.valid = true,
 			.required = {
-				[RC] = URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
-				       URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
-				       URNIC_QP_MIN_RNR_TIMER,
-				[UC] = URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
-				       URNIC_QP_RQ_PSN,
+				[RC] = RTR_REQ_RC,
+				[UC] = RTR_REQ_UC,
+				[XI] = RTR_REQ_UC,
+				[XT] = RTR_REQ_RC,
 			},
 			.optional = {
 				[RC] = RTR_OPT_RC,
-				[UC] = URNIC_QP_ALT_PATH | URNIC_QP_ACCESS_FLAGS | URNIC_QP_PKEY_INDEX,
+				[UC] = RTR_OPT_RC,
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_QKEY,
+				[XI] = RTR_OPT_RC,
+				[XT] = RTR_OPT_RC,
 			},
 		},
 	},
@@ -82,16 +97,18 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 		[URNIC_QPS_RTS] = {
 			.valid = true,
 			.required = {
-				[RC] = URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT | URNIC_QP_RETRY_CNT |
-				       URNIC_QP_RNR_RETRY | URNIC_QP_MAX_QP_RD_ATOMIC,
+				[RC] = RTS_REQ_RC,
 				[UC] = URNIC_QP_SQ_PSN,
 				[UD] = URNIC_QP_SQ_PSN,
+				[XI] = RTS_REQ_RC,
+				[XT] = URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT,
 			},
 			.optional = {
 				[RC] = RTS_OPT_RC,
-				[UC] = URNIC_QP_CUR_STATE | URNIC_QP_ALT_PATH | URNIC_QP_ACCESS_FLAGS |
-				       URNIC_QP_PATH_MIG_STATE,
+				[UC] = RTS_OPT_UC,
 				[UD] = URNIC_QP_CUR_STATE | URNIC_QP_QKEY,
+				[XI] = RTS_OPT_UC,
+				[XT] = RTS_OPT_RC,
 			},
 		},
 	},
@@ -100,9 +117,10 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 			.valid = true,
 			.optional = {
 				[RC] = RTS_OPT_RC,
-				[UC] = URNIC_QP_CUR_STATE | URNIC_QP_ACCESS_FLAGS | URNIC_QP_ALT_PATH |
-				       URNIC_QP_PATH_MIG_STATE,
+				[UC] = RTS_OPT_UC,
 				[UD] = URNIC_QP_CUR_STATE | URNIC_QP_QKEY,
+				[XI] = RTS_OPT_UC,
+				[XT] = RTS_OPT_RC,
 			},
 		},
 	},
@@ -126,6 +144,10 @@ static int transport_column(enum urnic_qp_type t)
 		return UC;
 	case URNIC_QPT_UD:
 		return UD;
+	case URNIC_QPT_XRC_SEND:
+		return XI;
+	case URNIC_QPT_XRC_RECV:
+		return XT;
 	}
 	return -1;
 }

@@ -9,7 +9,10 @@
  * req/comp/resp parts. Context: modify and destroy hold the device lock.
  * UC and UD QPs use the same struct: their requester keeps req/comp (completion at
  * send time), their responder the message-in-progress part of resp. A QP created with
- * an SRQ takes its receives from it instead of rq.
+ * an SRQ takes its receives from it instead of rq. An XRC send QP is an RC requester
+ * whose requests name an SRQ at the target; an XRC receive QP is an RC responder with no
+ * queue of its own, whose requests take the SRQ, PD and CQ of the XRC SRQ they name
+ * (IBTA Annex A14, engine/roce/xrc.c).
  * Out of scope here: SQD, alternate paths (APM).
  */
 #ifndef URNIC_ENGINE_QP_H
@@ -41,11 +44,14 @@ enum urnic_qp_state {
 
 const char *urnic_qp_state_name(enum urnic_qp_state s);
 
-/* QP types, numerically equal to enum ibv_qp_type. */
+/* QP types, numerically equal to enum ibv_qp_type: XRC send (initiator) and receive
+ * (target) QPs, IBTA Annex A14. */
 enum urnic_qp_type {
 	URNIC_QPT_RC = 2,
 	URNIC_QPT_UC = 3,
 	URNIC_QPT_UD = 4,
+	URNIC_QPT_XRC_SEND = 9,
+	URNIC_QPT_XRC_RECV = 10,
 };
 
 /* Attribute mask bits, numerically equal to enum ibv_qp_attr_mask. */
@@ -126,6 +132,9 @@ struct urnic_res {
 	uint64_t va;
 	uint32_t rkey;
 	uint32_t key_gen; /* the key's generation when the READ was executed */
+	/* The PD the key was checked against: the QP's, or, on an XRC receive QP, that of
+	 * the SRQ its request named (each request may name another). */
+	const struct urnic_pd *pd;
 	uint32_t len;
 	uint32_t next_psn; /* next response PSN to send */
 	uint32_t sent_bytes;
@@ -224,6 +233,9 @@ struct urnic_qp {
 	struct urnic_wq sq;    /* of struct urnic_send_wqe */
 	struct urnic_wq rq;    /* of struct urnic_recv_wqe; unused with an SRQ */
 	struct urnic_srq *srq; /* receives come from here when set (IBTA 10.2.9) */
+	/* XRC receive QPs: their domain. srq, pd and recv_cq are those of the XRC SRQ
+	 * the request being executed named (roce/xrc.c), NULL before the first. */
+	struct urnic_xrcd *xrcd;
 	struct urnic_qp_attr attr;
 	struct urnic_req req;
 	struct urnic_comp comp;

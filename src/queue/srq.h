@@ -11,6 +11,9 @@
  * of WQEs left drops below it, the engine raises IBV_EVENT_SRQ_LIMIT_REACHED and
  * disarms it (IBTA 10.2.9 SRQ limit, and 11.6.3's affiliated asynchronous events; rxe
  * does the same in get_srq_wqe()).
+ * An XRC SRQ (IBTA Annex A14) belongs to an XRC domain, has its own CQ and a number that
+ * requests name in their XRCETH; the target QPs of its domain take its WQEs, message by
+ * message (engine/roce/xrc.c).
  * Context: posters take the ring lock; the engine (device lock) is the only consumer;
  * limit is written under the device lock.
  */
@@ -22,12 +25,24 @@
 #include "queue/wq.h"
 
 struct urnic_pd; /* mem/mr.h: the SRQ only names its PD */
+struct urnic_cq; /* queue/wq.h */
+
+/* An XRC domain as the engine sees it (IBTA A14): what its SRQs and target QPs share.
+ * Its address is its identity; owner is the verbs layer's domain. */
+struct urnic_xrcd {
+	void *owner;
+};
 
 struct urnic_srq {
 	struct urnic_wq rq;  /* of struct urnic_recv_wqe */
 	struct urnic_pd *pd; /* the receive SGEs are checked against this PD */
 	uint32_t limit;	     /* armed while non-zero */
 	void *owner;	     /* the ibv_srq, for async events */
+	/* XRC only (NULL / 0 for a basic SRQ): its domain, the CQ its receives complete
+	 * on, and its number in the engine's table (urnic_engine_srq_add). */
+	struct urnic_xrcd *xrcd;
+	struct urnic_cq *cq;
+	uint32_t srqn;
 };
 
 int urnic_srq_init(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);

@@ -118,6 +118,9 @@ struct urnic_send_wqe {
 	struct urnic_peer ud_dst;
 	uint32_t ud_remote_qpn;
 	uint32_t ud_remote_qkey;
+	/* XRC send QPs: the XRC SRQ at the target that this request names (IBTA A14
+	 * XRCETH; ibv_post_send(3) qp_type.xrc.remote_srqn). */
+	uint32_t xrc_srqn;
 	/* BIND_MW (IBTA 10.6.7.3): the window by its R_Key at post time, the region, the
 	 * range (remote_addr, remote_len) and the window's rights; rkey carries the new
 	 * R_Key. LOCAL_INV and SEND_WITH_INV: rkey is the key to invalidate. FLUSH (A19.4):

@@ -118,7 +118,8 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	 * rxe advertises them (rxe_param.h RXE_DEVICE_CAP_FLAGS). */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_MEM_WINDOW |
-			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS |
+			      IBV_DEVICE_XRC; /* IBTA Annex A14: xrc.c */
 	a->max_sge = URNIC_MAX_SGE;
 	a->max_sge_rd = URNIC_MAX_SGE;
 	a->max_cq = d->lim.max_cq;
@@ -500,6 +501,10 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.alloc_td = urnic_alloc_td;
 	c->vctx.dealloc_td = urnic_dealloc_td;
 	c->vctx.alloc_parent_domain = urnic_alloc_parent_domain;
+	c->vctx.open_xrcd = urnic_open_xrcd;
+	c->vctx.close_xrcd = urnic_close_xrcd;
+	c->vctx.get_srq_num = urnic_get_srq_num;
+	c->vctx.open_qp = urnic_open_qp;
 	urnic_async_watch(ctx);
 	return ctx;
 }

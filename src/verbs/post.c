@@ -12,7 +12,8 @@
  * Memory window binds (the window's R_Key at post time is what names it), local
  * invalidate and SEND with invalidate carry no data; ATOMIC_WRITE carries exactly 8
  * bytes (IBTA A19.4.2), from its SGEs or inline. FLUSH has no ibv_send_wr form: only
- * ibv_wr_flush posts it (as in rdma-core).
+ * ibv_wr_flush posts it (as in rdma-core). An XRC send QP's WR names the SRQ at the
+ * target (qp_type.xrc.remote_srqn); an XRC receive QP has no queue to post to (EINVAL).
  */
 #include <errno.h>
 #include <string.h>
@@ -38,6 +39,14 @@ _Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED &&
  * SEND; binds on RC and UC, the rest RC only, as rxe's rxe_wr_opcode_info[]). */
 static bool opcode_ok(enum urnic_qp_type t, uint32_t op)
 {
+	/* XRC (IBTA A14): SEND, WRITE, READ and atomics from a send QP (engine/roce/msg.c
+	 * says why no more); nothing from a receive QP. */
+	if (t == URNIC_QPT_XRC_RECV)
+		return false;
+	if (t == URNIC_QPT_XRC_SEND)
+		return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM || op == IBV_WR_RDMA_WRITE ||
+		       op == IBV_WR_RDMA_WRITE_WITH_IMM || op == IBV_WR_RDMA_READ ||
+		       op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -79,6 +88,8 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 		w->ud_remote_qpn = wr->wr.ud.remote_qpn & 0xffffff;
 		w->ud_remote_qkey = wr->wr.ud.remote_qkey;
 	}
+	if (qp->type == URNIC_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & 0xffffff;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	if (carries_data((uint32_t)wr->opcode))
@@ -173,8 +184,9 @@ int urnic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send
 	int ret = 0;
 
 	/* IBTA 10.3.1 table 90: posting to the send queue needs RTS (or ERR, where the
-	 * work is flushed). */
-	if (qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_ERR) {
+	 * work is flushed); an XRC receive QP has none (IBTA A14). */
+	if ((qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_ERR) ||
+	    qp->type == URNIC_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -267,7 +279,8 @@ int urnic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv
 
 	/* IBTA 10.3.1 table 90: receives may be posted from INIT on, not in RESET; a QP
 	 * on an SRQ has no receive queue of its own (ibv_post_recv(3): EINVAL). */
-	if (qp->state == URNIC_QPS_RESET || qp->srq) {
+	if (qp->state == URNIC_QPS_RESET || qp->srq || qp->type == URNIC_QPT_XRC_SEND ||
+	    qp->type == URNIC_QPT_XRC_RECV) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

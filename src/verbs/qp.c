@@ -9,7 +9,8 @@
  * (RoCEv2, IBTA Annex A17.4). The device chooses each QP's UDP source port as the
  * kernel does and gives a UD QP the port MTU (dev/verbs_qp.c). A QP created with an SRQ
  * takes its receives from it (its own receive queue is empty); RC, UC and UD QPs may
- * use one, as in rxe.
+ * use one, as in rxe. An XRC send QP has no receive side (its receive CQ, SRQ and
+ * capabilities are ignored, as the kernel does); XRC receive QPs are xrc.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,6 +38,21 @@ static uint32_t mtu_bytes(int mtu)
 	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 0;
 }
 
+/* The receive side a QP gets: none for an XRC send QP (the kernel's ib_create_qp drops
+ * its receive CQ and SRQ), or an SRQ's, whose QPs' receive capabilities are ignored
+ * (ibv_create_qp(3)), or its own. */
+static void receive_side(struct ibv_qp_init_attr *init)
+{
+	if (init->qp_type == IBV_QPT_XRC_SEND) {
+		init->recv_cq = NULL;
+		init->srq = NULL;
+	}
+	if (init->srq || init->qp_type == IBV_QPT_XRC_SEND) {
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	}
+}
+
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
 {
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
@@ -45,22 +61,16 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	int ret;
 
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD) {
+	    init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_XRC_SEND) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* With an SRQ the receive capabilities are ignored (ibv_create_qp(3)). */
-	if (init->srq) {
-		cap->max_recv_wr = 0;
-		cap->max_recv_sge = 0;
-		if (init->srq->context != pd->context) {
-			errno = EINVAL;
-			return NULL;
-		}
-	}
-	if (!init->send_cq || !init->recv_cq || cap->max_send_wr > d->lim.max_qp_wr ||
-	    cap->max_recv_wr > d->lim.max_qp_wr || cap->max_send_sge > URNIC_MAX_SGE ||
-	    cap->max_recv_sge > URNIC_MAX_SGE || cap->max_inline_data > URNIC_MAX_INLINE) {
+	receive_side(init);
+	if (!init->send_cq || (init->srq && init->srq->context != pd->context) ||
+	    (!init->recv_cq && init->qp_type != IBV_QPT_XRC_SEND) ||
+	    cap->max_send_wr > d->lim.max_qp_wr || cap->max_recv_wr > d->lim.max_qp_wr ||
+	    cap->max_send_sge > URNIC_MAX_SGE || cap->max_recv_sge > URNIC_MAX_SGE ||
+	    cap->max_inline_data > URNIC_MAX_INLINE) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -94,9 +104,9 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	v->qp.sq_sig_all = init->sq_sig_all;
 	v->qp.pd = &to_vpd(pd)->pd;
 	v->send_vcq = to_vcq(init->send_cq);
-	v->recv_vcq = to_vcq(init->recv_cq);
+	v->recv_vcq = init->recv_cq ? to_vcq(init->recv_cq) : NULL;
 	v->qp.send_cq = &v->send_vcq->cq;
-	v->qp.recv_cq = &v->recv_vcq->cq;
+	v->qp.recv_cq = v->recv_vcq ? &v->recv_vcq->cq : NULL;
 	v->qp.owner = &v->ibqp;
 	v->vpd = to_vpd(pd);
 	if (init->srq) {
@@ -113,7 +123,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		goto free_qp;
 	}
 	v->send_vcq->users++;
-	v->recv_vcq->users++;
+	if (v->recv_vcq)
+		v->recv_vcq->users++;
 	v->vpd->users++;
 	if (v->vsrq)
 		v->vsrq->users++;
@@ -156,11 +167,19 @@ enum {
 		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
 		      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_ATOMIC_WRITE |
 		      URNIC_IBV_QP_EX_WITH_FLUSH,
+	/* XRC send QPs (docs/differences-from-rxe.md, "XRC"): no window, invalidation,
+	 * ATOMIC_WRITE or FLUSH. */
+	XRC_SEND_OPS = UD_SEND_OPS | IBV_QP_EX_WITH_RDMA_WRITE |
+		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
 };
 
 static uint64_t send_ops_of(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? RC_SEND_OPS : t == IBV_QPT_UC ? UC_SEND_OPS : UD_SEND_OPS;
+	return t == IBV_QPT_RC	       ? RC_SEND_OPS
+	       : t == IBV_QPT_UC       ? UC_SEND_OPS
+	       : t == IBV_QPT_XRC_SEND ? XRC_SEND_OPS
+				       : UD_SEND_OPS;
 }
 
 /*
@@ -173,10 +192,17 @@ static uint64_t send_ops_of(enum ibv_qp_type t)
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ex)
 {
 	const uint32_t mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			      IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_XRCD;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp *qp;
 
+	if (ex->qp_type == IBV_QPT_XRC_RECV) {
+		if (ex->comp_mask & ~mask) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		return urnic_xrc_create_recv_qp(context, ex);
+	}
 	if (!(ex->comp_mask & IBV_QP_INIT_ATTR_PD) || !ex->pd || ex->pd->context != context) {
 		errno = EINVAL;
 		return NULL;
@@ -206,6 +232,8 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct urnic_vqp *v = to_vqp(ibqp);
 
+	if (ibqp->qp_type == IBV_QPT_XRC_RECV)
+		return urnic_xrc_destroy_recv_qp(v);
 	/* The kernel holds a QP attached to a multicast group (ib_attach_mcast takes a
 	 * use count) and refuses to destroy it until it is detached. */
 	if (v->mcast_attached)
@@ -214,7 +242,8 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	urnic_parent_release(v->parent);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;
-	v->recv_vcq->users--;
+	if (v->recv_vcq)
+		v->recv_vcq->users--;
 	v->vpd->users--;
 	if (v->vsrq)
 		v->vsrq->users--;
@@ -268,7 +297,7 @@ URNIC_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, u
 
 URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask_in)
 {
-	struct urnic_vqp *v = to_vqp(ibqp);
+	struct urnic_vqp *v = urnic_vqp_real(to_vqp(ibqp));
 	struct urnic_dev *d = v->dev;
 	uint32_t mask = (uint32_t)mask_in;
 	struct urnic_qp_attr a = v->qp.attr;
@@ -311,15 +340,15 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 				  (enum urnic_qp_state)attr->qp_state, mask, &state);
 	/* The ABI's copy for the application, which reads it without a lock; libibverbs'
 	 * own ibv_modify_qp also writes it after the provider's modify returns. */
-	if (ret == 0)
-		ibqp->state = (enum ibv_qp_state)state;
+	if (ret == 0) /* and the creating handle's copy, when ibqp came from ibv_open_qp */
+		ibqp->state = v->ibqp.state = (enum ibv_qp_state)state;
 	return -ret;
 }
 
 URNIC_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask,
 			      struct ibv_qp_init_attr *init)
 {
-	struct urnic_vqp *v = to_vqp(ibqp);
+	struct urnic_vqp *v = urnic_vqp_real(to_vqp(ibqp));
 	struct urnic_qp_attr a;
 	enum urnic_qp_state state;
 

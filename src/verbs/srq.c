@@ -10,8 +10,8 @@
  * (IBTA 10.2.9; the engine fires IBV_EVENT_SRQ_LIMIT_REACHED once and disarms it),
  * a limit above max_wr is EINVAL; resizing (IBV_SRQ_MAX_WR) is not offered
  * (IBV_DEVICE_SRQ_RESIZE is not advertised) and answers EINVAL, as for devices
- * without it. Destroying an SRQ that QPs still use is EBUSY. Out of scope: XRC SRQs,
- * tag matching.
+ * without it. Destroying an SRQ that QPs still use is EBUSY. An XRC SRQ (IBTA Annex A14)
+ * also names its domain and CQ: xrc.c. Out of scope: tag matching.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,17 +77,20 @@ URNIC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_in
 }
 
 /* verbs_context.create_srq_ex: the inline ibv_create_srq_ex comes here for anything
- * beyond a basic SRQ; only IBV_SRQT_BASIC is offered. */
+ * beyond a basic SRQ; IBV_SRQT_BASIC and IBV_SRQT_XRC are offered. */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *ex)
 {
-	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	bool xrc = (ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type == IBV_SRQT_XRC;
 	struct urnic_vsrq *v;
+	int ret;
 
 	if (ex->comp_mask & ~known) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if ((ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type != IBV_SRQT_BASIC) {
+	if ((ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type != IBV_SRQT_BASIC && !xrc) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -96,6 +99,14 @@ struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_
 		return NULL;
 	}
 	v = create_srq(ex->pd, &ex->attr, ex->srq_context);
+	if (v && xrc) {
+		ret = urnic_xrc_srq_attach(v, ex);
+		if (ret) {
+			ibv_destroy_srq(&v->ibsrq);
+			errno = ret;
+			return NULL;
+		}
+	}
 	return v ? &v->ibsrq : NULL;
 }
 
@@ -131,6 +142,8 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 
 	if (v->users)
 		return EBUSY;
+	if (v->xdom)
+		urnic_xrc_srq_detach(v);
 	v->vpd->users--;
 	urnic_dev_srq_destroy(&v->srq);
 	urnic_parent_release(v->parent);

@@ -120,6 +120,10 @@ struct urnic_vcq {
 	int users;	       /* QPs */
 };
 
+/* An XRC domain (xrc.c): one per device and file (inode), or per ibv_open_xrcd with
+ * fd -1, shared by the handles ibv_open_xrcd returns. */
+struct urnic_vxrc_domain;
+
 struct urnic_vsrq {
 	struct ibv_srq ibsrq;
 	struct urnic_srq srq;
@@ -127,6 +131,9 @@ struct urnic_vsrq {
 	struct urnic_dev *dev;
 	int users;	       /* QPs attached */
 	struct ibv_pd *parent; /* as in struct urnic_vqp */
+	/* An XRC SRQ's domain and CQ (xrc.c); NULL for a basic SRQ. */
+	struct urnic_vxrc_domain *xdom;
+	struct urnic_vcq *xcq;
 };
 
 struct urnic_vah {
@@ -165,6 +172,15 @@ struct urnic_vqp {
 	 * ibqp->pd may be gone at destroy: pyverbs unimports an imported PD before it
 	 * destroys the QPs made on it, which the kernel allows. */
 	struct ibv_pd *parent;
+	/* XRC receive QPs (xrc.c): the domain; on a handle ibv_open_qp returned, the handle
+	 * that created the QP (whose qp is the QP); on that one, the handles open (itself
+	 * included) and the domain's next receive QP. */
+	struct {
+		struct urnic_vxrc_domain *dom;
+		struct urnic_vqp *real;
+		struct urnic_vqp *next;
+		int handles;
+	} xrc;
 };
 
 static inline struct urnic_dev *urnic_ctx_dev(struct ibv_context *ctx)
@@ -204,6 +220,12 @@ static inline struct urnic_vcq *to_vcq(struct ibv_cq *cq)
 static inline struct urnic_vqp *to_vqp(struct ibv_qp *qp)
 {
 	return urnic_container_of(qp, struct urnic_vqp, ibqp);
+}
+
+/* The handle that holds the QP: itself, unless ibv_open_qp returned it (xrc.c). */
+static inline struct urnic_vqp *urnic_vqp_real(struct urnic_vqp *v)
+{
+	return v->xrc.real ? v->xrc.real : v;
 }
 
 static inline struct urnic_vsrq *to_vsrq(struct ibv_srq *srq)
@@ -301,6 +323,19 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
 int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* XRC (xrc.c, IBTA Annex A14): the domains, the context ops ibv_open_xrcd,
+ * ibv_close_xrcd, ibv_get_srq_num and ibv_open_qp reach, and what ibv_create_qp_ex,
+ * ibv_destroy_qp, ibv_create_srq_ex and ibv_destroy_srq hand over for XRC objects. */
+struct ibv_xrcd *urnic_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init_attr *attr);
+int urnic_close_xrcd(struct ibv_xrcd *xrcd);
+int urnic_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+struct ibv_qp *urnic_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *attr);
+struct ibv_qp *urnic_xrc_create_recv_qp(struct ibv_context *context,
+					struct ibv_qp_init_attr_ex *ex);
+int urnic_xrc_destroy_recv_qp(struct urnic_vqp *v);
+int urnic_xrc_srq_attach(struct urnic_vsrq *v, const struct ibv_srq_init_attr_ex *ex);
+void urnic_xrc_srq_detach(struct urnic_vsrq *v);
 
 /* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */
 int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);

@@ -192,6 +192,12 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t re
 	v->wr_pending.wr.ud.remote_qkey = remote_qkey;
 }
 
+/* XRC: the SRQ at the target the WR being built goes to (ibv_wr_set_xrc_srqn(3)). */
+static void wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	to_vqp_ex(qpx)->wr_pending.qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
 {
 	struct urnic_vqp *v = to_vqp_ex(qpx);
@@ -296,6 +302,7 @@ void urnic_wr_ops_init(struct urnic_vqp *v)
 	x->wr_atomic_write = wr_atomic_write;
 	v->ibqp_ex_flush.wr_flush = wr_flush;
 	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;
 	x->wr_set_inline_data = wr_set_inline_data;

@@ -4,8 +4,8 @@
  * packet decode / header encode driven by the opcode table.
  *
  * Layouts are IBTA Vol.1 9.2 (BTH) and 9.3 (RDETH, DETH, RETH, AtomicETH, AETH,
- * AtomicAckETH, ImmDt, IETH), Annex A17 (RoCEv2 FECN/BECN) and A19 (FETH), as Linux
- * rxe lays them out (rxe_hdr.h). Every wire bit is either a struct field or a reserved bit
+ * AtomicAckETH, ImmDt, IETH), Annex A14 (XRCETH), A17 (RoCEv2 FECN/BECN) and A19 (FETH),
+ * as Linux rxe lays them out (rxe_hdr.h). Every wire bit is either a struct field or a reserved bit
  * that must be zero, so encode(decode(bytes)) == bytes. The ICRC is icrc.c's business.
  */
 #include <errno.h>
@@ -113,6 +113,24 @@ ssize_t urnic_deth_encode(const struct urnic_deth *deth, uint8_t *buf, size_t ca
 	buf[4] = 0;
 	urnic_put_be24(buf + 5, deth->sqpn & QPN_MASK);
 	return URNIC_DETH_BYTES;
+}
+
+/* XRCETH (IBTA Annex A14): Resv8, XRC SRQ number 24, the same layout as the RDETH. */
+ssize_t urnic_xrceth_decode(uint32_t *srqn, const uint8_t *buf, size_t len)
+{
+	if (len < URNIC_XRCETH_BYTES || buf[0] != 0)
+		return -EBADMSG;
+	*srqn = urnic_get_be24(buf + 1);
+	return URNIC_XRCETH_BYTES;
+}
+
+ssize_t urnic_xrceth_encode(uint32_t srqn, uint8_t *buf, size_t cap)
+{
+	if (cap < URNIC_XRCETH_BYTES)
+		return -ENOBUFS;
+	buf[0] = 0;
+	urnic_put_be24(buf + 1, srqn & QPN_MASK);
+	return URNIC_XRCETH_BYTES;
 }
 
 ssize_t urnic_reth_decode(struct urnic_reth *reth, const uint8_t *buf, size_t len)
@@ -238,15 +256,17 @@ static ssize_t atmack_encode(uint64_t orig, uint8_t *buf, size_t cap)
 	} while (0)
 
 /*
- * The extension headers after the BTH, in IBTA 9.2 order: RDETH, DETH, RETH or
- * AtomicETH (FLUSH: FETH first, IBTA A19.4.1), AETH, AtomicAckETH, ImmDt, IETH.
- * Returns the bytes consumed or -EBADMSG.
+ * The extension headers after the BTH, in IBTA 9.2 order: XRCETH (XRC requests, Annex
+ * A14: right after the BTH), RDETH, DETH, RETH or AtomicETH (FLUSH: FETH first, IBTA
+ * A19.4.1), AETH, AtomicAckETH, ImmDt, IETH. Returns the bytes consumed or -EBADMSG.
  */
 static ssize_t ext_decode(struct urnic_pkt *pkt, uint32_t flags, const uint8_t *buf, size_t len)
 {
 	size_t off = 0;
 	ssize_t n;
 
+	if (flags & URNIC_OPF_XRCETH)
+		STEP(urnic_xrceth_decode(&pkt->xrc_srqn, buf + off, len - off));
 	if (flags & URNIC_OPF_RDETH)
 		STEP(rdeth_decode(&pkt->rdeth_eecnxt, buf + off, len - off));
 	if (flags & URNIC_OPF_DETH)
@@ -273,6 +293,8 @@ static ssize_t ext_encode(const struct urnic_pkt *pkt, uint32_t flags, uint8_t *
 	size_t off = 0;
 	ssize_t n;
 
+	if (flags & URNIC_OPF_XRCETH)
+		STEP(urnic_xrceth_encode(pkt->xrc_srqn, buf + off, cap - off));
 	if (flags & URNIC_OPF_RDETH)
 		STEP(rdeth_encode(pkt->rdeth_eecnxt, buf + off, cap - off));
 	if (flags & URNIC_OPF_DETH)

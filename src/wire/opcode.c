@@ -10,7 +10,8 @@
 
 /* BTH plus every extension header an opcode carries (IBTA 9.2-9.3 sizes). */
 #define HDR_BYTES(flags)                                                                           \
-	(URNIC_BTH_BYTES + (((flags)&URNIC_OPF_RDETH) ? URNIC_RDETH_BYTES : 0) +                   \
+	(URNIC_BTH_BYTES + (((flags)&URNIC_OPF_XRCETH) ? URNIC_XRCETH_BYTES : 0) +                 \
+	 (((flags)&URNIC_OPF_RDETH) ? URNIC_RDETH_BYTES : 0) +                                     \
 	 (((flags)&URNIC_OPF_DETH) ? URNIC_DETH_BYTES : 0) +                                       \
 	 (((flags)&URNIC_OPF_RETH) ? URNIC_RETH_BYTES : 0) +                                       \
 	 (((flags)&URNIC_OPF_ATMETH) ? URNIC_ATMETH_BYTES : 0) +                                   \
@@ -22,10 +23,11 @@
 
 /* Exactly one transport, and it matches the opcode's base (IBTA 9.2.1: bits 7-5). */
 #define TRANSPORT_OK(value, flags)                                                                 \
-	(((flags) & (URNIC_OPF_RC | URNIC_OPF_UC | URNIC_OPF_UD)) ==                               \
+	(((flags) & (URNIC_OPF_RC | URNIC_OPF_UC | URNIC_OPF_UD | URNIC_OPF_XRC)) ==               \
 	 (((value)&0xe0) == 0x00   ? URNIC_OPF_RC                                                  \
 	  : ((value)&0xe0) == 0x20 ? URNIC_OPF_UC                                                  \
 	  : ((value)&0xe0) == 0x60 ? URNIC_OPF_UD                                                  \
+	  : ((value)&0xe0) == 0xa0 ? URNIC_OPF_XRC                                                 \
 				   : 0u))
 
 /* Position in the message: FIRST, MIDDLE, LAST or ONLY; MIDDLE excludes the others. */
@@ -43,20 +45,26 @@
 		       #name ": RETH and AtomicETH are exclusive");                                \
 	_Static_assert(!((flags)&URNIC_OPF_FETH) || ((flags)&URNIC_OPF_RETH),                      \
 		       #name ": FETH comes with a RETH (IBTA A19.4.1)");                           \
+	_Static_assert(!((flags)&URNIC_OPF_XRCETH) ==                                              \
+			       !(((flags)&URNIC_OPF_XRC) && ((flags)&URNIC_OPF_REQ)),              \
+		       #name ": an XRCETH on every XRC request, on nothing else (IBTA A14)");      \
+	_Static_assert(!((flags)&URNIC_OPF_XRCETH) ||                                              \
+			       !((flags) & (URNIC_OPF_RDETH | URNIC_OPF_DETH)),                    \
+		       #name ": XRCETH excludes RDETH and DETH");                                  \
 	_Static_assert(HDR_BYTES(flags) <= 0xff, #name ": hdr_bytes overflows uint8_t");
 #include "opcode.def"
 #undef URNIC_OPCODE
 
 /* Table completeness (IBTA 9.2.1, as rxe_opcode.c lists them): 25 RC, 12 UC and 2 UD
- * opcodes. A value
- * listed twice is caught by the designated initialisers below (-Woverride-init). */
+ * opcodes, and the 23 XRC ones of Annex A14. A value listed twice is caught by the
+ * designated initialisers below (-Woverride-init). */
 enum {
 #define URNIC_OPCODE(name, value, flags) +1
 	OPCODE_COUNT = 0
 #include "opcode.def"
 #undef URNIC_OPCODE
 };
-_Static_assert(OPCODE_COUNT == 39, "opcode.def must list every RC, UC and UD opcode");
+_Static_assert(OPCODE_COUNT == 62, "opcode.def must list every RC, UC, UD and XRC opcode");
 
 const struct urnic_opcode_info urnic_opcode_table[256] = {
 #define URNIC_OPCODE(op_name, value, op_flags)                                                     \
@@ -75,6 +83,9 @@ _Static_assert(HDR_BYTES(URNIC_OPF_AETH | URNIC_OPF_ATMACK) == 24, "ATOMIC_ACKNO
 _Static_assert(HDR_BYTES(URNIC_OPF_ATMETH) == 40, "COMPARE_SWAP / FETCH_ADD");
 _Static_assert(HDR_BYTES(URNIC_OPF_DETH | URNIC_OPF_IMMDT) == 24, "UD SEND_ONLY_WITH_IMM");
 _Static_assert(HDR_BYTES(URNIC_OPF_FETH | URNIC_OPF_RETH) == 32, "FLUSH");
+_Static_assert(HDR_BYTES(URNIC_OPF_XRCETH | URNIC_OPF_RETH | URNIC_OPF_IMMDT) == 36,
+	       "XRC WRITE_ONLY_WITH_IMM");
+_Static_assert(HDR_BYTES(URNIC_OPF_XRCETH | URNIC_OPF_ATMETH) == 44, "XRC COMPARE_SWAP");
 
 /*
  * IBTA 9.7.5.2.8 table 45: RNR NAK timer field to the minimum delay, in microseconds.

@@ -6,7 +6,8 @@
  * (IBTA Vol.1 ch. 9.2-9.5, Annex A17). The opcode table (opcode.def) says which
  * extension headers each BTH opcode carries, as rxe's rxe_opcode[] does; the codecs
  * read and write them into host-order structs. Nothing here allocates, keeps state or
- * calls the kernel. Out of scope: RD (RDETH is decoded but never produced), XRC.
+ * calls the kernel. XRC requests carry an XRCETH (IBTA Annex A14). Out of scope: RD (RDETH
+ * is decoded but never produced).
  */
 #ifndef URNIC_WIRE_PKT_H
 #define URNIC_WIRE_PKT_H
@@ -28,6 +29,7 @@ enum {
 	URNIC_IMMDT_BYTES = 4,
 	URNIC_IETH_BYTES = 4,
 	URNIC_FETH_BYTES = 4,
+	URNIC_XRCETH_BYTES = 4,
 	URNIC_ICRC_BYTES = 4,
 	URNIC_ROCE_UDP_PORT = 4791,
 	URNIC_BTH_TVER = 0,
@@ -62,6 +64,15 @@ enum urnic_op_flag {
 	URNIC_OPF_UD = 1u << 22,
 	URNIC_OPF_FLUSH = 1u << 23,
 	URNIC_OPF_ATOMIC_WRITE = 1u << 24,
+	URNIC_OPF_XRC = 1u << 25,
+	URNIC_OPF_XRCETH = 1u << 26,
+};
+
+/* IBTA 9.2.1: the BTH OpCode is a transport (bits 7-5) and an operation (bits 4-0); XRC
+ * and UC reuse the RC operations under their own transport. */
+enum {
+	URNIC_OPCODE_TRANSPORT_MASK = 0xe0,
+	URNIC_OPCODE_OP_MASK = 0x1f,
 };
 
 /* BTH opcodes by name: URNIC_OP_RC_SEND_FIRST = 0x00, ... (generated from opcode.def). */
@@ -135,6 +146,7 @@ struct urnic_pkt {
 	uint32_t imm_be;      /* ImmDt, kept in network order as ibv_wc.imm_data is */
 	uint32_t ieth_rkey;
 	uint32_t feth;
+	uint32_t xrc_srqn; /* XRCETH: the XRC SRQ at the target, 24 bits */
 	const uint8_t *payload;
 	uint32_t payload_bytes; /* excluding pad and ICRC */
 	uint32_t bytes;		/* the whole packet, BTH to ICRC (the UDP payload) */
@@ -152,6 +164,8 @@ ssize_t urnic_aeth_decode(struct urnic_aeth *aeth, const uint8_t *buf, size_t le
 ssize_t urnic_aeth_encode(const struct urnic_aeth *aeth, uint8_t *buf, size_t cap);
 ssize_t urnic_deth_decode(struct urnic_deth *deth, const uint8_t *buf, size_t len);
 ssize_t urnic_deth_encode(const struct urnic_deth *deth, uint8_t *buf, size_t cap);
+ssize_t urnic_xrceth_decode(uint32_t *srqn, const uint8_t *buf, size_t len);
+ssize_t urnic_xrceth_encode(uint32_t srqn, uint8_t *buf, size_t cap);
 
 /*
  * Decode a whole RoCEv2 UDP payload (BTH .. ICRC). Checks: length covers BTH, the

@@ -642,9 +642,13 @@ void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct f
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = c->max_dest_rd_atomic;
 	a.min_rnr_timer = c->min_rnr_timer;
-	/* IBTA 10.3.1 table 91: UC has no RNR timer, READ/atomic resources or retries. */
+	/* IBTA 10.3.1 table 91: UC has no RNR timer, READ/atomic resources or retries; an
+	 * XRC send QP (Annex A14) no responder attributes, an XRC receive QP no requester
+	 * ones but its timeout. */
 	uc = q->qp.type == URNIC_QPT_UC;
-	rc_only = uc ? 0 : URNIC_QP_MAX_DEST_RD_ATOMIC | URNIC_QP_MIN_RNR_TIMER;
+	rc_only = uc || q->qp.type == URNIC_QPT_XRC_SEND
+			  ? 0
+			  : URNIC_QP_MAX_DEST_RD_ATOMIC | URNIC_QP_MIN_RNR_TIMER;
 	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTR,
 			    URNIC_QP_STATE | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
 				    URNIC_QP_RQ_PSN | rc_only),
@@ -659,6 +663,8 @@ void fab_connect_one(struct fab_qp *q, const struct fab_qp *peer, const struct f
 	rc_only = uc ? 0
 		     : URNIC_QP_TIMEOUT | URNIC_QP_RETRY_CNT | URNIC_QP_RNR_RETRY |
 				  URNIC_QP_MAX_QP_RD_ATOMIC;
+	if (q->qp.type == URNIC_QPT_XRC_RECV)
+		rc_only = URNIC_QP_TIMEOUT;
 	CHECK_EQ(fab_modify(q, &a, URNIC_QPS_RTS, URNIC_QP_STATE | URNIC_QP_SQ_PSN | rc_only), 0);
 	CHECK_EQ(q->qp.state, URNIC_QPS_RTS);
 }
@@ -746,6 +752,7 @@ int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr)
 	w->ud_dst = wr->ud_dst;
 	w->ud_remote_qpn = wr->remote_qpn;
 	w->ud_remote_qkey = wr->remote_qkey;
+	w->xrc_srqn = wr->xrc_srqn;
 	w->mw_rkey = wr->mw_rkey;
 	w->mr_lkey = wr->mr_lkey;
 	w->mw_access = wr->mw_access;

@@ -293,6 +293,8 @@ struct fab_send_wr {
 	struct urnic_peer ud_dst;
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
+	/* XRC send QPs: the SRQ at the target (its XRCETH). */
+	uint32_t xrc_srqn;
 };
 
 int fab_post_send(struct fab_qp *q, const struct fab_send_wr *wr);

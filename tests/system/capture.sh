@@ -24,9 +24,14 @@
 #   names 28 and 29 but has no FETH or ATOMIC_WRITE layout, so their sizes are checked
 #   too (UDP length 44: BTH FETH RETH ICRC; 48: BTH RETH, 8 bytes, ICRC), and the four
 #   28-byte zero-length READ responses that answer them counted.
-#   Usage: capture.sh PCAP_ICRC [rc|ud_uc|verbs PROGRAM]  (environment: LIBDIR,
-#   SANITIZE, CC, SLOT; common.sh)
-PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc [rc|ud_uc|verbs PROGRAM]}
+#   Mode xrc PROGRAM: the same with verbs_xrc (IBTA Annex A14): only XRC opcodes (160-180),
+#   every one the program sends among them; Wireshark 4.0 names them but has no XRC
+#   header layouts (it shows what follows the BTH as unknown data, not as malformed), so
+#   the XRCETH is checked from those bytes: every request's first four are a zero byte
+#   and the number of an SRQ the program printed ("ok srqs A .. B .. none ..").
+#   Usage: capture.sh PCAP_ICRC [rc|ud_uc|verbs PROGRAM|xrc PROGRAM]  (environment:
+#   LIBDIR, SANITIZE, CC, SLOT; common.sh)
+PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc [rc|ud_uc|verbs PROGRAM|xrc PROGRAM]}
 MODE=${2:-rc}
 PROG=${3:-}
 URNIC_NO_GSO=1
@@ -34,7 +39,7 @@ export URNIC_NO_GSO
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/pp_tool.sh"
 sys_setup "$@"
-case $MODE in rc | ud_uc) ;; verbs) [ -x "$PROG" ] || fail "$PROG is not an executable" ;;
+case $MODE in rc | ud_uc) ;; verbs | xrc) [ -x "$PROG" ] || fail "$PROG is not an executable" ;;
 *) fail "unknown mode $MODE" ;; esac
 command -v tshark >/dev/null || fail "tshark not found"
 [ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
@@ -47,7 +52,7 @@ cap_start "$PCAP" "$FILTER"
 if [ "$MODE" = rc ]; then
 	pp_run default 120
 	pp_run s65536_n20_m1024 120 -s 65536 -n 20 -m 1024
-elif [ "$MODE" = verbs ]; then
+elif [ "$MODE" = verbs ] || [ "$MODE" = xrc ]; then
 	# Both devices in one process: its log has both counter lists (.client.log).
 	(ibv "$SRV_ADDR,$CLI_ADDR" "$PROG") >"$SYS_WORK/prog.client.log" 2>&1 &
 	pid=$!
@@ -101,6 +106,12 @@ elif [ "$MODE" = verbs ]; then
 	# responses (12-16), ACK (17), atomics (18-20), FLUSH (28), ATOMIC_WRITE (29)
 	allowed='^([0-9]|1[0-9]|20|22|23|28|29)$'
 	need="0 10 12 16 17 22 23 28 29"
+elif [ "$MODE" = xrc ]; then
+	# XRC SEND FIRST/MIDDLE/LAST (160-162), ONLY (164), ONLY with immediate (165), WRITE
+	# FIRST/LAST (166, 168), ONLY with immediate (171), READ request (172) and responses
+	# FIRST/MIDDLE/LAST (173-175), ACK (177), atomic ACK (178), CmpSwap (179), FetchAdd (180)
+	allowed='^(16[0-9]|17[0-9]|180)$'
+	need="160 161 162 164 165 166 168 171 172 173 174 175 177 178 179 180"
 else
 	# UD SEND_ONLY (100), UC SEND_FIRST/MIDDLE/LAST/ONLY (32, 33, 34, 36); no ACK
 	allowed='^(100|32|33|34|36)$'
@@ -128,6 +139,28 @@ if [ "$MODE" = verbs ]; then
 	zero=$($TS -Y 'infiniband.bth.opcode == 16 && udp.length == 28' 2>/dev/null | wc -l)
 	say "$zero zero-length READ responses ONLY (FLUSH and ATOMIC_WRITE answers)"
 	[ "$zero" = 4 ] || fail "expected 4 zero-length READ responses (2 FLUSH, 2 ATOMIC_WRITE)"
+fi
+if [ "$MODE" = xrc ]; then
+	# The XRCETH of every request (IBTA A14: Resv8, then the SRQ number), from the bytes
+	# after the BTH; responses carry none.
+	srqs=$(sed -n 's/^ok srqs A 0x\([0-9a-f]*\) B 0x\([0-9a-f]*\) none 0x\([0-9a-f]*\)$/\1 \2 \3/p' \
+		"$SYS_WORK/prog.client.log")
+	set -- $srqs
+	[ $# = 3 ] || fail "the program printed no SRQ numbers"
+	$TS -Y 'infiniband.bth.opcode <= 172 || infiniband.bth.opcode >= 179' -T fields \
+		-e infiniband.vendor 2>/dev/null | cut -c1-8 >"$SYS_WORK/xrceth" ||
+		fail "tshark cannot read $PCAP"
+	req=$(grep -c . "$SYS_WORK/xrceth")
+	to_a=$(grep -cx "00$1" "$SYS_WORK/xrceth")
+	to_b=$(grep -cx "00$2" "$SYS_WORK/xrceth")
+	to_none=$(grep -cx "00$3" "$SYS_WORK/xrceth")
+	say "$req XRC requests: XRCETH to SRQ A $to_a, to B $to_b, to no SRQ $to_none"
+	[ "$to_a" -gt 0 ] && [ "$to_b" -gt 0 ] && [ "$to_none" = 1 ] ||
+		fail "requests to each SRQ and one to no SRQ expected"
+	[ $((to_a + to_b + to_none)) = "$req" ] || {
+		grep -vx -e "00$1" -e "00$2" -e "00$3" "$SYS_WORK/xrceth" | head -5
+		fail "requests whose XRCETH names no SRQ the program used"
+	}
 fi
 
 # (b) ICRC

@@ -52,6 +52,8 @@ void wire_pkt_random(struct urnic_pkt *pkt, uint8_t opcode, struct wire_rng *r)
 	pkt->bth.dqpn = wire_rng_u32(r) & 0xffffffu;
 	pkt->bth.ackreq = coin(r);
 	pkt->bth.psn = wire_rng_u32(r) & URNIC_PSN_MASK;
+	if (flags & URNIC_OPF_XRCETH)
+		pkt->xrc_srqn = wire_rng_u32(r) & 0xffffffu;
 	if (flags & URNIC_OPF_RDETH)
 		pkt->rdeth_eecnxt = wire_rng_u32(r) & 0xffffffu;
 	if (flags & URNIC_OPF_DETH) {
@@ -133,6 +135,7 @@ const char *wire_pkt_diff(const struct urnic_pkt *a, const struct urnic_pkt *b)
 	SAME(bth.dqpn);
 	SAME(bth.ackreq);
 	SAME(bth.psn);
+	SAME(xrc_srqn);
 	SAME(rdeth_eecnxt);
 	SAME(deth.qkey);
 	SAME(deth.sqpn);

@@ -3,8 +3,9 @@
  * test_opcode.c - the opcode table says what rxe's rxe_opcode[] says.
  *
  * Header sizes per opcode are written out here by hand from rxe_opcode.c (and IBTA 1.5
- * for FLUSH / ATOMIC_WRITE, reference 2.3) and compared with the table, which derives
- * them from the flags. Also: names match the enum, message positions and the REQ/RESP
+ * for FLUSH / ATOMIC_WRITE, reference 2.3; XRC from IBTA Annex A14: the RC sizes plus a
+ * 4-byte XRCETH on each request) and compared with the table, which derives them from
+ * the flags. Also: names match the enum, message positions and the REQ/RESP
  * split are consistent, and READ_RESPONSE_MIDDLE is the one READ response without AETH.
  */
 #include <string.h>
@@ -56,6 +57,29 @@ static const struct {
 	{ 0x2b, 32, "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE" },
 	{ 0x64, 20, "UD_SEND_ONLY" },
 	{ 0x65, 24, "UD_SEND_ONLY_WITH_IMMEDIATE" },
+	{ 0xa0, 16, "XRC_SEND_FIRST" },
+	{ 0xa1, 16, "XRC_SEND_MIDDLE" },
+	{ 0xa2, 16, "XRC_SEND_LAST" },
+	{ 0xa3, 20, "XRC_SEND_LAST_WITH_IMMEDIATE" },
+	{ 0xa4, 16, "XRC_SEND_ONLY" },
+	{ 0xa5, 20, "XRC_SEND_ONLY_WITH_IMMEDIATE" },
+	{ 0xa6, 32, "XRC_RDMA_WRITE_FIRST" },
+	{ 0xa7, 16, "XRC_RDMA_WRITE_MIDDLE" },
+	{ 0xa8, 16, "XRC_RDMA_WRITE_LAST" },
+	{ 0xa9, 20, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE" },
+	{ 0xaa, 32, "XRC_RDMA_WRITE_ONLY" },
+	{ 0xab, 36, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE" },
+	{ 0xac, 32, "XRC_RDMA_READ_REQUEST" },
+	{ 0xad, 16, "XRC_RDMA_READ_RESPONSE_FIRST" },
+	{ 0xae, 12, "XRC_RDMA_READ_RESPONSE_MIDDLE" },
+	{ 0xaf, 16, "XRC_RDMA_READ_RESPONSE_LAST" },
+	{ 0xb0, 16, "XRC_RDMA_READ_RESPONSE_ONLY" },
+	{ 0xb1, 16, "XRC_ACKNOWLEDGE" },
+	{ 0xb2, 24, "XRC_ATOMIC_ACKNOWLEDGE" },
+	{ 0xb3, 44, "XRC_COMPARE_SWAP" },
+	{ 0xb4, 44, "XRC_FETCH_ADD" },
+	{ 0xb6, 20, "XRC_SEND_LAST_WITH_INVALIDATE" },
+	{ 0xb7, 20, "XRC_SEND_ONLY_WITH_INVALIDATE" },
 };
 
 #define NLENGTHS (sizeof(rxe_lengths) / sizeof(rxe_lengths[0]))
@@ -65,7 +89,7 @@ static void table_matches_rxe_lengths(void)
 	unsigned op, known = 0;
 	size_t i;
 
-	CHECK_EQ(NLENGTHS, 39);
+	CHECK_EQ(NLENGTHS, 62);
 	for (i = 0; i < NLENGTHS; i++) {
 		const struct urnic_opcode_info *info = urnic_opcode_info(rxe_lengths[i].opcode);
 
@@ -95,6 +119,21 @@ static void enum_values_are_the_wire_values(void)
 	/* UC reuses the RC codes for SEND and WRITE (IBTA 9.2.1: base | op). */
 	CHECK_EQ(URNIC_OP_UC_SEND_FIRST, URNIC_OP_RC_SEND_FIRST | 0x20);
 	CHECK_EQ(URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_SEND_ONLY | 0x60);
+	/* XRC: transport 0b101 (IBTA 9.2.1, Annex A14), the RC operations. */
+	CHECK_EQ(URNIC_OP_XRC_SEND_FIRST, 0xa0);
+	CHECK_EQ(URNIC_OP_XRC_ACKNOWLEDGE, URNIC_OP_RC_ACKNOWLEDGE | 0xa0);
+	CHECK_EQ(URNIC_OP_XRC_SEND_ONLY_WITH_INVALIDATE, 0xb7);
+	for (unsigned op = 0; op < 256; op++) {
+		const struct urnic_opcode_info *x = urnic_opcode_info((uint8_t)op);
+		const struct urnic_opcode_info *rc = urnic_opcode_info((uint8_t)(op & 0x1f));
+
+		if (!x->name || !(x->flags & URNIC_OPF_XRC))
+			continue;
+		CHECK_EQ(op & URNIC_OPCODE_TRANSPORT_MASK, 0xa0);
+		CHECK(rc->name != NULL && strcmp(rc->name + 2, x->name + 3) == 0);
+		CHECK_EQ(x->flags & ~(uint32_t)(URNIC_OPF_XRC | URNIC_OPF_XRCETH),
+			 rc->flags & ~(uint32_t)URNIC_OPF_RC);
+	}
 }
 
 static void flags_are_consistent(void)
@@ -123,7 +162,9 @@ static void flags_are_consistent(void)
 		if ((f & URNIC_OPF_WRITE) && (f & URNIC_OPF_FIRST))
 			CHECK(f & URNIC_OPF_RETH);
 		if (f & URNIC_OPF_RESP)
-			CHECK(f & URNIC_OPF_RC);
+			CHECK(f & (URNIC_OPF_RC | URNIC_OPF_XRC));
+		/* IBTA A14: every XRC request names its SRQ, nothing else carries one. */
+		CHECK_EQ(!!(f & URNIC_OPF_XRCETH), (f & URNIC_OPF_XRC) && (f & URNIC_OPF_REQ));
 		if (f & URNIC_OPF_UD)
 			CHECK((f & URNIC_OPF_DETH) && (f & URNIC_OPF_ONLY) == URNIC_OPF_ONLY);
 	}

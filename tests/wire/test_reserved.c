@@ -101,6 +101,26 @@ static void reserved_deth_byte_is_rejected(void)
 	CHECK(urnic_pkt_decode(&pkt, buf, len) > 0);
 }
 
+/* IBTA Annex A14: the XRCETH's first byte is reserved; the SRQ number is 24 bits. */
+static void reserved_xrceth_byte_is_rejected(void)
+{
+	struct urnic_pkt pkt;
+	uint32_t srqn;
+	uint8_t buf[64];
+	size_t len = build(URNIC_OP_XRC_SEND_ONLY, 8, 0, buf, sizeof(buf));
+	unsigned b;
+
+	CHECK_EQ(urnic_pkt_decode(&pkt, buf, len), URNIC_BTH_BYTES + URNIC_XRCETH_BYTES);
+	for (b = 0; b < 8; b++) {
+		buf[URNIC_BTH_BYTES] ^= (uint8_t)(1u << b);
+		CHECK_EQ(urnic_pkt_decode(&pkt, buf, len), -EBADMSG);
+		CHECK_EQ(urnic_xrceth_decode(&srqn, buf + URNIC_BTH_BYTES, URNIC_XRCETH_BYTES),
+			 -EBADMSG);
+		buf[URNIC_BTH_BYTES] ^= (uint8_t)(1u << b);
+	}
+	CHECK(urnic_pkt_decode(&pkt, buf, len) > 0);
+}
+
 static void unknown_opcodes_are_rejected(void)
 {
 	struct urnic_pkt pkt;
@@ -117,12 +137,13 @@ static void unknown_opcodes_are_rejected(void)
 		pkt.bth.opcode = (uint8_t)op;
 		CHECK_EQ(urnic_pkt_encode_hdr(&pkt, out, sizeof(out)), -EINVAL);
 	}
-	CHECK_EQ(unknown, 256 - 39);
-	/* Spot checks: RD, RESYNC, CNP, XRC, manufacturer-specific. */
+	CHECK_EQ(unknown, 256 - 62);
+	/* Spot checks: RD, RESYNC, CNP, XRC's RESYNC slot and A19 codes, manufacturer-specific. */
 	CHECK(!urnic_opcode_table[0x15].name);
 	CHECK(!urnic_opcode_table[0x40].name);
 	CHECK(!urnic_opcode_table[0x81].name);
-	CHECK(!urnic_opcode_table[0xa4].name);
+	CHECK(!urnic_opcode_table[0xb5].name);
+	CHECK(!urnic_opcode_table[0xbc].name);
 	CHECK(!urnic_opcode_table[0xe0].name);
 }
 
@@ -162,6 +183,7 @@ int main(void)
 	RUN(nonzero_tver_is_rejected);
 	RUN(variant_bits_are_decoded_not_rejected);
 	RUN(reserved_deth_byte_is_rejected);
+	RUN(reserved_xrceth_byte_is_rejected);
 	RUN(unknown_opcodes_are_rejected);
 	RUN(pad_beyond_payload_is_rejected);
 	RUN(rdeth_opcodes_stay_unknown);

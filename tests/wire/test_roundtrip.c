@@ -52,7 +52,7 @@ static void random_structs_survive_encode_decode(void)
 	}
 }
 
-/* Clear what decode must reject: TVer, Resv6, Resv7, DETH Resv8. */
+/* Clear what decode must reject: TVer, Resv6, Resv7, DETH and XRCETH Resv8. */
 static void make_clean(uint8_t *hdr, uint32_t flags)
 {
 	hdr[1] &= 0xf0;
@@ -60,6 +60,8 @@ static void make_clean(uint8_t *hdr, uint32_t flags)
 	hdr[8] &= 0x80;
 	if (flags & URNIC_OPF_DETH)
 		hdr[URNIC_BTH_BYTES + 4] = 0; /* DETH is the first extension header */
+	if (flags & URNIC_OPF_XRCETH)
+		hdr[URNIC_BTH_BYTES] = 0; /* and so is the XRCETH (IBTA A14) */
 }
 
 static void random_bytes_survive_decode_encode(void)

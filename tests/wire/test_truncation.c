@@ -59,7 +59,7 @@ static void every_prefix_of_every_opcode_fails(void)
 			}
 		}
 	}
-	CHECK_EQ(known, 39);
+	CHECK_EQ(known, 62);
 }
 
 /* One header codec: decode and encode as generic function pointers over void *. */
@@ -120,6 +120,16 @@ static ssize_t deth_enc(const void *h, uint8_t *b, size_t c)
 	return urnic_deth_encode(h, b, c);
 }
 
+static ssize_t xrceth_dec(void *h, const uint8_t *b, size_t l)
+{
+	return urnic_xrceth_decode(h, b, l);
+}
+
+static ssize_t xrceth_enc(const void *h, uint8_t *b, size_t c)
+{
+	return urnic_xrceth_encode(*(const uint32_t *)h, b, c);
+}
+
 static void every_prefix_of_every_header_fails(void)
 {
 	static const struct codec codecs[] = {
@@ -128,6 +138,7 @@ static void every_prefix_of_every_header_fails(void)
 		{ "AtomicETH", URNIC_ATMETH_BYTES, atm_dec, atm_enc },
 		{ "AETH", URNIC_AETH_BYTES, aeth_dec, aeth_enc },
 		{ "DETH", URNIC_DETH_BYTES, deth_dec, deth_enc },
+		{ "XRCETH", URNIC_XRCETH_BYTES, xrceth_dec, xrceth_enc },
 	};
 	union {
 		struct urnic_bth bth;
@@ -135,6 +146,7 @@ static void every_prefix_of_every_header_fails(void)
 		struct urnic_atmeth atmeth;
 		struct urnic_aeth aeth;
 		struct urnic_deth deth;
+		uint32_t xrc_srqn;
 	} hdr;
 	uint8_t zeros[64] = { 0 }, out[64];
 	size_t i, cut;

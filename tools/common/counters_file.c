@@ -151,7 +151,10 @@ int urnic_ctrfile_each_qp(const struct urnic_ctrfile *f,
 
 const char *urnic_ctrfile_qp_type_name(uint8_t type)
 {
-	static const char *const names[] = { [2] = "RC", [3] = "UC", [4] = "UD" };
+	/* enum ibv_qp_type: XRC send and receive QPs are 9 and 10 (IBTA Annex A14). */
+	static const char *const names[] = {
+		[2] = "RC", [3] = "UC", [4] = "UD", [9] = "XRC_SEND", [10] = "XRC_RECV",
+	};
 
 	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "?";
 }

@@ -67,7 +67,7 @@ int urnic_ctrfile_read(const char *path, pid_t pid, struct urnic_ctrfile *out);
 int urnic_ctrfile_each_qp(const struct urnic_ctrfile *f,
 			  int (*each)(const struct urnic_ctrfile_qp *q, void *arg), void *arg);
 
-/* "RC", "UC", "UD" and "RESET" ... "ERR", or "?" */
+/* "RC", "UC", "UD", "XRC_SEND", "XRC_RECV" and "RESET" ... "ERR", or "?" */
 const char *urnic_ctrfile_qp_type_name(uint8_t type);
 const char *urnic_ctrfile_qp_state_name(uint8_t state);
 

@@ -14,8 +14,19 @@
 #include "mem/sge.h"
 #include "wire/psn.h"
 
-/* IBTA 9.2.1: the UC SEND and RDMA WRITE opcodes are the RC ones in the UC range. */
+/* IBTA 9.2.1: the UC SEND and RDMA WRITE opcodes are the RC ones in the UC range, the
+ * XRC opcodes (Annex A14) the RC ones in the XRC range: the builders here write RC
+ * opcodes and urnic_roce_emit_to puts them under the QP type's transport. */
 enum { UC_OPCODE_OFFSET = URNIC_OP_UC_SEND_FIRST - URNIC_OP_RC_SEND_FIRST };
+enum { XRC_OPCODE_OFFSET = URNIC_OP_XRC_SEND_FIRST - URNIC_OP_RC_SEND_FIRST };
+_Static_assert(URNIC_OP_XRC_RDMA_READ_RESPONSE_ONLY ==
+			       URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY + XRC_OPCODE_OFFSET &&
+		       URNIC_OP_XRC_ATOMIC_ACKNOWLEDGE ==
+			       URNIC_OP_RC_ATOMIC_ACKNOWLEDGE + XRC_OPCODE_OFFSET &&
+		       URNIC_OP_XRC_FETCH_ADD == URNIC_OP_RC_FETCH_ADD + XRC_OPCODE_OFFSET &&
+		       URNIC_OP_XRC_SEND_ONLY_WITH_INVALIDATE ==
+			       URNIC_OP_RC_SEND_ONLY_WITH_INVALIDATE + XRC_OPCODE_OFFSET,
+	       "XRC opcodes are RC opcodes + 0xa0");
 _Static_assert(URNIC_OP_UC_SEND_LAST_WITH_IMMEDIATE ==
 			       URNIC_OP_RC_SEND_LAST_WITH_IMMEDIATE + UC_OPCODE_OFFSET &&
 		       URNIC_OP_UC_SEND_ONLY_WITH_IMMEDIATE ==
@@ -26,8 +37,33 @@ _Static_assert(URNIC_OP_UC_SEND_LAST_WITH_IMMEDIATE ==
 			       URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE + UC_OPCODE_OFFSET,
 	       "UC opcodes are RC opcodes + 0x20");
 
+/* An XRC send QP carries SEND, RDMA WRITE, READ and the atomics (IBTA A14's request
+ * opcodes); an XRC receive QP sends nothing. Windows bound through an XRC QP would serve
+ * no request (none arrives at a send QP, a receive QP has no send queue to bind with),
+ * so neither BIND_MW, LOCAL_INV nor SEND with Invalidate is offered on XRC, and A19 has
+ * no XRC opcodes. */
+static bool xrc_send_allowed(uint32_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case URNIC_WR_SEND:
+	case URNIC_WR_SEND_WITH_IMM:
+	case URNIC_WR_RDMA_WRITE:
+	case URNIC_WR_RDMA_WRITE_WITH_IMM:
+	case URNIC_WR_RDMA_READ:
+	case URNIC_WR_ATOMIC_CMP_AND_SWP:
+	case URNIC_WR_ATOMIC_FETCH_AND_ADD:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool urnic_roce_wr_allowed(enum urnic_qp_type t, uint32_t wr_opcode)
 {
+	if (t == URNIC_QPT_XRC_SEND)
+		return xrc_send_allowed(wr_opcode);
+	if (t == URNIC_QPT_XRC_RECV)
+		return false;
 	switch (wr_opcode) {
 	case URNIC_WR_SEND:
 	case URNIC_WR_SEND_WITH_IMM:
@@ -145,6 +181,7 @@ struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *
 	ssize_t n;
 
 	p->dst = *dst;
+	h->bth.opcode = (uint8_t)(qp->ops->opcode_base | (h->bth.opcode & URNIC_OPCODE_OP_MASK));
 	h->bth.pkey = URNIC_DEFAULT_PKEY;
 	h->bth.dqpn = dqpn;
 	h->bth.pad = (uint8_t)((4 - (payload_bytes & 3)) & 3);
@@ -228,14 +265,13 @@ bool urnic_roce_send_data_packet(struct urnic_engine *e, struct urnic_qp *qp,
 	struct urnic_txpkt *p;
 
 	h.bth.opcode = data_opcode(w, first, last);
-	if (qp->type == URNIC_QPT_UC)
-		h.bth.opcode = (uint8_t)(h.bth.opcode + UC_OPCODE_OFFSET);
 	h.bth.psn = r->psn;
+	h.xrc_srqn = w->xrc_srqn; /* XRC: every packet names the target's SRQ (IBTA A14) */
 	/* IBTA 9.2.3 SE: on the last packet of a solicited SEND / WRITE with immediate. */
 	h.bth.se = last && (w->flags & URNIC_SEND_SOLICITED);
-	/* RC asks for an ACK at the end of a message and inside long ones (as rxe);
-	 * UC is never acknowledged (IBTA 9.8: AckReq is 0). */
-	if (qp->type == URNIC_QPT_RC) {
+	/* RC (and XRC) asks for an ACK at the end of a message and inside long ones (as
+	 * rxe); UC is never acknowledged (IBTA 9.8: AckReq is 0). */
+	if (qp->type != URNIC_QPT_UC) {
 		h.bth.ackreq = last || ++r->noack_pkts > URNIC_ACKREQ_EVERY;
 		if (h.bth.ackreq)
 			r->noack_pkts = 0;

@@ -3,7 +3,8 @@
  * rc.c - the Reliable Connected QP type (IBTA 9.7) behind the core's ops: requests go
  * to the responder, responses and ACKs to the completer; a pass runs the responder's
  * replies and the requester's new work in the order that lets a held ACK ride behind
- * the application's answer (hold.c).
+ * the application's answer (hold.c). The XRC types (xrc.c) are RC on the wire and share
+ * these entries.
  */
 #include "engine/roce/rc.h"
 
@@ -12,8 +13,8 @@
 #include "engine/roce/roce.h"
 #include "wire/psn.h"
 
-static void rc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		  const struct urnic_rx_meta *m)
+void urnic_rc_op_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		    const struct urnic_rx_meta *m)
 {
 	(void)m;
 	if (urnic_opcode_info(pkt->bth.opcode)->flags & URNIC_OPF_REQ) {
@@ -33,7 +34,7 @@ static void rc_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 
 /* A request near the PSN the responder expects (IBTA 9.7.5.1.1), or a response to a PSN
  * outstanding (the completer's window, 9.7.5.2). */
-static bool rc_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
+bool urnic_rc_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
 	if (!(urnic_opcode_info(pkt->bth.opcode)->flags & URNIC_OPF_REQ))
 		return urnic_psn_diff(pkt->bth.psn, qp->comp.psn) >= -1 &&
@@ -41,7 +42,7 @@ static bool rc_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
 	return roce_request_near(qp, pkt->bth.psn);
 }
 
-static bool rc_progress(struct urnic_engine *e, struct urnic_qp *qp)
+bool urnic_rc_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	/* An ACK that is not held leaves before new requests, as rxe sends it on receipt:
 	 * an application waiting for events counts on its send completion coming before
@@ -67,14 +68,14 @@ static bool rc_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	return did;
 }
 
-static void rc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold)
+void urnic_rc_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold)
 {
 	urnic_rc_completer_timers(e, qp, next);
 	if (qp->resp.ack_pending && qp->resp.ack_hold_ns)
 		urnic_engine_note_hold(e, qp->resp.ack_hold_ns, hold); /* progress sends it */
 }
 
-static void rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
+void urnic_rc_op_flush(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	urnic_rc_flush(e, qp);
 	urnic_roce_flush_rq(e, qp);
@@ -83,7 +84,7 @@ static void rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 /* An ACK held for the application's answer leaves now, and the tx batch with it.
  * parting: the QP goes away, and its last ACK is sent again if the peer may still wait
  * for it (responder.c, urnic_rc_parting_ack). */
-static void rc_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
+void urnic_rc_op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
 	if (qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
 	    (!parting && !qp->resp.ack_pending))
@@ -98,7 +99,7 @@ static void rc_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool pa
 /* The ACK already owed for requests this QP executed still goes out (rxe sends each
  * ACK as it executes the request; only coalescing held it back), or the peer would
  * fail work its receiver has completed. */
-static void rc_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
+void urnic_rc_op_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
 {
 	if (fatal && qp->state >= URNIC_QPS_RTR)
 		urnic_rc_flush_pending_ack(e, qp);
@@ -107,12 +108,13 @@ static void rc_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fat
 const struct urnic_qp_ops urnic_roce_rc_ops = {
 	.name = "RC",
 	.opcode_flag = URNIC_OPF_RC,
+	.opcode_base = URNIC_OP_RC_SEND_FIRST,
 	.connected = true,
-	.rx = rc_rx,
-	.from_peer = rc_from_peer,
-	.progress = rc_progress,
-	.timers = rc_timers,
-	.flush = rc_flush,
-	.release_held = rc_release_held,
-	.enter_error = rc_enter_error,
+	.rx = urnic_rc_op_rx,
+	.from_peer = urnic_rc_op_from_peer,
+	.progress = urnic_rc_op_progress,
+	.timers = urnic_rc_op_timers,
+	.flush = urnic_rc_op_flush,
+	.release_held = urnic_rc_op_release_held,
+	.enter_error = urnic_rc_op_enter_error,
 };

@@ -12,6 +12,18 @@
 #include "engine/core.h"
 #include "engine/roce/msg.h"
 
+/* The RC type's ops entries (rc.c), which the XRC types share (xrc.c): XRC is RC on
+ * the wire, with its own opcodes and an SRQ named per request. */
+void urnic_rc_op_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		    const struct urnic_rx_meta *m);
+bool urnic_rc_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt);
+bool urnic_rc_op_progress(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
+			uint64_t *hold);
+void urnic_rc_op_flush(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_rc_op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting);
+void urnic_rc_op_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal);
+
 /* The RC protocol parts, for the RC ops (rc.c). */
 void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp,
 			   const struct urnic_pkt *pkt);

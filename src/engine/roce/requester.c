@@ -29,6 +29,7 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 
 	h.bth.opcode = URNIC_OP_RC_RDMA_READ_REQUEST;
 	h.bth.psn = r->psn;
+	h.xrc_srqn = w->xrc_srqn; /* XRC (IBTA A14): the SRQ whose PD serves the READ */
 	h.bth.ackreq = true;
 	h.reth = (struct urnic_reth){ w->remote_addr + off, w->rkey, rest };
 	urnic_tx_commit(e, urnic_roce_emit(e, qp, &h, 0));
@@ -45,6 +46,7 @@ static void send_atomic(struct urnic_engine *e, struct urnic_qp *qp, struct urni
 								: URNIC_OP_RC_FETCH_ADD;
 	h.bth.psn = qp->req.psn;
 	h.bth.ackreq = true;
+	h.xrc_srqn = w->xrc_srqn;
 	/* IBTA 9.3.3.3: for FETCH_ADD the add value travels in the Swap/Add field. */
 	h.atmeth.va = w->remote_addr;
 	h.atmeth.rkey = w->rkey;

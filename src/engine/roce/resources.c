@@ -246,6 +246,7 @@ void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const st
 	res->va = pkt->reth.va;
 	res->rkey = pkt->reth.rkey;
 	res->key_gen = gen; /* 0 for a zero-length READ: no packet checks it */
+	res->pd = qp->pd;   /* XRC: the named SRQ's, which the next request may change */
 	res->len = pkt->reth.len;
 	res->next_psn = psn;
 	res->replying = true;
@@ -345,7 +346,7 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		 * grant the READ was executed under: if the region was deregistered or
 		 * reregistered, or the window revoked, meanwhile, the READ fails with a
 		 * remote access error (rxe rechecks the region the same way). */
-		if (n && (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, res->rkey,
+		if (n && (urnic_mr_resolve_remote(&e->mrs, res->pd, qp->qpn, res->rkey,
 						  res->va + res->sent_bytes, n,
 						  URNIC_ACCESS_REMOTE_READ, &at) != URNIC_MR_OK ||
 			  at.gen != res->key_gen)) {

@@ -21,5 +21,7 @@ void urnic_roce_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const 
 extern const struct urnic_qp_ops urnic_roce_rc_ops;
 extern const struct urnic_qp_ops urnic_roce_uc_ops;
 extern const struct urnic_qp_ops urnic_roce_ud_ops;
+extern const struct urnic_qp_ops urnic_roce_xrc_send_ops;
+extern const struct urnic_qp_ops urnic_roce_xrc_recv_ops;
 
 #endif

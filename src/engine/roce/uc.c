@@ -196,6 +196,7 @@ static void uc_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fat
 const struct urnic_qp_ops urnic_roce_uc_ops = {
 	.name = "UC",
 	.opcode_flag = URNIC_OPF_UC,
+	.opcode_base = URNIC_OP_UC_SEND_FIRST,
 	.connected = true,
 	.rx = uc_rx,
 	.from_peer = uc_from_peer,

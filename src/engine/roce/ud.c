@@ -198,6 +198,7 @@ static void ud_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fat
 const struct urnic_qp_ops urnic_roce_ud_ops = {
 	.name = "UD",
 	.opcode_flag = URNIC_OPF_UD,
+	.opcode_base = URNIC_OP_UD_SEND_ONLY & URNIC_OPCODE_TRANSPORT_MASK,
 	.connected = false,
 	.rx = ud_rx,
 	.from_peer = ud_from_peer,
