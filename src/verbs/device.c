@@ -167,6 +167,9 @@ static int query_device_ex(struct ibv_context *context,
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
 				 URNIC_IBV_DEVICE_FLUSH_GLOBAL;
 	urnic_odp_query_caps(&ex.odp_caps); /* odp.c */
+	/* XRC carries RC's operations; its receives come only from XRC SRQs. */
+	ex.xrc_odp_caps =
+		ex.odp_caps.per_transport_caps.rc_odp_caps & ~(uint32_t)IBV_ODP_SUPPORT_RECV;
 	/* Completion timestamps count the device clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = URNIC_DEV_CLOCK_KHZ;
