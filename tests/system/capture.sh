@@ -26,9 +26,9 @@
 #   28-byte zero-length READ responses that answer them counted.
 #   Mode xrc PROGRAM: the same with verbs_xrc (IBTA Annex A14): only XRC opcodes (160-180),
 #   every one the program sends among them; Wireshark 4.0 names them but has no XRC
-#   header layouts (it shows what follows the BTH as unknown data, not as malformed), so
-#   the XRCETH is checked from those bytes: every request's first four are a zero byte
-#   and the number of an SRQ the program printed ("ok srqs A .. B .. none ..").
+#   header layouts, so xrceth.lua (common.sh) lays them out: every request has an XRCETH
+#   with a zero reserved byte (else an expert error) and the number of an SRQ the
+#   program printed ("ok srqs A .. B .. none ..").
 #   Usage: capture.sh PCAP_ICRC [rc|ud_uc|verbs PROGRAM|xrc PROGRAM]  (environment:
 #   LIBDIR, SANITIZE, CC, SLOT; common.sh)
 PCAP_ICRC=${1:?usage: capture.sh PATH_TO_pcap_icrc [rc|ud_uc|verbs PROGRAM|xrc PROGRAM]}
@@ -141,16 +141,16 @@ if [ "$MODE" = verbs ]; then
 	[ "$zero" = 4 ] || fail "expected 4 zero-length READ responses (2 FLUSH, 2 ATOMIC_WRITE)"
 fi
 if [ "$MODE" = xrc ]; then
-	# The XRCETH of every request (IBTA A14: Resv8, then the SRQ number), from the bytes
-	# after the BTH; responses carry none.
+	# The XRCETH of every request (IBTA A14: Resv8, then the SRQ number), as xrceth.lua
+	# decodes it; responses carry none.
 	srqs=$(sed -n 's/^ok srqs A 0x\([0-9a-f]*\) B 0x\([0-9a-f]*\) none 0x\([0-9a-f]*\)$/\1 \2 \3/p' \
 		"$SYS_WORK/prog.client.log")
 	set -- $srqs
 	[ $# = 3 ] || fail "the program printed no SRQ numbers"
 	$TS -Y 'infiniband.bth.opcode <= 172 || infiniband.bth.opcode >= 179' -T fields \
-		-e infiniband.vendor 2>/dev/null | cut -c1-8 >"$SYS_WORK/xrceth" ||
+		-e xrceth.srq 2>/dev/null | sed 's/^0x/00/' >"$SYS_WORK/xrceth" ||
 		fail "tshark cannot read $PCAP"
-	req=$(grep -c . "$SYS_WORK/xrceth")
+	req=$(wc -l <"$SYS_WORK/xrceth") # a request without an XRCETH is an empty line
 	to_a=$(grep -cx "00$1" "$SYS_WORK/xrceth")
 	to_b=$(grep -cx "00$2" "$SYS_WORK/xrceth")
 	to_none=$(grep -cx "00$3" "$SYS_WORK/xrceth")

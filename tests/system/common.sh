@@ -323,7 +323,8 @@ pp_run() {
 # defaults are used, not the user's profile (decode-as, disabled protocols, ...).
 # CAP_TSHARK: tshark reading a capture as the tests dissect it: payloads are not guessed
 # at (tests/interop/run.sh says why); Wireshark 4.0's Mellanox EoIB heuristic throws on
-# the empty payload of a zero-length UD SEND, a valid packet (BTH, DETH, ICRC).
+# the empty payload of a zero-length UD SEND, a valid packet (BTH, DETH, ICRC);
+# xrceth.lua lays out the XRC headers Wireshark 4.0 does not (fields xrceth.srq, ...).
 cap_start() {
 	WIRESHARK_CONFIG_DIR=$SYS_WORK/wireshark
 	export WIRESHARK_CONFIG_DIR
@@ -354,4 +355,4 @@ cap_stop() {
 	grep -E 'packets (captured|dropped)' "$CAP_LOG"
 	grep -Eq '[1-9][0-9]* packets dropped' "$CAP_LOG" && fail "the capture dropped packets"
 }
-CAP_TSHARK="tshark -n --disable-heuristic rpcrdma_infiniband --disable-heuristic rpcrdma_iwarp --disable-heuristic mellanox_eoib -o infiniband.identify_payload:FALSE"
+CAP_TSHARK="tshark -n -X lua_script:$(cd "$(dirname "$0")" && pwd)/xrceth.lua --disable-heuristic rpcrdma_infiniband --disable-heuristic rpcrdma_iwarp --disable-heuristic mellanox_eoib -o infiniband.identify_payload:FALSE"

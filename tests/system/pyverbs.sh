@@ -12,9 +12,10 @@
 # without its vendor modules (mlx5, efa: those devices' direct verbs; CUDA: a GPU).
 # pyverbs_summary.py judges the log: no failure or error, every skip explained by a
 # line of pyverbs-skips.txt, at least MIN_PASS passes; it prints the counts. Then every
-# captured frame must dissect as RoCEv2 without a malformed or warned-about field, and
-# pcap_icrc must find every ICRC correct. The suite's huge-page tests want 2 MiB pages
-# reserved: if none are and this user may, 64 are reserved for the run and given back.
+# captured frame must dissect as RoCEv2 without a malformed or warned-about field, every
+# XRC request must carry an XRCETH, and pcap_icrc must find every ICRC correct. The
+# suite's huge-page tests want 2 MiB pages reserved: if none are and this user may, 64
+# are reserved for the run and given back.
 # UDP GSO is off (URNIC_NO_GSO=1) so that lo's tap sees packets, as capture.sh says.
 #   Usage: pyverbs.sh PCAP_ICRC MIN_PASS  (environment: LIBDIR, SANITIZE, CC, SLOT;
 #   common.sh)
@@ -83,5 +84,14 @@ $CAP_TSHARK -r "$PCAP" -Y infiniband -T fields -e infiniband.bth.opcode 2>/dev/n
 [ "$frames" -gt 0 ] || fail "nothing captured"
 [ "$ib" = "$frames" ] || fail "only $ib of $frames frames dissect as RoCEv2 with a BTH"
 [ "$bad" = 0 ] || { head -20 "$SYS_WORK/malformed.log"; fail "$bad malformed/warning frames"; }
+# XRC requests (IBTA Annex A14: every opcode of transport 0b101 but the responses,
+# 173-178) each with an XRCETH that xrceth.lua decodes (common.sh).
+XRC_REQ='infiniband.bth.opcode >= 160 && infiniband.bth.opcode <= 183 &&
+	!(infiniband.bth.opcode >= 173 && infiniband.bth.opcode <= 178)'
+xrc=$($CAP_TSHARK -r "$PCAP" -Y "$XRC_REQ" 2>/dev/null | wc -l)
+xrceth=$($CAP_TSHARK -r "$PCAP" -Y "($XRC_REQ) && xrceth.srq" 2>/dev/null | wc -l)
+say "$xrc XRC requests, $xrceth with an XRCETH"
+[ "$xrc" -gt 0 ] || fail "no XRC request captured"
+[ "$xrceth" = "$xrc" ] || fail "$((xrc - xrceth)) XRC requests without an XRCETH"
 "$PCAP_ICRC" "$PCAP" || fail "pcap_icrc: bad ICRCs (or no RoCEv2 packets) in the capture"
 say ok
