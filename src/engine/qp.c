@@ -25,13 +25,15 @@ const char *urnic_qp_state_name(enum urnic_qp_state s)
 
 struct transition {
 	bool valid;
-	uint32_t required[3]; /* indexed by transport: 0 RC, 1 UC, 2 UD */
-	uint32_t optional[3];
+	uint32_t required[4]; /* indexed by transport: 0 RC, 1 UC, 2 UD, 3 RAW */
+	uint32_t optional[4];
 };
 
 #define RC 0
 #define UC 1
 #define UD 2
+/* Raw packet QPs: the kernel's ib_modify_qp_is_ok column (a port to INIT, nothing else). */
+#define RAW 3
 
 enum {
 	ANY_STATE = URNIC_QP_STATE,
@@ -50,6 +52,7 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 				[RC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
 				[UC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY,
+				[RAW] = URNIC_QP_PORT,
 			},
 		},
 	},
@@ -60,6 +63,7 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 				[RC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
 				[UC] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_ACCESS_FLAGS,
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY,
+				[RAW] = URNIC_QP_PORT,
 			},
 		},
 		[URNIC_QPS_RTR] = {
@@ -126,6 +130,8 @@ static int transport_column(enum urnic_qp_type t)
 		return UC;
 	case URNIC_QPT_UD:
 		return UD;
+	case URNIC_QPT_RAW_PACKET:
+		return RAW;
 	}
 	return -1;
 }

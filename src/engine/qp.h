@@ -46,6 +46,7 @@ enum urnic_qp_type {
 	URNIC_QPT_RC = 2,
 	URNIC_QPT_UC = 3,
 	URNIC_QPT_UD = 4,
+	URNIC_QPT_RAW_PACKET = 8, /* Ethernet frames, steered by flow rules (engine/raw.h) */
 };
 
 /* Attribute mask bits, numerically equal to enum ibv_qp_attr_mask. */

@@ -38,6 +38,8 @@ _Static_assert((int)IBV_SEND_SIGNALED == (int)URNIC_SEND_SIGNALED &&
  * SEND; binds on RC and UC, the rest RC only, as rxe's rxe_wr_opcode_info[]). */
 static bool opcode_ok(enum urnic_qp_type t, uint32_t op)
 {
+	if (t == URNIC_QPT_RAW_PACKET) /* a frame: SEND only (engine/raw.h) */
+		return op == IBV_WR_SEND;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:

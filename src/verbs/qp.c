@@ -21,7 +21,8 @@
 _Static_assert((int)IBV_QPS_RESET == (int)URNIC_QPS_RESET && (int)IBV_QPS_ERR == (int)URNIC_QPS_ERR,
 	       "QP state values");
 _Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UC == (int)URNIC_QPT_UC &&
-		       (int)IBV_QPT_UD == (int)URNIC_QPT_UD,
+		       (int)IBV_QPT_UD == (int)URNIC_QPT_UD &&
+		       (int)IBV_QPT_RAW_PACKET == (int)URNIC_QPT_RAW_PACKET,
 	       "QP types");
 _Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE &&
 		       (int)IBV_QP_CUR_STATE == (int)URNIC_QP_CUR_STATE &&
@@ -45,7 +46,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	int ret;
 
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD) {
+	    init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -159,6 +160,8 @@ enum {
 
 static uint64_t send_ops_of(enum ibv_qp_type t)
 {
+	if (t == IBV_QPT_RAW_PACKET)
+		return IBV_QP_EX_WITH_SEND;
 	return t == IBV_QPT_RC ? RC_SEND_OPS : t == IBV_QPT_UC ? UC_SEND_OPS : UD_SEND_OPS;
 }
 
