@@ -416,6 +416,8 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.query_device_ex = query_device_ex;
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
+	c->vctx.ibv_create_flow = urnic_create_flow;
+	c->vctx.ibv_destroy_flow = urnic_destroy_flow;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
 	c->vctx.alloc_dm = urnic_alloc_dm;
 	c->vctx.free_dm = urnic_free_dm;

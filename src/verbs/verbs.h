@@ -220,6 +220,9 @@ int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t siz
 struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int urnic_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+/* flow.c: ibv_create_flow(3), ibv_destroy_flow(3). */
+struct ibv_flow *urnic_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int urnic_destroy_flow(struct ibv_flow *flow);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
 /* Async events (async.c): queue one for the context's async_fd; the engine's events,
