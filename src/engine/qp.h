@@ -212,6 +212,7 @@ struct urnic_resp {
 };
 
 struct urnic_qp_ops;
+struct urnic_rss;
 
 struct urnic_qp {
 	uint32_t qpn;
@@ -231,6 +232,8 @@ struct urnic_qp {
 	struct urnic_resp resp;
 	uint32_t flushed_rq; /* RQ entries already flushed, engine-private */
 	void *owner;	     /* the ibv_qp, for async events */
+	/* A raw packet RSS QP: its frames go to the queues of this table (engine/raw.h). */
+	const struct urnic_rss *rss;
 };
 
 /* Validation of ibv_modify_qp (IBTA 10.3, table 91). Returns 0 or -EINVAL.

@@ -192,7 +192,11 @@ uint32_t urnic_engine_raw_rx(struct urnic_engine *e, const uint8_t *frame, size_
 			continue;
 		qpns[nq++] = qpn;
 		qp = urnic_engine_qp_find(e, qpn);
-		if (qp)
+		/* RSS: the frame goes to one queue of the QP's table, by its hash. */
+		if (qp && qp->rss && qp->rss->n)
+			qp = urnic_engine_qp_find(
+				e, qp->rss->qpn[urnic_flow_rss_hash(qp->rss, &k) % qp->rss->n]);
+		if (qp && qp->type == URNIC_QPT_RAW_PACKET)
 			deliver(e, qp, frame, (uint32_t)len);
 	}
 	urnic_engine_serve(e, NULL);

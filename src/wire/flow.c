@@ -166,3 +166,65 @@ uint32_t urnic_flow_select(const struct urnic_flow_rule *rules, uint32_t n,
 	}
 	return cnt;
 }
+
+static uint32_t toeplitz(const uint8_t *key, uint32_t key_len, const uint8_t *in, size_t len)
+{
+	uint32_t hash = 0, window;
+	size_t kbit = 32;
+
+	if (key_len < 4)
+		return 0;
+	window = urnic_get_be32(key);
+	for (size_t i = 0; i < len; i++) {
+		for (int b = 7; b >= 0; b--) {
+			uint32_t next;
+
+			if (in[i] >> b & 1)
+				hash ^= window;
+			/* The key's next bit shifts into the window; past its end, zeros. */
+			next = kbit < (size_t)key_len * 8 ? key[kbit / 8] >> (7 - kbit % 8) & 1u
+							  : 0;
+			window = window << 1 | next;
+			kbit++;
+		}
+	}
+	return hash;
+}
+
+uint32_t urnic_flow_rss_hash(const struct urnic_rss *c, const struct urnic_flow_keys *k)
+{
+	uint8_t in[36];
+	size_t n = 0;
+	bool tcp = k->layers & URNIC_FLOW_L_TCP, udp = k->layers & URNIC_FLOW_L_UDP;
+
+	if (k->layers & URNIC_FLOW_L_IPV4) {
+		if (c->fields & URNIC_RSS_SRC_IPV4) {
+			urnic_put_be32(in + n, k->src_ip4);
+			n += 4;
+		}
+		if (c->fields & URNIC_RSS_DST_IPV4) {
+			urnic_put_be32(in + n, k->dst_ip4);
+			n += 4;
+		}
+	} else if (k->layers & URNIC_FLOW_L_IPV6) {
+		if (c->fields & URNIC_RSS_SRC_IPV6) {
+			memcpy(in + n, k->src_ip6, 16);
+			n += 16;
+		}
+		if (c->fields & URNIC_RSS_DST_IPV6) {
+			memcpy(in + n, k->dst_ip6, 16);
+			n += 16;
+		}
+	}
+	if ((tcp && (c->fields & URNIC_RSS_SRC_PORT_TCP)) ||
+	    (udp && (c->fields & URNIC_RSS_SRC_PORT_UDP))) {
+		urnic_put_be16(in + n, k->src_port);
+		n += 2;
+	}
+	if ((tcp && (c->fields & URNIC_RSS_DST_PORT_TCP)) ||
+	    (udp && (c->fields & URNIC_RSS_DST_PORT_UDP))) {
+		urnic_put_be16(in + n, k->dst_port);
+		n += 2;
+	}
+	return toeplitz(c->key, c->key_len, in, n);
+}

@@ -76,4 +76,33 @@ bool urnic_flow_match(const struct urnic_flow_rule *r, const struct urnic_flow_k
 uint32_t urnic_flow_select(const struct urnic_flow_rule *rules, uint32_t n,
 			   const struct urnic_flow_keys *k, uint32_t *out, uint32_t max);
 
+/* Receive-side scaling (ibv_create_qp_ex(3), IBV_QP_INIT_ATTR_RX_HASH): the Toeplitz hash
+ * of the fields selected (values of enum ibv_rx_hash_fields) spreads an RSS QP's frames
+ * over its indirection table's queues, entry hash % n. */
+enum urnic_rss_field {
+	URNIC_RSS_SRC_IPV4 = 1 << 0,
+	URNIC_RSS_DST_IPV4 = 1 << 1,
+	URNIC_RSS_SRC_IPV6 = 1 << 2,
+	URNIC_RSS_DST_IPV6 = 1 << 3,
+	URNIC_RSS_SRC_PORT_TCP = 1 << 4,
+	URNIC_RSS_DST_PORT_TCP = 1 << 5,
+	URNIC_RSS_SRC_PORT_UDP = 1 << 6,
+	URNIC_RSS_DST_PORT_UDP = 1 << 7,
+	URNIC_RSS_FIELDS = (1 << 8) - 1,
+	URNIC_RSS_KEY_MAX = 40,
+	URNIC_RSS_TABLE_MAX = 256,
+};
+
+struct urnic_rss {
+	uint32_t fields; /* enum urnic_rss_field */
+	uint32_t key_len;
+	uint8_t key[URNIC_RSS_KEY_MAX];
+	uint32_t n; /* table entries */
+	uint32_t qpn[URNIC_RSS_TABLE_MAX];
+};
+
+/* The Toeplitz hash (Microsoft RSS) of frame k's fields that c selects and k carries,
+ * in the order source address, destination address, source port, destination port. */
+uint32_t urnic_flow_rss_hash(const struct urnic_rss *c, const struct urnic_flow_keys *k);
+
 #endif

@@ -243,6 +243,32 @@ static void defaults_take_what_no_rule_took(void)
 	CHECK_EQ(out[0], 0);
 }
 
+/* The Microsoft RSS verification vectors ("Verifying the RSS Hash Calculation"):
+ * 66.9.149.187:2794 -> 161.142.100.80:1766 under the standard key. */
+static void rss_hash_is_toeplitz(void)
+{
+	static const uint8_t key[40] = {
+		0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+		0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+		0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+	};
+	struct urnic_rss c = { .fields = URNIC_RSS_SRC_IPV4 | URNIC_RSS_DST_IPV4, .key_len = 40 };
+	struct urnic_flow_keys k = { 0 };
+
+	memcpy(c.key, key, 40);
+	k.layers = URNIC_FLOW_L_ETH | URNIC_FLOW_L_IPV4 | URNIC_FLOW_L_TCP;
+	k.src_ip4 = 66u << 24 | 9 << 16 | 149 << 8 | 187;
+	k.dst_ip4 = 161u << 24 | 142 << 16 | 100 << 8 | 80;
+	k.src_port = 2794;
+	k.dst_port = 1766;
+	CHECK_EQ(urnic_flow_rss_hash(&c, &k), 0x323e8fc2);
+	c.fields |= URNIC_RSS_SRC_PORT_TCP | URNIC_RSS_DST_PORT_TCP;
+	CHECK_EQ(urnic_flow_rss_hash(&c, &k), 0x51ccc178);
+	/* UDP port fields do not apply to a TCP frame. */
+	c.fields = URNIC_RSS_SRC_IPV4 | URNIC_RSS_DST_IPV4 | URNIC_RSS_SRC_PORT_UDP;
+	CHECK_EQ(urnic_flow_rss_hash(&c, &k), 0x323e8fc2);
+}
+
 int main(void)
 {
 	RUN(parses_what_the_tests_send);
@@ -250,5 +276,6 @@ int main(void)
 	RUN(each_spec_matches_under_its_mask);
 	RUN(best_priority_takes_the_frame);
 	RUN(defaults_take_what_no_rule_took);
+	RUN(rss_hash_is_toeplitz);
 	return 0;
 }
