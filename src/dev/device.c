@@ -36,6 +36,8 @@ void urnic_dev_init(struct urnic_dev *d)
 	urnic_cq_due_init(&d->cq_due);
 	urnic_dev_dm_init(&d->dm);
 	d->wake_fd = -1;
+	d->raw_port.fd = -1;
+	atomic_init(&d->raw_fd, -1);
 }
 
 int urnic_dev_res_get(struct urnic_dev *d, enum urnic_dev_res r)

@@ -27,6 +27,7 @@
 #include "dev/post_batch.h"
 #include "engine/engine.h"
 #include "queue/wq.h"
+#include "transport/packet.h"
 #include "transport/udp.h"
 
 enum {
@@ -94,6 +95,11 @@ struct urnic_dev {
 	int wake_fd;
 	struct urnic_engine *eng;
 	struct urnic_udp *udp;
+	/* The raw packet QPs' wire (dev/raw_port.h): open while raw_qps > 0, under the
+	 * lock; raw_fd is its fd (-1: closed) for the engine thread's sleep. */
+	struct urnic_packet raw_port;
+	uint32_t raw_qps;
+	_Atomic int raw_fd;
 	uint64_t *shm_counters; /* the counters file under /dev/shm, or NULL */
 	char shm_path[128];
 };

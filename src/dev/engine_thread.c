@@ -9,6 +9,7 @@
  * Context: one per started device, created and joined by device.c.
  */
 #include "dev/pipeline.h"
+#include "dev/raw_port.h"
 #include "dev/spin.h"
 
 #include <poll.h>
@@ -67,7 +68,7 @@ struct engine_loop {
 	bool light;		/* the traffic before this sleep was light */
 	/* The doorbell and the share socket, then the address's sockets (or its packet
 	 * rings first), then the joined multicast groups' sockets. */
-	struct pollfd fds[FIRST_RX_FD + 3 + URNIC_MAX_MCAST_GRP];
+	struct pollfd fds[FIRST_RX_FD + 3 + URNIC_MAX_MCAST_GRP + 1];
 	int nrx;
 };
 
@@ -91,6 +92,8 @@ static nfds_t watch_list(struct engine_loop *l)
 		if (gfd >= 0)
 			l->fds[n++] = (struct pollfd){ .fd = gfd, .events = POLLIN };
 	}
+	if (urnic_dev_raw_fd(d) >= 0) /* raw packet QPs' frames */
+		l->fds[n++] = (struct pollfd){ .fd = urnic_dev_raw_fd(d), .events = POLLIN };
 	return n;
 }
 

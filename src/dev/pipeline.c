@@ -8,6 +8,8 @@
  */
 #include "dev/pipeline.h"
 #include "dev/counters_shm.h"
+#include "dev/raw_port.h"
+#include "engine/raw.h"
 #include "engine/roce/roce.h"
 
 #include <sched.h>
@@ -18,7 +20,10 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
 {
 	struct urnic_dev *d = e->hooks.io;
 
-	urnic_udp_send(d->udp, &e->tx, e->stats.counters);
+	if (e->tx.n)
+		urnic_udp_send(d->udp, &e->tx, e->stats.counters);
+	if (urnic_engine_raw_pending(e))
+		urnic_dev_raw_send(d);
 }
 
 /* The transport's sink: each received RoCE packet goes to the engine's receive entry
@@ -128,12 +133,14 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	if (rx)
 		did = urnic_udp_recv(d->udp, &sink, now_ns,
 				     atomic_exchange(&d->forwarded_due, false)) > 0;
+	if (rx && d->raw_qps)
+		urnic_dev_raw_recv(d, now_ns);
 	did |= urnic_engine_pass(e, now_ns, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;
 	urnic_dev_notify_cqs(d);
-	if (e->tx.n) {
+	if (e->tx.n || urnic_engine_raw_pending(e)) {
 		urnic_dev_flush_tx(e);
 		did = true;
 	}

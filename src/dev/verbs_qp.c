@@ -13,6 +13,7 @@
  * (IBTA 10.3.1 table 91).
  */
 #include "dev/verbs_qp.h"
+#include "dev/raw_port.h"
 
 #include <errno.h>
 
@@ -45,7 +46,13 @@ int urnic_dev_qp_create(struct urnic_dev *d, struct urnic_qp *qp, const struct u
 		qp->attr.path_mtu = urnic_mtu_bytes(d->active_mtu);
 
 	pthread_mutex_lock(&d->lock);
-	ret = urnic_engine_qp_add(d->eng, qp);
+	/* A raw packet QP's frames need the port's packet socket (raw_port.h). */
+	ret = qp->type == URNIC_QPT_RAW_PACKET ? urnic_dev_raw_get(d) : 0;
+	if (ret == 0) {
+		ret = urnic_engine_qp_add(d->eng, qp);
+		if (ret && qp->type == URNIC_QPT_RAW_PACKET)
+			urnic_dev_raw_put(d);
+	}
 	if (ret == 0 && qp->type == URNIC_QPT_UD)
 		qp->attr.peer.sport = urnic_udp_prepare_sport(d->udp, create_sport(qp->qpn));
 	pthread_mutex_unlock(&d->lock);
@@ -65,6 +72,8 @@ void urnic_dev_qp_destroy(struct urnic_dev *d, struct urnic_qp *qp)
 	/* The parting ACK (urnic_rc_parting_ack) is dated from now. */
 	urnic_engine_qp_remove(d->eng, qp, urnic_dev_now_ns());
 	urnic_dev_notify_cqs(d); /* completions released with it (UC sends held) */
+	if (qp->type == URNIC_QPT_RAW_PACKET)
+		urnic_dev_raw_put(d);
 	pthread_mutex_unlock(&d->lock);
 	urnic_wq_fini(&qp->sq);
 	urnic_wq_fini(&qp->rq);

@@ -37,6 +37,7 @@ enum {
 _Static_assert((int)URNIC_TX_FRAGS >= (int)URNIC_MAX_SGE, "a packet carries every SGE of a WQE");
 
 struct urnic_engine;
+struct urnic_raw;
 
 /*
  * What a QP type provides (IBTA 9.7 RC, 9.8 UC, 9.8.4 UD; later iWARP and UET): one
@@ -212,6 +213,7 @@ struct urnic_engine {
 	uint8_t odp_bounce[URNIC_TX_PAYLOAD_MAX];
 	struct urnic_engine_hooks hooks;
 	uint64_t rng;
+	struct urnic_raw *raw; /* raw packet QPs' frames and flow rules (raw.h), or NULL */
 };
 
 /* ---- services for the protocol parts ---- */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/raw.h"
 #include "engine/roce/roce.h"
 #include "engine/slots.h"
 #include "mem/mw.h"
@@ -49,6 +50,8 @@ void urnic_engine_fini(struct urnic_engine *e)
 {
 	urnic_mr_table_fini(&e->mrs);
 	urnic_engine_set_qp_counters(e, NULL);
+	free(e->raw);
+	e->raw = NULL;
 }
 
 void urnic_engine_set_qp_counters(struct urnic_engine *e, struct urnic_qp_counters *table)
@@ -75,6 +78,8 @@ static const struct urnic_qp_ops *ops_of(enum urnic_qp_type t)
 		return &urnic_roce_xrc_send_ops;
 	case URNIC_QPT_XRC_RECV:
 		return &urnic_roce_xrc_recv_ops;
+	case URNIC_QPT_RAW_PACKET:
+		return &urnic_raw_ops;
 	}
 	return NULL;
 }

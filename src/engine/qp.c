@@ -27,8 +27,8 @@ const char *urnic_qp_state_name(enum urnic_qp_state s)
 
 struct transition {
 	bool valid;
-	uint32_t required[5]; /* indexed by transport: RC, UC, UD, XRC send, XRC receive */
-	uint32_t optional[5];
+	uint32_t required[6]; /* indexed by transport: RC, UC, UD, XRC send, XRC receive, RAW */
+	uint32_t optional[6];
 };
 
 #define RC 0
@@ -36,6 +36,8 @@ struct transition {
 #define UD 2
 #define XI 3 /* XRC send: the initiator */
 #define XT 4 /* XRC receive: the target */
+/* Raw packet QPs: the kernel's ib_modify_qp_is_ok column (a port to INIT, nothing else). */
+#define RAW 5
 
 enum {
 	ANY_STATE = URNIC_QP_STATE,
@@ -62,6 +64,7 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY,
 				[XI] = INIT_RC,
 				[XT] = INIT_RC,
+				[RAW] = URNIC_QP_PORT,
 			},
 		},
 	},
@@ -74,6 +77,7 @@ static const struct transition table[URNIC_QPS_COUNT][URNIC_QPS_COUNT] = {
 				[UD] = URNIC_QP_PKEY_INDEX | URNIC_QP_PORT | URNIC_QP_QKEY,
 				[XI] = INIT_RC,
 				[XT] = INIT_RC,
+				[RAW] = URNIC_QP_PORT,
 			},
 		},
 		[URNIC_QPS_RTR] = {
@@ -148,6 +152,8 @@ static int transport_column(enum urnic_qp_type t)
 		return XI;
 	case URNIC_QPT_XRC_RECV:
 		return XT;
+	case URNIC_QPT_RAW_PACKET:
+		return RAW;
 	}
 	return -1;
 }

@@ -50,6 +50,7 @@ enum urnic_qp_type {
 	URNIC_QPT_RC = 2,
 	URNIC_QPT_UC = 3,
 	URNIC_QPT_UD = 4,
+	URNIC_QPT_RAW_PACKET = 8, /* Ethernet frames, steered by flow rules (engine/raw.h) */
 	URNIC_QPT_XRC_SEND = 9,
 	URNIC_QPT_XRC_RECV = 10,
 };
@@ -220,6 +221,7 @@ struct urnic_resp {
 };
 
 struct urnic_qp_ops;
+struct urnic_rss;
 
 struct urnic_qp {
 	uint32_t qpn;
@@ -242,6 +244,8 @@ struct urnic_qp {
 	struct urnic_resp resp;
 	uint32_t flushed_rq; /* RQ entries already flushed, engine-private */
 	void *owner;	     /* the ibv_qp, for async events */
+	/* A raw packet RSS QP: its frames go to the queues of this table (engine/raw.h). */
+	const struct urnic_rss *rss;
 };
 
 /* Validation of ibv_modify_qp (IBTA 10.3, table 91). Returns 0 or -EINVAL.

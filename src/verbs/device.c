@@ -495,6 +495,13 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.query_device_ex = query_device_ex;
 	c->vctx.create_cq_ex = urnic_create_cq_ex;
 	c->vctx.create_qp_ex = urnic_create_qp_ex;
+	c->vctx.ibv_create_flow = urnic_create_flow;
+	c->vctx.ibv_destroy_flow = urnic_destroy_flow;
+	c->vctx.create_wq = urnic_create_wq;
+	c->vctx.modify_wq = urnic_modify_wq;
+	c->vctx.destroy_wq = urnic_destroy_wq;
+	c->vctx.create_rwq_ind_table = urnic_create_rwq_ind_table;
+	c->vctx.destroy_rwq_ind_table = urnic_destroy_rwq_ind_table;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
 	c->vctx.alloc_dm = urnic_alloc_dm;
 	c->vctx.free_dm = urnic_free_dm;

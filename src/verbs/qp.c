@@ -17,12 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dev/raw_port.h"
 #include "verbs/verbs.h"
 
 _Static_assert((int)IBV_QPS_RESET == (int)URNIC_QPS_RESET && (int)IBV_QPS_ERR == (int)URNIC_QPS_ERR,
 	       "QP state values");
 _Static_assert((int)IBV_QPT_RC == (int)URNIC_QPT_RC && (int)IBV_QPT_UC == (int)URNIC_QPT_UC &&
-		       (int)IBV_QPT_UD == (int)URNIC_QPT_UD,
+		       (int)IBV_QPT_UD == (int)URNIC_QPT_UD &&
+		       (int)IBV_QPT_RAW_PACKET == (int)URNIC_QPT_RAW_PACKET,
 	       "QP types");
 _Static_assert((int)IBV_QP_STATE == (int)URNIC_QP_STATE &&
 		       (int)IBV_QP_CUR_STATE == (int)URNIC_QP_CUR_STATE &&
@@ -61,7 +63,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	int ret;
 
 	if (init->qp_type != IBV_QPT_RC && init->qp_type != IBV_QPT_UC &&
-	    init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_XRC_SEND) {
+	    init->qp_type != IBV_QPT_UD && init->qp_type != IBV_QPT_XRC_SEND &&
+	    init->qp_type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -176,10 +179,11 @@ enum {
 
 static uint64_t send_ops_of(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC	       ? RC_SEND_OPS
-	       : t == IBV_QPT_UC       ? UC_SEND_OPS
-	       : t == IBV_QPT_XRC_SEND ? XRC_SEND_OPS
-				       : UD_SEND_OPS;
+	return t == IBV_QPT_RC		 ? RC_SEND_OPS
+	       : t == IBV_QPT_UC	 ? UC_SEND_OPS
+	       : t == IBV_QPT_XRC_SEND	 ? XRC_SEND_OPS
+	       : t == IBV_QPT_RAW_PACKET ? IBV_QP_EX_WITH_SEND
+					 : UD_SEND_OPS;
 }
 
 /*
@@ -189,6 +193,69 @@ static uint64_t send_ops_of(enum ibv_qp_type t)
  * operations the QP's transport has; the rest (flags such as BLOCK_SELF_MCAST_LB, TSO,
  * RSS tables, operations the transport lacks) is EOPNOTSUPP.
  */
+_Static_assert((int)IBV_RX_HASH_SRC_IPV4 == (int)URNIC_RSS_SRC_IPV4 &&
+		       (int)IBV_RX_HASH_DST_IPV6 == (int)URNIC_RSS_DST_IPV6 &&
+		       (int)IBV_RX_HASH_SRC_PORT_TCP == (int)URNIC_RSS_SRC_PORT_TCP &&
+		       (int)IBV_RX_HASH_DST_PORT_UDP == (int)URNIC_RSS_DST_PORT_UDP,
+	       "RSS hash fields");
+
+/* An RSS QP's table (wq.c) and hash, which the engine reads (wire/flow.h). */
+struct urnic_vrss {
+	struct urnic_rss rss;
+	struct urnic_vind *tbl;
+};
+
+/*
+ * A raw packet QP with IBV_QP_INIT_ATTR_RX_HASH and _IND_TABLE: receive only, its frames
+ * spread over the table's WQs by the Toeplitz hash of the fields asked for (IPv4 and
+ * IPv6 addresses, TCP and UDP ports; others, inner headers and other functions are
+ * EOPNOTSUPP). It has no queues of its own, so its CQs are the first WQ's.
+ */
+static struct ibv_qp *create_rss_qp(struct ibv_qp_init_attr_ex *ex)
+{
+	const struct ibv_rx_hash_conf *h = &ex->rx_hash_conf;
+	struct ibv_qp_init_attr init = { 0 };
+	struct urnic_vrss *r;
+	struct urnic_vind *t;
+	struct ibv_qp *qp;
+
+	if (ex->qp_type != IBV_QPT_RAW_PACKET || !(ex->comp_mask & IBV_QP_INIT_ATTR_IND_TABLE) ||
+	    !ex->rwq_ind_tbl || !h->rx_hash_key || h->rx_hash_key_len < 4 ||
+	    h->rx_hash_key_len > URNIC_RSS_KEY_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (h->rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ ||
+	    (h->rx_hash_fields_mask & ~(uint64_t)URNIC_RSS_FIELDS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	t = to_vind(ex->rwq_ind_tbl);
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	r->tbl = t;
+	r->rss.fields = (uint32_t)h->rx_hash_fields_mask;
+	r->rss.key_len = h->rx_hash_key_len;
+	memcpy(r->rss.key, h->rx_hash_key, h->rx_hash_key_len);
+	r->rss.n = t->n;
+	memcpy(r->rss.qpn, t->qpn, t->n * sizeof(t->qpn[0]));
+	init.qp_context = ex->qp_context;
+	init.send_cq = init.recv_cq = t->wq[0]->cq;
+	init.qp_type = IBV_QPT_RAW_PACKET;
+	qp = create_qp(ex->pd, &init, false);
+	if (!qp) {
+		free(r);
+		return NULL;
+	}
+	to_vqp(qp)->qp.rss = &r->rss;
+	t->users++;
+	memset(&ex->cap, 0, sizeof(ex->cap));
+	return qp;
+}
+
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *ex)
 {
 	const uint32_t mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
@@ -207,6 +274,10 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 		errno = EINVAL;
 		return NULL;
 	}
+	if ((ex->comp_mask & IBV_QP_INIT_ATTR_RX_HASH) &&
+	    !(ex->comp_mask & ~(mask | IBV_QP_INIT_ATTR_RX_HASH | IBV_QP_INIT_ATTR_IND_TABLE)) &&
+	    !((ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ex->create_flags))
+		return create_rss_qp(ex);
 	if ((ex->comp_mask & ~mask) ||
 	    ((ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ex->create_flags) ||
 	    ((ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -239,6 +310,12 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (v->mcast_attached)
 		return EBUSY;
 	urnic_dev_qp_destroy(v->dev, &v->qp);
+	if (v->qp.rss) {
+		struct urnic_vrss *r = urnic_container_of(v->qp.rss, struct urnic_vrss, rss);
+
+		r->tbl->users--;
+		free(r);
+	}
 	urnic_parent_release(v->parent);
 	urnic_dev_res_put(v->dev, URNIC_RES_QP);
 	v->send_vcq->users--;

@@ -248,6 +248,30 @@ const char *ibv_get_sysfs_path(void);
 struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int urnic_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+/* flow.c: ibv_create_flow(3), ibv_destroy_flow(3). */
+struct ibv_flow *urnic_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int urnic_destroy_flow(struct ibv_flow *flow);
+
+/* wq.c: receive WQs and their indirection tables (ibv_create_wq(3),
+ * ibv_create_rwq_ind_table(3)); an RSS QP spreads its frames over a table's WQs. */
+enum { URNIC_LOG_IND_TBL_MAX = 8 };
+struct urnic_vind {
+	struct ibv_rwq_ind_table ibt;
+	uint32_t n;
+	uint32_t users; /* RSS QPs that use it */
+	struct ibv_wq *wq[1u << URNIC_LOG_IND_TBL_MAX];
+	uint32_t qpn[1u << URNIC_LOG_IND_TBL_MAX]; /* each WQ's QP (wq.c) */
+};
+static inline struct urnic_vind *to_vind(struct ibv_rwq_ind_table *t)
+{
+	return urnic_container_of(t, struct urnic_vind, ibt);
+}
+struct ibv_wq *urnic_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr);
+int urnic_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int urnic_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *urnic_create_rwq_ind_table(struct ibv_context *context,
+						     struct ibv_rwq_ind_table_init_attr *attr);
+int urnic_destroy_rwq_ind_table(struct ibv_rwq_ind_table *t);
 void urnic_wr_ops_init(struct urnic_vqp *v);
 
 /* Async events (async.c): queue one for the context's async_fd; the engine's events,

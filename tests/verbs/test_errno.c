@@ -609,7 +609,7 @@ static void create_qp_beyond_the_device_caps_is_einval(void)
 	bad.cap.max_inline_data = 1u << 20;
 	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EINVAL);
 	bad = init;
-	bad.qp_type = IBV_QPT_RAW_PACKET;
+	bad.qp_type = IBV_QPT_DRIVER;
 	CHECK_NULL_ERRNO(ibv_create_qp(pd, &bad), EOPNOTSUPP);
 
 	/* With an SRQ the receive capabilities are ignored, even out of range. */
