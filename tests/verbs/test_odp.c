@@ -209,7 +209,9 @@ static void test_caps(void)
 			 IBV_ODP_SUPPORT_SRQ_RECV);
 	CHECK_EQ(a.odp_caps.per_transport_caps.ud_odp_caps,
 		 IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV);
-	CHECK_EQ(a.xrc_odp_caps, 0);
+	/* XRC: RC's operations, receives only from its SRQs. */
+	CHECK_EQ(a.xrc_odp_caps,
+		 a.odp_caps.per_transport_caps.rc_odp_caps & ~(uint32_t)IBV_ODP_SUPPORT_RECV);
 	/* Atomics exactly when this kernel can ready a target (MADV_POPULATE_WRITE). */
 	atomics = a.odp_caps.per_transport_caps.rc_odp_caps & IBV_ODP_SUPPORT_ATOMIC;
 	CHECK_EQ(atomics,

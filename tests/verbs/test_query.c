@@ -37,7 +37,6 @@ static void query_device_ex_reports_the_port_count(void)
 	CHECK_EQ(ax.comp_mask, 0);
 	CHECK_EQ(ax.max_wq_type_rq, 0);
 	CHECK_EQ(ax.raw_packet_caps, 0);
-	CHECK_EQ(ax.xrc_odp_caps, 0);
 }
 
 /* Every valid entry once, in index order, each as ibv_query_gid_ex and ibv_query_gid
