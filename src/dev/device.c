@@ -36,6 +36,7 @@ void urnic_dev_init(struct urnic_dev *d)
 	urnic_cq_due_init(&d->cq_due);
 	urnic_dev_dm_init(&d->dm);
 	d->wake_fd = -1;
+	d->shm_fd = -1;
 	d->raw_port.fd = -1;
 	atomic_init(&d->raw_fd, -1);
 }
@@ -70,6 +71,7 @@ static int start(struct urnic_dev *d)
 
 	if (urnic_dev_config_check())
 		return -EINVAL; /* a bad setting, said when it was read (config.c) */
+	urnic_dev_counters_sweep();
 	d->eng = calloc(1, sizeof(*d->eng));
 	d->udp = calloc(1, sizeof(*d->udp));
 	if (!d->eng || !d->udp) {
