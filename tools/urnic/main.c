@@ -14,7 +14,9 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  devices                  list the devices this process would see: name, address,\n"
-	"                           GID[1] (the RoCEv2 GID) and active MTU\n"
+	"                           GID[1] (the RoCEv2 GID), port state (ACTIVE, or DOWN\n"
+	"                           when no interface that is up holds the address) and\n"
+	"                           active MTU\n"
 	"  counters [--json] [--qp] [pid]\n"
 	"                           print the counters of every device of every running urnic\n"
 	"                           process (or of process <pid>), read from\n"
@@ -31,7 +33,9 @@ static const char usage[] =
 	"  --version                urnic's version\n"
 	"\n"
 	"Devices come from URNIC_ADDR=<ip>[,<ip>...], else from the file $URNIC_CONFIG\n"
-	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n";
+	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n"
+	"A bad value in a URNIC_* variable or in that file is said on stderr and no device\n"
+	"opens (README, \"Configuration\").\n";
 
 struct command {
 	const char *name;
