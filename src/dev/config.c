@@ -359,9 +359,15 @@ static bool read_config(bool want_devices)
 			continue;
 		}
 		if (strcmp(word, "device") == 0) {
+			uint8_t a[16];
+
 			named = true;
 			if (want_devices)
 				add_device(arg, from);
+			else if (inet_pton(AF_INET, arg, a) != 1 &&
+				 inet_pton(AF_INET6, arg, a) != 1)
+				bad("%s: device address '%s' is not an IPv4 or IPv6 address", from,
+				    arg);
 		} else if (strcmp(word, "fault") == 0) {
 			set_fault(arg, from);
 		} else if (set_limit(word, arg, from) == 1) {

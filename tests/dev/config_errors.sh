@@ -94,6 +94,9 @@ printf 'fault drop=lots\n' > "$T/fault.conf"
 bad "$T/fault.conf:1: bad fault spec 'drop=lots'" URNIC_CONFIG=$T/fault.conf
 printf 'max_srq 99999999\n' > "$T/range.conf"
 bad "$T/range.conf:1: max_srq '99999999' is not a number in 1\.\." URNIC_CONFIG=$T/range.conf
+printf 'device 127.0.0.300\n' > "$T/badaddr.conf"
+bad "$T/badaddr.conf:1: device address '127.0.0.300' is not" URNIC_CONFIG=$T/badaddr.conf
+bad "$T/badaddr.conf:1: device address '127.0.0.300' is not" -u URNIC_CONFIG=$T/badaddr.conf
 printf 'device %s\ndevice %s\n' $ADDR $ADDR > "$T/twice.conf"
 bad "$T/twice.conf:2: device address '$ADDR' named twice" -u URNIC_CONFIG=$T/twice.conf
 
