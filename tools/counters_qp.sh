@@ -1,5 +1,6 @@
 #!/bin/sh
-# counters_qp.sh URNIC - `urnic counters` shows each live QP's counters.
+# counters_qp.sh URNIC - `urnic counters` shows each live QP's counters, only the
+# counters that are not zero unless --all, and the process's network namespace.
 #
 # Runs Debian's ibv_rc_pingpong over the drop-in between 127.0.31.2 (server) and
 # 127.0.31.3 (client), and while it runs reads the client's counters file: the JSON
@@ -52,4 +53,25 @@ if ! grep -Eq '^  QP 0x[0-9a-f]{6} RC RTS$' "$tmp/text" ||
 	exit 1
 fi
 grep -E '^  QP |^    (rx|tx)_packets' "$tmp/text"
-echo "PASS: per-QP counters of pid $cpid in JSON and text"
+
+# The device's own counters: by default none that is zero, with --all every one (a
+# clean loopback pingpong drops nothing); the namespace is the caller's.
+if grep -Eq '^  [a-z_0-9]+ +0  ' "$tmp/text" || ! grep -Eq '^  tx_packets +[1-9]' "$tmp/text"; then
+	echo "FAIL: urnic counters shows zero counters, or not tx_packets, without --all"
+	cat "$tmp/text"
+	exit 1
+fi
+"$urnic" counters --all "$cpid" >"$tmp/all" || { echo "FAIL: urnic counters --all"; exit 1; }
+if ! grep -Eq '^  drop_bad_icrc +0  ' "$tmp/all" || ! grep -Eq '^  tx_packets +[1-9]' "$tmp/all"; then
+	echo "FAIL: --all does not show every counter"
+	cat "$tmp/all"
+	exit 1
+fi
+if ! grep -Eq "^urnic0 \(127\.0\.31\.3\), pid $cpid, net:\[[0-9]+\] \(this namespace\)$" "$tmp/text" ||
+	! grep -q '"netns": "net:\[[0-9]*\]", "netns_is_callers": true' "$tmp/json"; then
+	echo "FAIL: the process's network namespace is not named as the caller's"
+	head -1 "$tmp/text"
+	head -3 "$tmp/json"
+	exit 1
+fi
+echo "PASS: per-QP counters of pid $cpid in JSON and text, non-zero by default, namespace"

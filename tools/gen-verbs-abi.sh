@@ -474,7 +474,8 @@ write_stubs() {
 
 		printf "/* Context: any thread. Called first by every stub. */\n"
 		printf "static void stub_hit(const char *fn)\n{\n"
-		printf "\tif (secure_getenv(\"URNIC_STUB_TRACE\"))\n"
+		printf "\tconst char *trace = secure_getenv(\"URNIC_STUB_TRACE\");\n\n"
+		printf "\tif (trace && *trace == '"'"'1'"'"')\n"
 		printf "\t\tfprintf(stderr, \"urnic: %%s() is not implemented\\n\", fn);\n"
 		printf "\terrno = EOPNOTSUPP;\n}\n"
 

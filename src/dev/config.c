@@ -13,6 +13,11 @@
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
  * (urnic_dev_res_get). URNIC_COUNTERS_MODE lets others read the counters file.
  *
+ * A bad value anywhere (a variable, or a line of the file) is said on stderr, naming the
+ * variable or the line and the value, and makes every device open fail (EINVAL): a
+ * misspelt setting that fell back to defaults ran a test or a job on a configuration
+ * nobody asked for. The devices the configuration names are still listed.
+ *
  * Every variable is read with secure_getenv(3): a set-user-ID program, or one given
  * file capabilities (AT_SECURE), must not be steered by its caller's environment to
  * another configuration file, fault injection or a counters file others can read.
@@ -24,6 +29,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -33,6 +39,52 @@
 static struct urnic_dev *devices[URNIC_MAX_DEVICES];
 static int ndevices;
 static pthread_once_t list_once = PTHREAD_ONCE_INIT;
+static bool config_bad; /* a bad value was read: no device opens */
+static struct urnic_dev_settings settings = { .ack_hold_us = -1 };
+
+/* Says what is wrong with the configuration and fails every device open. */
+static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("urnic: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(": no device opens\n", stderr);
+	va_end(ap);
+	config_bad = true;
+}
+
+/* A 0/1 variable (README "Configuration"): def when unset. */
+static bool env_flag(const char *name, bool def)
+{
+	const char *v = secure_getenv(name);
+
+	if (!v)
+		return def;
+	if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)
+		return *v == '1';
+	bad("%s='%s' is not 0 or 1", name, v);
+	return def;
+}
+
+/* A decimal variable in 0..max: def when unset. */
+static long env_uint(const char *name, long def, unsigned long max)
+{
+	const char *v = secure_getenv(name);
+	unsigned long n;
+	char *end;
+
+	if (!v)
+		return def;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || errno || n > max) {
+		bad("%s='%s' is not a number in 0..%lu", name, v, max);
+		return def;
+	}
+	return (long)n;
+}
 
 /* Largest IB MTU that fits a netdev MTU with RoCEv2 headers (rxe: netdev MTU - 80). */
 static int ib_mtu_for(int netdev_mtu)
@@ -86,15 +138,24 @@ static int netdev_mtu_of(const struct urnic_dev *d)
 	return mtu;
 }
 
-static void add_device(const char *addr_str)
+/* Adds a device on addr_str, named in from (a variable, a line of the config file, or
+ * the host's addresses, where one address on two interfaces, or more than the devices
+ * there can be, is not a mistake). */
+static void add_device(const char *addr_str, const char *from)
 {
 	struct urnic_dev *d;
 	uint8_t mac[6];
 	uint8_t eui[8];
-	const char *spin, *batch;
 
-	if (ndevices == URNIC_MAX_DEVICES)
+	bool host = strcmp(from, "host address") == 0;
+
+	if (ndevices == URNIC_MAX_DEVICES) {
+		if (host)
+			return;
+		bad("%s: device address '%s': more than %d devices", from, addr_str,
+		    URNIC_MAX_DEVICES);
 		return;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return;
@@ -112,11 +173,19 @@ static void add_device(const char *addr_str)
 		mac[0] = 0x02;
 		memcpy(mac + 1, d->addr + 11, 5);
 	} else {
-		fprintf(stderr, "urnic: ignoring device address '%s': not an IPv4/IPv6 address\n",
-			addr_str);
+		bad("%s: device address '%s' is not an IPv4 or IPv6 address", from, addr_str);
 		free(d);
 		return;
 	}
+	for (int i = 0; i < ndevices; i++)
+		if (devices[i]->ipv6 == d->ipv6 && memcmp(devices[i]->addr, d->addr, 16) == 0) {
+			/* One process, one device per address: a second would bind its port. */
+			if (!host)
+				bad("%s: device address '%s' named twice (%s)", from, addr_str,
+				    devices[i]->name);
+			free(d);
+			return;
+		}
 	/* Modified EUI-64 of a MAC derived from the address (RFC 4291 appendix A), as the
 	 * kernel derives rxe's GUID and link-local GID from the netdev's MAC. */
 	eui[0] = mac[0] ^ 0x02;
@@ -134,10 +203,8 @@ static void add_device(const char *addr_str)
 	snprintf(d->name, sizeof(d->name), "urnic%d", ndevices);
 	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
-	spin = secure_getenv("URNIC_SPIN_US");
-	d->spin_ns = spin ? (uint32_t)strtoul(spin, NULL, 10) * 1000u : URNIC_DEFAULT_SPIN_NS;
-	batch = secure_getenv("URNIC_POST_BATCH");
-	d->posts.on = !batch || strcmp(batch, "0") != 0;
+	d->spin_ns = settings.spin_ns;
+	d->posts.on = settings.post_batch;
 	urnic_dev_init(d);
 	devices[ndevices++] = d;
 }
@@ -146,10 +213,17 @@ static void add_list(const char *list)
 {
 	char buf[1024];
 	char *save = NULL;
+	int n = 0;
 
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *tok = strtok_r(buf, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save))
-		add_device(tok);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", list) >= sizeof(buf)) {
+		bad("URNIC_ADDR: longer than %zu characters", sizeof(buf) - 1);
+		return;
+	}
+	for (char *tok = strtok_r(buf, ", \t\n", &save); tok;
+	     tok = strtok_r(NULL, ", \t\n", &save), n++)
+		add_device(tok, "URNIC_ADDR");
+	if (n == 0)
+		bad("URNIC_ADDR='%s' names no address", list);
 }
 
 /* Settings that are not a device: the faulty wire (transport/fault.h) and the limits
@@ -162,8 +236,8 @@ static struct urnic_limits limits = {
 #undef URNIC_LIMIT
 };
 
-/* Sets limit key to the decimal value. Returns 0, 1 when key is not a limit, or -1
- * (with a message) when the value is out of range. */
+/* Sets limit key to the number value. Returns 0, 1 when key is not a limit, or -1
+ * (said, bad) when the value is out of range. */
 static int set_limit(const char *key, const char *value, const char *from)
 {
 #define URNIC_LIMIT(name, def, max, desc)                                                          \
@@ -172,8 +246,8 @@ static int set_limit(const char *key, const char *value, const char *from)
 		unsigned long long v = strtoull(value, &end, 0);                                   \
                                                                                                    \
 		if (end == value || *end || *value == '-' || v < 1 || v > (max)) {                 \
-			fprintf(stderr, "urnic: %s: %s %s out of range 1..%u: keeping %u\n", from, \
-				key, value, (unsigned)(max), limits.name);                         \
+			bad("%s: %s '%s' is not a number in 1..%u", from, key, value,              \
+			    (unsigned)(max));                                                      \
 			return -1;                                                                 \
 		}                                                                                  \
 		limits.name = (uint32_t)v;                                                         \
@@ -189,29 +263,33 @@ static void env_limits(const char *list)
 {
 	char buf[1024];
 	char *save = NULL;
+	int n = 0;
 
-	snprintf(buf, sizeof(buf), "%s", list);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", list) >= sizeof(buf)) {
+		bad("URNIC_LIMITS: longer than %zu characters", sizeof(buf) - 1);
+		return;
+	}
 	for (char *tok = strtok_r(buf, ", \t\n", &save); tok;
-	     tok = strtok_r(NULL, ", \t\n", &save)) {
+	     tok = strtok_r(NULL, ", \t\n", &save), n++) {
 		char *eq = strchr(tok, '=');
 
 		if (!eq) {
-			fprintf(stderr, "urnic: URNIC_LIMITS: '%s' is not name=value\n", tok);
+			bad("URNIC_LIMITS: '%s' is not name=value", tok);
 			continue;
 		}
 		*eq = 0;
 		if (set_limit(tok, eq + 1, "URNIC_LIMITS") == 1)
-			fprintf(stderr, "urnic: URNIC_LIMITS: no limit named '%s'\n", tok);
+			bad("URNIC_LIMITS: no limit named '%s'", tok);
 	}
+	if (n == 0)
+		bad("URNIC_LIMITS='%s' names no limit", list);
 }
 
 /* Who besides the owner may read a counters file: it shows every QP's number, state and
  * traffic, so by default no one (0600); group or everyone only when asked
  * (URNIC_COUNTERS_MODE=0640 or 0644). Never writable by another user: one who could
- * truncate the file would make the engine's mapping of it fault (SIGBUS, mmap(2)). A
- * bad value fails every device open, with a message, rather than fall back silently. */
+ * truncate the file would make the engine's mapping of it fault (SIGBUS, mmap(2)). */
 static mode_t counters_mode = 0600;
-static bool counters_mode_bad;
 
 static void set_counters_mode(const char *v)
 {
@@ -221,11 +299,9 @@ static void set_counters_mode(const char *v)
 	errno = 0;
 	m = strtoul(v, &end, 8);
 	if (*v < '0' || *v > '7' || *end || errno || (m & ~0644ul) || (m & 0600) != 0600) {
-		fprintf(stderr,
-			"urnic: URNIC_COUNTERS_MODE=%s is not 0600, 0640 or 0644 (octal: the owner "
-			"reads and writes, group and others may only read): no device opens\n",
-			v);
-		counters_mode_bad = true;
+		bad("URNIC_COUNTERS_MODE='%s' is not 0600, 0640 or 0644 (octal: the owner "
+		    "reads and writes, group and others may only read)",
+		    v);
 		return;
 	}
 	counters_mode = (mode_t)m;
@@ -234,8 +310,7 @@ static void set_counters_mode(const char *v)
 static void set_fault(const char *spec, const char *from)
 {
 	if (urnic_fault_parse(&fault_conf, spec)) {
-		fprintf(stderr, "urnic: %s: bad fault spec '%s': fault injection off\n", from,
-			spec);
+		bad("%s: bad fault spec '%s'", from, spec);
 		fault_on = false;
 		return;
 	}
@@ -243,31 +318,60 @@ static void set_fault(const char *spec, const char *from)
 }
 
 /* The config file: `device <ip>` lines (used when URNIC_ADDR is not set),
- * `fault <spec>` and `<limit> <value>` (limits.def). Returns true if it named a
- * device. */
+ * `fault <spec>` and `<limit> <value>` (limits.def); blank lines, and `#` to the end
+ * of a line, are comments. A line that is none of these is bad, as is a file named
+ * by URNIC_CONFIG that cannot be read; /etc/urnic.conf may be absent. Returns true
+ * if it named a device. */
 static bool read_config(bool want_devices)
 {
-	const char *path = secure_getenv("URNIC_CONFIG");
-	char line[512];
+	const char *env = secure_getenv("URNIC_CONFIG");
+	const char *path = env ? env : "/etc/urnic.conf";
+	char line[512], from[600];
 	bool named = false;
+	int lineno = 0;
 	FILE *f;
 
-	f = fopen(path ? path : "/etc/urnic.conf", "re");
-	if (!f)
+	f = fopen(path, "re");
+	if (!f) {
+		if (env || errno != ENOENT)
+			bad("URNIC_CONFIG='%s': cannot read it (%s)", path, strerror(errno));
 		return false;
+	}
 	while (fgets(line, sizeof(line), f)) {
-		char word[32], arg[384];
+		char word[32], arg[384], extra[2];
+		char *hash = strchr(line, '#');
+		int n;
 
-		if (sscanf(line, "%31s %383s", word, arg) != 2 || word[0] == '#')
+		lineno++;
+		snprintf(from, sizeof(from), "%s:%d", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			bad("%s: longer than %zu characters", from, sizeof(line) - 2);
+			break;
+		}
+		if (hash)
+			*hash = 0;
+		n = sscanf(line, "%31s %383s %1s", word, arg, extra);
+		if (n <= 0)
 			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (n != 2) {
+			bad("%s: '%s' is not `<setting> <value>`", from, line);
+			continue;
+		}
 		if (strcmp(word, "device") == 0) {
+			uint8_t a[16];
+
 			named = true;
 			if (want_devices)
-				add_device(arg);
+				add_device(arg, from);
+			else if (inet_pton(AF_INET, arg, a) != 1 &&
+				 inet_pton(AF_INET6, arg, a) != 1)
+				bad("%s: device address '%s' is not an IPv4 or IPv6 address", from,
+				    arg);
 		} else if (strcmp(word, "fault") == 0) {
-			set_fault(arg, "config file");
-		} else if (set_limit(word, arg, "config file") == 1) {
-			fprintf(stderr, "urnic: config file: unknown setting '%s'\n", word);
+			set_fault(arg, from);
+		} else if (set_limit(word, arg, from) == 1) {
+			bad("%s: unknown setting '%s'", from, word);
 		}
 	}
 	fclose(f);
@@ -287,23 +391,40 @@ static void host_addresses(void)
 				continue;
 			inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)ifa->ifa_addr)->sin_addr,
 				  buf, sizeof(buf));
-			add_device(buf);
+			add_device(buf, "host address");
 		}
 		freeifaddrs(ifa_list);
 	}
 	if (ndevices == 0)
-		add_device("127.0.0.1");
+		add_device("127.0.0.1", "host address");
+}
+
+/* The variables that are not lists (README "Configuration"), before any device is
+ * added: each device takes its copy. */
+static void read_settings(void)
+{
+	long spin = env_uint("URNIC_SPIN_US", URNIC_DEFAULT_SPIN_NS / 1000, 1000000);
+
+	settings.spin_ns = (uint32_t)spin * 1000u;
+	settings.post_batch = env_flag("URNIC_POST_BATCH", true);
+	settings.ack_hold_us = env_uint("URNIC_ACK_HOLD_US", -1, 1000000);
+	settings.ring = env_flag("URNIC_RING", false);
+	settings.gso = !env_flag("URNIC_NO_GSO", false);
+	settings.gro = !env_flag("URNIC_NO_GRO", false);
+	settings.icrc_strict = env_flag("URNIC_ICRC_STRICT", false);
+	settings.print_counters = env_flag("URNIC_PRINT_COUNTERS", false);
+	settings.stub_trace = env_flag("URNIC_STUB_TRACE", false);
 }
 
 static void build_list(void)
 {
 	const char *env = secure_getenv("URNIC_ADDR");
 	const char *fault = secure_getenv("URNIC_FAULT");
-	bool have_addr = env && *env;
 
-	if (have_addr)
+	read_settings();
+	if (env)
 		add_list(env);
-	if (!read_config(!have_addr) && !have_addr)
+	if (!read_config(!env) && !env)
 		host_addresses();
 	if (fault)
 		set_fault(fault, "URNIC_FAULT");
@@ -322,13 +443,24 @@ int urnic_dev_list(struct urnic_dev ***out)
 	return ndevices;
 }
 
+int urnic_dev_config_check(void)
+{
+	pthread_once(&list_once, build_list);
+	return config_bad ? -EINVAL : 0;
+}
+
+const struct urnic_dev_settings *urnic_dev_settings(void)
+{
+	pthread_once(&list_once, build_list);
+	return &settings;
+}
+
 const struct urnic_fault_conf *urnic_dev_fault_conf(void)
 {
 	return fault_on ? &fault_conf : NULL;
 }
 
-int urnic_dev_counters_mode(mode_t *mode)
+mode_t urnic_dev_counters_mode(void)
 {
-	*mode = counters_mode;
-	return counters_mode_bad ? -EINVAL : 0;
+	return counters_mode;
 }

@@ -15,9 +15,25 @@
  * when there is none. Valid once urnic_dev_list has run. */
 const struct urnic_fault_conf *urnic_dev_fault_conf(void);
 
-/* The mode of the counters files (URNIC_COUNTERS_MODE, default 0600) in *mode; -EINVAL
- * when the variable was bad (said when it was read): then no device opens. */
-int urnic_dev_counters_mode(mode_t *mode);
+/* 0, or -EINVAL when a variable or the config file held a bad value (said when it was
+ * read): then no device opens. */
+int urnic_dev_config_check(void);
+
+/* The process's settings from the variables of README "Configuration". */
+struct urnic_dev_settings {
+	uint32_t spin_ns;    /* URNIC_SPIN_US */
+	long ack_hold_us;    /* URNIC_ACK_HOLD_US, -1: the engine's default */
+	bool post_batch;     /* not URNIC_POST_BATCH=0 */
+	bool ring;	     /* URNIC_RING=1 */
+	bool gso, gro;	     /* not URNIC_NO_GSO=1, URNIC_NO_GRO=1 */
+	bool icrc_strict;    /* URNIC_ICRC_STRICT=1 */
+	bool print_counters; /* URNIC_PRINT_COUNTERS=1 */
+	bool stub_trace;     /* URNIC_STUB_TRACE=1 (and the stubs read it, abi_stubs.c) */
+};
+const struct urnic_dev_settings *urnic_dev_settings(void);
+
+/* The mode of the counters files (URNIC_COUNTERS_MODE, default 0600). */
+mode_t urnic_dev_counters_mode(void);
 
 /* A new device's lock, hand-over (stopped) and list of due channels (device.c). */
 void urnic_dev_init(struct urnic_dev *d);

@@ -2,15 +2,20 @@
 /*
  * counters_file.c - a device's counters file, /dev/shm/urnic.<pid>.<dev> (layout:
  * counters_shm.h): created for this user alone, mapped, written in place by the passes
- * (pipeline.c) and the engine's per-QP slots, removed at stop. Also the counters
+ * (pipeline.c) and the engine's per-QP slots, removed at stop; the files of processes
+ * that died without removing theirs are removed when a device opens. Also the counters
  * printed at close (URNIC_PRINT_COUNTERS=1).
  */
 #include "dev/counters_file.h"
 #include "dev/counters_shm.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -100,9 +105,13 @@ void urnic_dev_counters_open(struct urnic_dev *d, mode_t mode)
 		goto no_file;
 	}
 	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		close(fd);
 		goto unlink_file;
+	}
+	/* Held until the file goes, or the process does: the sign that it is alive. */
+	flock(fd, LOCK_SH);
+	d->shm_fd = fd;
 	h = map;
 	h->pid = (uint32_t)getpid();
 	h->ncounters = URNIC_CTR_COUNT;
@@ -138,7 +147,60 @@ void urnic_dev_counters_close(struct urnic_dev *d)
 	pthread_mutex_unlock(&d->lock);
 	munmap((uint8_t *)d->shm_counters - sizeof(struct urnic_shm_header), bytes);
 	unlink(d->shm_path);
+	close(d->shm_fd);
+	d->shm_fd = -1;
 	d->shm_counters = NULL;
+}
+
+/* The pid in a counters file's name, urnic.<pid>.<device>[.<random>], or 0. */
+static pid_t name_pid(const char *name)
+{
+	size_t n = strlen(URNIC_SHM_PREFIX);
+	unsigned long pid;
+	char *end;
+
+	if (strncmp(name, URNIC_SHM_PREFIX, n) != 0 || name[n] < '1' || name[n] > '9')
+		return 0;
+	errno = 0;
+	pid = strtoul(name + n, &end, 10);
+	return *end == '.' && !errno && pid <= 0x7fffffff ? (pid_t)pid : 0;
+}
+
+/*
+ * A file is stale, and goes, when all of these hold: it is a regular file of this user
+ * (another user's stays, and so does a link); no process by its pid exists here
+ * (kill(2) ESRCH): a file whose pid is alive stays even when that pid is now another
+ * program's (pid reuse), and goes after that one ends; and no process holds its
+ * flock, as every urnic process holds its own files' (a process of another pid
+ * namespace sharing /dev/shm has a pid that means nothing here). The file unlinked is
+ * the one checked (same inode), so a new process that took the pid and made its file
+ * meanwhile keeps it.
+ */
+void urnic_dev_counters_sweep(void)
+{
+	DIR *dir = opendir("/dev/shm");
+	struct dirent *e;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir))) {
+		pid_t pid = name_pid(e->d_name);
+		struct stat st, now;
+		int fd;
+
+		if (!pid || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    fstatat(dirfd(dir), e->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+			unlinkat(dirfd(dir), e->d_name, 0);
+		close(fd);
+	}
+	closedir(dir);
 }
 
 void urnic_dev_print_counters(const struct urnic_dev *d, FILE *f)

@@ -17,5 +17,8 @@
 void urnic_dev_counters_open(struct urnic_dev *d, mode_t mode);
 /* Unmaps and removes it. Context: the open lock, the engine thread joined. */
 void urnic_dev_counters_close(struct urnic_dev *d);
+/* Removes the counters files that processes of this user left when they died (see
+ * counters_file.c for which). Context: the open lock, at a device's first open. */
+void urnic_dev_counters_sweep(void);
 
 #endif

@@ -36,6 +36,7 @@ void urnic_dev_init(struct urnic_dev *d)
 	urnic_cq_due_init(&d->cq_due);
 	urnic_dev_dm_init(&d->dm);
 	d->wake_fd = -1;
+	d->shm_fd = -1;
 	d->raw_port.fd = -1;
 	atomic_init(&d->raw_fd, -1);
 }
@@ -64,14 +65,13 @@ void urnic_dev_res_put(struct urnic_dev *d, enum urnic_dev_res r)
  * devices) never takes the address's UDP port 4791 from the process that uses it. */
 static int start(struct urnic_dev *d)
 {
-	const char *hold;
+	const struct urnic_dev_settings *set = urnic_dev_settings();
 	uint64_t seed = 0;
 	int ret;
 
-	mode_t mode;
-
-	if (urnic_dev_counters_mode(&mode))
-		return -EINVAL; /* said when it was read (config.c) */
+	if (urnic_dev_config_check())
+		return -EINVAL; /* a bad setting, said when it was read (config.c) */
+	urnic_dev_counters_sweep();
 	d->eng = calloc(1, sizeof(*d->eng));
 	d->udp = calloc(1, sizeof(*d->udp));
 	if (!d->eng || !d->udp) {
@@ -84,16 +84,12 @@ static int start(struct urnic_dev *d)
 	ret = urnic_engine_init(d->eng, d->ipv6, d->addr, urnic_dev_flush_tx, d, seed);
 	if (ret)
 		goto free_mem;
-	d->eng->cfg.icrc_any_ipv4_id = !secure_getenv("URNIC_ICRC_STRICT"); /* engine.h */
-	d->eng->cfg.max_msg_bytes = d->lim.max_msg_sz;			    /* limits.def */
+	d->eng->cfg.icrc_any_ipv4_id = !set->icrc_strict; /* engine.h */
+	d->eng->cfg.max_msg_bytes = d->lim.max_msg_sz;	  /* limits.def */
 	d->eng->hold.slack_ns = (uint32_t)URNIC_APP_NAP_MAX_NS;
 	d->eng->mrs.odp = urnic_dev_odp_ops(); /* on-demand regions' copies (odp.h) */
-	hold = secure_getenv("URNIC_ACK_HOLD_US");
-	if (hold && *hold) {
-		unsigned long us = strtoul(hold, NULL, 10);
-
-		d->eng->hold.max_ns = (uint32_t)(us < 1000000ul ? us : 1000000ul) * 1000u;
-	}
+	if (set->ack_hold_us >= 0)	       /* at most 1 s (config.c) */
+		d->eng->hold.max_ns = (uint32_t)set->ack_hold_us * 1000u;
 	return 0;
 
 free_mem:
@@ -127,12 +123,13 @@ static int start_thread(struct urnic_dev *d)
 static int start_io(struct urnic_dev *d)
 {
 	const struct urnic_fault_conf *fault = urnic_dev_fault_conf();
-	mode_t mode;
+	const struct urnic_dev_settings *set = urnic_dev_settings();
 	int ret;
 
 	ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str);
 	if (ret)
 		return ret;
+	urnic_udp_offloads(d->udp, set->gso, set->gro); /* URNIC_NO_GSO, URNIC_NO_GRO */
 	if (fault) {
 		uint64_t seed = 0;
 		char spec[256];
@@ -146,7 +143,7 @@ static int start_io(struct urnic_dev *d)
 		fprintf(stderr, "urnic: %s (%s): fault injection %s\n", d->name, d->addr_str, spec);
 	}
 	/* URNIC_RING=1: receive from packet rings (transport/ring.h), else the socket. */
-	if (secure_getenv("URNIC_RING") && strcmp(secure_getenv("URNIC_RING"), "0") != 0) {
+	if (set->ring) {
 		ret = urnic_udp_use_ring(d->udp);
 		if (ret)
 			fprintf(stderr,
@@ -162,8 +159,7 @@ static int start_io(struct urnic_dev *d)
 		ret = -errno;
 		goto close_udp;
 	}
-	urnic_dev_counters_mode(&mode);
-	urnic_dev_counters_open(d, mode);
+	urnic_dev_counters_open(d, urnic_dev_counters_mode());
 	ret = start_thread(d);
 	if (ret)
 		goto close_counters;
@@ -181,7 +177,6 @@ close_udp:
 static void stop(struct urnic_dev *d)
 {
 	uint64_t one = 1;
-	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
 
 	if (urnic_handover_started(&d->ho)) {
 		urnic_handover_stop_engine(&d->ho);
@@ -193,7 +188,7 @@ static void stop(struct urnic_dev *d)
 		 * ends before the socket and the engine go. */
 		while (!urnic_handover_drain(&d->ho))
 			sched_yield();
-		if (print && *print == '1')
+		if (urnic_dev_settings()->print_counters)
 			urnic_dev_print_counters(d, stderr);
 		urnic_dev_counters_close(d);
 		close(d->wake_fd);
@@ -211,11 +206,12 @@ static void stop(struct urnic_dev *d)
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A process that exits without closing its devices (an error path, exit() from a
- * tool) still prints its counters when asked and leaves no counters file behind. */
+ * tool) still prints its counters when asked and leaves no counters file behind. The
+ * library is never unmapped (-z nodelete, src/CMakeLists.txt), so this runs at exit
+ * only, with the engine threads still running: it only reads and unlinks. */
 static void at_exit(void)
 {
-	const char *print = secure_getenv("URNIC_PRINT_COUNTERS");
-
+	bool print = urnic_dev_settings()->print_counters;
 	struct urnic_dev **devices;
 	int n = urnic_dev_list(&devices);
 
@@ -224,7 +220,7 @@ static void at_exit(void)
 
 		if (!urnic_handover_started(&d->ho))
 			continue;
-		if (print && *print == '1')
+		if (print)
 			urnic_dev_print_counters(d, stderr);
 		if (d->shm_path[0])
 			unlink(d->shm_path);

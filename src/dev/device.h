@@ -102,6 +102,7 @@ struct urnic_dev {
 	_Atomic int raw_fd;
 	uint64_t *shm_counters; /* the counters file under /dev/shm, or NULL */
 	char shm_path[128];
+	int shm_fd; /* open, holding a shared flock: the file is alive (counters_file.c) */
 };
 
 /* Fills the process-wide device list from URNIC_ADDR / the config / the host's

@@ -5,6 +5,7 @@
  * frames between it and the engine.
  */
 #include "dev/raw_port.h"
+#include "dev/config.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -43,7 +44,7 @@ int urnic_dev_raw_get(struct urnic_dev *d)
 	if (ret == 0)
 		ret = urnic_engine_raw_init(d->eng, d->raw_port.mtu + ETH_VLAN_HDR_BYTES);
 	if (ret) {
-		if (secure_getenv("URNIC_STUB_TRACE") || ret != -EPERM)
+		if (urnic_dev_settings()->stub_trace || ret != -EPERM)
 			fprintf(stderr,
 				"urnic: %s: a raw packet QP needs a packet socket on %s's "
 				"interface: %s%s\n",

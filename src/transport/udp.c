@@ -189,7 +189,7 @@ static void say_port_holder(bool ipv6, const uint8_t *addr, const char *addr_str
 
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str)
 {
-	int fd, ret, lock;
+	int fd, ret, lock, one = 1;
 
 	memset(u, 0, offsetof(struct urnic_udp, rx_msgs));
 	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++)
@@ -224,13 +224,19 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 		u->rx_iov[i] = (struct iovec){ u->rx_buf[i], URNIC_UDP_RX_BUF };
 	}
 	want_tos_ttl(fd, ipv6);
-	u->gso = !secure_getenv("URNIC_NO_GSO");
-	if (!secure_getenv("URNIC_NO_GRO")) {
-		int one = 1;
-
-		u->gro = setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
-	}
+	u->gso = true;
+	u->gro = setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 	return 0;
+}
+
+void urnic_udp_offloads(struct urnic_udp *u, bool gso, bool gro)
+{
+	int zero = 0;
+
+	if (!gso)
+		u->gso = false;
+	if (!gro && u->gro)
+		u->gro = setsockopt(u->fd, IPPROTO_UDP, UDP_GRO, &zero, sizeof(zero)) != 0;
 }
 
 /* The kernel's release as numbers, e.g. 6.18 -> 618. */

@@ -102,6 +102,10 @@ struct urnic_udp {
  * all 16 slots are taken; -EADDRNOTAVAIL: not a local address). u->share.slot is the
  * slot the engine's QPNs must carry. */
 int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str);
+
+/* Turns UDP GSO (runs of packets in one send) or GRO (several packets in one receive)
+ * off when false; urnic_udp_open turns on both that the kernel has. */
+void urnic_udp_offloads(struct urnic_udp *u, bool gso, bool gro);
 void urnic_udp_close(struct urnic_udp *u);
 
 /* Receives from packet rings from now on (ring.h), if it can: IPv4 only, CAP_NET_RAW,

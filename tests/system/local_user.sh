@@ -153,7 +153,7 @@ counters_part() {
 	if (ibv "$SRV_ADDR" env URNIC_COUNTERS_MODE=0666 ibv_devinfo) >"$W/bad.log" 2>&1; then
 		fail "URNIC_COUNTERS_MODE=0666: ibv_devinfo exited 0"
 	fi
-	grep -q "URNIC_COUNTERS_MODE=0666 is not" "$W/bad.log" ||
+	grep -q "URNIC_COUNTERS_MODE='0666' is not" "$W/bad.log" ||
 		fail "URNIC_COUNTERS_MODE=0666 is not named: $(cat "$W/bad.log")"
 	say "URNIC_COUNTERS_MODE=0644 lets uid $OTHER read; 0666 fails the open with a message"
 }

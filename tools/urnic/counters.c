@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * counters.c - `urnic counters [--json] [--qp] [pid]`: every counters file under /dev/shm
- * (one per open device of each process, counters_shm.h), in pid and device order, with
- * each live QP's share of the counters (--qp in text; always in JSON).
+ * counters.c - `urnic counters [--json] [--qp] [--all] [pid]`: every counters file under
+ * /dev/shm (one per open device of each process, counters_shm.h), in pid and device
+ * order, with the network namespace of the process (/proc/<pid>/ns/net: an address
+ * means the interface of that namespace) and each live QP's share of the counters (--qp
+ * in text; always in JSON). Text shows the counters that are not zero, --all every one;
+ * JSON always carries every one.
  * Files whose process is gone are stale (a killed process leaves its file behind)
  * and skipped, with one note on stderr. So are files of other users' processes, which
  * their owners keep private unless they set URNIC_COUNTERS_MODE, and files whose owner
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "counters_file.h"
@@ -114,19 +118,54 @@ static int print_qp_text(const struct urnic_ctrfile_qp *q, void *arg)
 	return 0;
 }
 
-static void print_text(const struct found *f, bool qps)
+/* The network namespace of process pid ("self": ours), as "net:[inode]" in buf; "" when
+ * it cannot be read (another user's process, or gone). */
+static const char *netns_of(const char *pid, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%s/ns/net", pid);
+	n = readlink(link, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	return buf;
+}
+
+/* "net:[4026531840] (this namespace)": where the process's address is. */
+static void print_netns(pid_t pid)
+{
+	char self[64], theirs[64], num[16];
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	netns_of("self", self, sizeof(self));
+	if (!*netns_of(num, theirs, sizeof(theirs)))
+		printf("network namespace unknown (not readable)");
+	else
+		printf("%s (%s)", theirs,
+		       strcmp(self, theirs) == 0 ? "this namespace" : "another namespace");
+}
+
+static void print_text(const struct found *f, bool qps, bool all)
 {
 	for (size_t d = 0; d < f->n; d++) {
 		const struct urnic_ctrfile *c = &f->files[d];
+		bool shown = false;
 
-		printf("%s%s (%s), pid %d\n", d ? "\n" : "", c->dev, c->addr, (int)c->pid);
+		printf("%s%s (%s), pid %d, ", d ? "\n" : "", c->dev, c->addr, (int)c->pid);
+		print_netns(c->pid);
+		putchar('\n');
 		for (uint32_t i = 0; i < c->ncounters; i++) {
 			char buf[32];
 
+			if (!all && !c->values[i])
+				continue;
 			printf("  %-22s %14llu  %s\n", counter_name(i, buf, sizeof(buf)),
 			       (unsigned long long)c->values[i],
 			       i < URNIC_CTRFILE_COUNT ? urnic_ctrfile_descs[i] : "");
+			shown = true;
 		}
+		if (!shown)
+			printf("  (every counter is zero)\n");
 		if (qps) {
 			printf("  per QP (counters that moved):\n");
 			urnic_ctrfile_each_qp(c, print_qp_text, NULL);
@@ -177,10 +216,18 @@ static void print_json(const struct found *f)
 	for (size_t d = 0; d < f->n; d++) {
 		const struct urnic_ctrfile *c = &f->files[d];
 
+		char self[64], theirs[64], num[16];
+
+		snprintf(num, sizeof(num), "%d", (int)c->pid);
+		netns_of("self", self, sizeof(self));
+		netns_of(num, theirs, sizeof(theirs));
 		printf("%s\n  {\"pid\": %d, \"device\": ", d ? "," : "", (int)c->pid);
 		json_string(c->dev);
 		printf(", \"address\": ");
 		json_string(c->addr);
+		printf(", \"netns\": ");
+		json_string(theirs);
+		printf(", \"netns_is_callers\": %s", strcmp(self, theirs) == 0 ? "true" : "false");
 		printf(", \"counters\": {");
 		for (uint32_t i = 0; i < c->ncounters; i++) {
 			char buf[32];
@@ -212,7 +259,7 @@ static int parse_pid(const char *s, pid_t *pid)
 int urnic_cmd_counters(int argc, char **argv)
 {
 	struct found f = { 0 };
-	bool json = false, qps = false;
+	bool json = false, qps = false, all = false;
 	pid_t pid = 0;
 	int ret;
 
@@ -221,12 +268,14 @@ int urnic_cmd_counters(int argc, char **argv)
 			json = true;
 		} else if (strcmp(argv[i], "--qp") == 0) {
 			qps = true;
+		} else if (strcmp(argv[i], "--all") == 0) {
+			all = true;
 		} else if (pid == 0 && parse_pid(argv[i], &pid) == 0) {
 			continue;
 		} else {
 			fprintf(stderr,
 				"urnic: counters: unexpected argument '%s'\n"
-				"usage: urnic counters [--json] [--qp] [pid]\n",
+				"usage: urnic counters [--json] [--qp] [--all] [pid]\n",
 				argv[i]);
 			return URNIC_EXIT_USAGE;
 		}
@@ -261,7 +310,7 @@ int urnic_cmd_counters(int argc, char **argv)
 	} else if (f.n == 0) {
 		printf("no running process has a urnic device open\n");
 	} else {
-		print_text(&f, qps);
+		print_text(&f, qps, all);
 	}
 	ret = pid && f.n == 0 ? URNIC_EXIT_FAIL : URNIC_EXIT_OK;
 	free(f.files);

@@ -2,8 +2,9 @@
 /*
  * devices.c - `urnic devices`: the devices this process sees, through the verbs API
  * only (ibv_get_device_list, ibv_query_port, ibv_query_gid), as any application sees
- * them. Opening a device binds its address's UDP port 4791, so a device another
- * process has open is listed without its attributes.
+ * them: name, address, RoCEv2 GID, port state (ACTIVE while an interface that is up
+ * holds the address, else DOWN) and active MTU. A device that cannot be opened (a bad
+ * configuration, said above by the library) is listed with the reason.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,6 +26,19 @@ static void gid_addr(const union ibv_gid *gid, char *buf, socklen_t len)
 		inet_ntop(AF_INET6, gid->raw, buf, len);
 }
 
+/* The port state as ibv_devinfo names it, without its PORT_ prefix (ibv_port_state_str
+ * says "active" and "down"). */
+static const char *state_name(enum ibv_port_state state)
+{
+	static const char *const names[] = {
+		[IBV_PORT_NOP] = "NOP",	      [IBV_PORT_DOWN] = "DOWN",
+		[IBV_PORT_INIT] = "INIT",     [IBV_PORT_ARMED] = "ARMED",
+		[IBV_PORT_ACTIVE] = "ACTIVE", [IBV_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
+	};
+
+	return (unsigned)state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
 static int mtu_bytes(enum ibv_mtu mtu)
 {
 	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128 << mtu : 0;
@@ -43,7 +57,9 @@ static int show(struct ibv_device *dev)
 		int err = errno;
 
 		printf("%-10s (cannot open: %s%s)\n", ibv_get_device_name(dev), strerror(err),
-		       err == EADDRINUSE ? "; another process has this address open" : "");
+		       err == EADDRINUSE ? "; another process has this address open"
+		       : err == EINVAL	 ? "; a bad configuration value, said above"
+					 : "");
 		return URNIC_EXIT_FAIL;
 	}
 	if (ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 1, &gid)) {
@@ -54,8 +70,8 @@ static int show(struct ibv_device *dev)
 	}
 	gid_addr(&gid, addr, sizeof(addr));
 	inet_ntop(AF_INET6, gid.raw, gidstr, sizeof(gidstr));
-	printf("%-10s %-16s %-24s %d\n", ibv_get_device_name(dev), addr, gidstr,
-	       mtu_bytes(port.active_mtu));
+	printf("%-10s %-16s %-24s %-8s %d\n", ibv_get_device_name(dev), addr, gidstr,
+	       state_name(port.state), mtu_bytes(port.active_mtu));
 close_device:
 	ibv_close_device(ctx);
 	return ret;
@@ -81,7 +97,7 @@ int urnic_cmd_devices(int argc, char **argv)
 		ret = URNIC_EXIT_FAIL;
 		goto free_list;
 	}
-	printf("%-10s %-16s %-24s %s\n", "device", "address", "GID[1]", "active MTU");
+	printf("%-10s %-16s %-24s %-8s %s\n", "device", "address", "GID[1]", "state", "active MTU");
 	for (int i = 0; i < n; i++)
 		if (show(list[i]) != URNIC_EXIT_OK)
 			ret = URNIC_EXIT_FAIL;

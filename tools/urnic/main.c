@@ -14,12 +14,16 @@ static const char usage[] =
 	"\n"
 	"commands:\n"
 	"  devices                  list the devices this process would see: name, address,\n"
-	"                           GID[1] (the RoCEv2 GID) and active MTU\n"
-	"  counters [--json] [--qp] [pid]\n"
-	"                           print the counters of every device of every running urnic\n"
-	"                           process (or of process <pid>), read from\n"
-	"                           /dev/shm/urnic.<pid>.<device>; --qp adds each QP's share,\n"
-	"                           --json prints one JSON object (with every QP's counters)\n"
+	"                           GID[1] (the RoCEv2 GID), port state (ACTIVE, or DOWN\n"
+	"                           when no interface that is up holds the address) and\n"
+	"                           active MTU\n"
+	"  counters [--json] [--qp] [--all] [pid]\n"
+	"                           print the counters that are not zero (--all: every one)\n"
+	"                           of every device of every running urnic process (or of\n"
+	"                           process <pid>) and its network namespace (which one is\n"
+	"                           the caller's), read from /dev/shm/urnic.<pid>.<device>;\n"
+	"                           --qp adds each QP's share, --json prints one JSON object\n"
+	"                           (with every counter and every QP's counters)\n"
 	"  run [--addr IP[,IP...]] [--] PROGRAM [ARGS]\n"
 	"                           run PROGRAM over urnic (LD_LIBRARY_PATH to urnic's\n"
 	"                           libibverbs.so.1, URNIC_ADDR=IP,...) in a mount namespace\n"
@@ -31,7 +35,9 @@ static const char usage[] =
 	"  --version                urnic's version\n"
 	"\n"
 	"Devices come from URNIC_ADDR=<ip>[,<ip>...], else from the file $URNIC_CONFIG\n"
-	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n";
+	"(default /etc/urnic.conf, lines `device <ip>`), else from the host's addresses.\n"
+	"A bad value in a URNIC_* variable or in that file is said on stderr and no device\n"
+	"opens (README, \"Configuration\").\n";
 
 struct command {
 	const char *name;

@@ -1,0 +1,115 @@
+#!/bin/sh
+# config_errors.sh URNIC LIBDIR - a bad value in a URNIC_* variable or in the config
+# file fails the device open (README "Configuration"): `urnic devices` exits 1 with a
+# message naming the variable (or file:line) and the value, and Debian's ibv_devinfo
+# over the drop-in cannot open the device. Good values, 0/1 flags both ways and
+# comments in the file still open it. No QP is made: no port is bound (127.0.0.52).
+URNIC=$1
+LIBDIR=$2
+ADDR=127.0.0.52
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+# run [-u] VAR=VALUE...: `urnic devices` on $ADDR (-u: URNIC_ADDR unset) and the
+# empty config file, unless the arguments say otherwise.
+run() {
+	if [ "$1" = -u ]; then
+		shift
+		env -u URNIC_ADDR URNIC_CONFIG=$T/empty.conf "$@" "$URNIC" devices 2>&1
+	else
+		env URNIC_ADDR=$ADDR URNIC_CONFIG=$T/empty.conf "$@" "$URNIC" devices 2>&1
+	fi
+}
+
+# bad 'REGEX' [-u] VAR=VALUE...: the open fails, a line of stderr matches REGEX.
+bad() {
+	regex=$1
+	shift
+	out=$(run "$@")
+	rc=$?
+	if [ $rc -ne 1 ] || ! printf '%s\n' "$out" | grep -Eq -- "$regex" ||
+		! printf '%s\n' "$out" | grep -q "no device opens"; then
+		echo "FAIL (rc $rc, want 1 and /$regex/): $*"
+		printf '%s\n' "$out" | sed 's/^/    /'
+		fails=$((fails + 1))
+	else
+		echo "ok bad: $*"
+	fi
+}
+
+# good VAR=VALUE...: the device opens, nothing is said about the configuration.
+good() {
+	out=$(run "$@")
+	rc=$?
+	if [ $rc -ne 0 ] || printf '%s\n' "$out" | grep -q "no device opens"; then
+		echo "FAIL (rc $rc, want 0): $*"
+		printf '%s\n' "$out" | sed 's/^/    /'
+		fails=$((fails + 1))
+	else
+		echo "ok good: $*"
+	fi
+}
+
+: > "$T/empty.conf"
+bad "URNIC_FAULT: bad fault spec 'drop=1%,reordr=5%'" URNIC_FAULT='drop=1%,reordr=5%'
+bad "URNIC_LIMITS: no limit named 'max_foo'" URNIC_LIMITS=max_qp=64,max_foo=3
+bad "URNIC_LIMITS: 'max_qp' is not name=value" URNIC_LIMITS=max_qp
+bad "URNIC_LIMITS: max_qp '0' is not a number in 1\.\.4094" URNIC_LIMITS=max_qp=0
+bad "URNIC_LIMITS: max_cq 'x' is not a number" URNIC_LIMITS=max_cq=x
+bad "URNIC_LIMITS='' names no limit" URNIC_LIMITS=
+bad "URNIC_ADDR='' names no address" URNIC_ADDR=
+bad "URNIC_ADDR=' , ' names no address" "URNIC_ADDR= , "
+bad "URNIC_ADDR: device address '127.0.0.52' named twice" URNIC_ADDR=$ADDR,$ADDR
+bad "URNIC_ADDR: device address '::ffff:7f00:34' named twice" URNIC_ADDR=::ffff:7f00:34,::ffff:7f00:34
+bad "URNIC_ADDR: device address 'bogus' is not an IPv4 or IPv6 address" URNIC_ADDR=$ADDR,bogus
+bad "URNIC_SPIN_US='abc' is not a number in 0\.\.1000000" URNIC_SPIN_US=abc
+bad "URNIC_SPIN_US='-1'" URNIC_SPIN_US=-1
+bad "URNIC_SPIN_US='5x'" URNIC_SPIN_US=5x
+bad "URNIC_ACK_HOLD_US='1000001' is not a number in 0\.\.1000000" URNIC_ACK_HOLD_US=1000001
+bad "URNIC_ACK_HOLD_US=''" URNIC_ACK_HOLD_US=
+for v in URNIC_POST_BATCH URNIC_RING URNIC_NO_GSO URNIC_NO_GRO URNIC_ICRC_STRICT \
+	URNIC_PRINT_COUNTERS URNIC_STUB_TRACE; do
+	bad "$v='yes' is not 0 or 1" $v=yes
+	bad "$v='' is not 0 or 1" $v=
+	good $v=0
+done
+for v in URNIC_POST_BATCH URNIC_NO_GSO URNIC_NO_GRO URNIC_ICRC_STRICT URNIC_PRINT_COUNTERS \
+	URNIC_STUB_TRACE; do
+	good $v=1
+done
+bad "URNIC_COUNTERS_MODE='0666' is not 0600, 0640 or 0644" URNIC_COUNTERS_MODE=0666
+bad "URNIC_CONFIG='$T/missing.conf': cannot read it" URNIC_CONFIG=$T/missing.conf
+
+# The config file: every line is checked, and named by file:line.
+printf '# a comment\n\nmax_qp 64 # and another\nfault drop=1%%,seed=3\n' > "$T/good.conf"
+good URNIC_CONFIG=$T/good.conf
+printf 'max_qp 64\nmax_qpp 64\n' > "$T/unknown.conf"
+bad "$T/unknown.conf:2: unknown setting 'max_qpp'" URNIC_CONFIG=$T/unknown.conf
+printf 'max_cqe\n' > "$T/novalue.conf"
+bad "$T/novalue.conf:1: 'max_cqe' is not \`<setting> <value>\`" URNIC_CONFIG=$T/novalue.conf
+printf 'max_cqe 64 128\n' > "$T/extra.conf"
+bad "$T/extra.conf:1: 'max_cqe 64 128' is not" URNIC_CONFIG=$T/extra.conf
+printf 'fault drop=lots\n' > "$T/fault.conf"
+bad "$T/fault.conf:1: bad fault spec 'drop=lots'" URNIC_CONFIG=$T/fault.conf
+printf 'max_srq 99999999\n' > "$T/range.conf"
+bad "$T/range.conf:1: max_srq '99999999' is not a number in 1\.\." URNIC_CONFIG=$T/range.conf
+printf 'device 127.0.0.300\n' > "$T/badaddr.conf"
+bad "$T/badaddr.conf:1: device address '127.0.0.300' is not" URNIC_CONFIG=$T/badaddr.conf
+bad "$T/badaddr.conf:1: device address '127.0.0.300' is not" -u URNIC_CONFIG=$T/badaddr.conf
+printf 'device %s\ndevice %s\n' $ADDR $ADDR > "$T/twice.conf"
+bad "$T/twice.conf:2: device address '$ADDR' named twice" -u URNIC_CONFIG=$T/twice.conf
+
+# What an rdma-core program sees: the device is listed and cannot be opened. Not in the
+# sanitizer build: Debian's binary cannot load a library built with AddressSanitizer.
+if [ "$SANITIZE" != ON ] && command -v ibv_devinfo > /dev/null; then
+	out=$(env LD_LIBRARY_PATH=$LIBDIR URNIC_ADDR=$ADDR URNIC_RING=on ibv_devinfo 2>&1)
+	if [ $? -eq 0 ] || ! printf '%s\n' "$out" | grep -q "URNIC_RING='on' is not 0 or 1"; then
+		echo "FAIL: ibv_devinfo with URNIC_RING=on"
+		printf '%s\n' "$out" | sed 's/^/    /'
+		fails=$((fails + 1))
+	else
+		echo "ok ibv_devinfo fails: $(printf '%s\n' "$out" | tail -1)"
+	fi
+fi
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
