@@ -60,6 +60,9 @@ void urnic_engine_srq_remove(struct urnic_engine *e, struct urnic_srq *srq);
  * handle or SGE count) or -ENOMEM (the list is full, or no room on the CQ), nothing done
  * then. ADD writes the entry's handle into op->handle. Context: the device lock. */
 int urnic_engine_tm_op(struct urnic_engine *e, struct urnic_srq *srq, struct urnic_tm_op *op);
+/* The QP's send queue is dropped without completions (destroy, RESET): the tags its
+ * rendezvous READs were filling go back to their list, so the list loses no entry. */
+void urnic_engine_tm_drop_sq(struct urnic_qp *qp);
 
 /* Applies a validated modify (urnic_qp_check_modify) to the QP: RESET clears all
  * protocol state, RTR/RTS set up PSNs and resources, ERR flushes (IBTA 10.3.1). */

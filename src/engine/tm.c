@@ -73,3 +73,19 @@ int urnic_engine_tm_op(struct urnic_engine *e, struct urnic_srq *srq, struct urn
 	(void)e;
 	return 0;
 }
+
+void urnic_engine_tm_drop_sq(struct urnic_qp *qp)
+{
+	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+	uint32_t cons = atomic_load_explicit(&qp->sq.cons, memory_order_relaxed);
+
+	if (!qp->srq || !qp->srq->tm || qp->sq.depth == 0)
+		return;
+	for (; cons != prod; cons++) {
+		struct urnic_send_wqe *w = urnic_wq_slot(&qp->sq, cons);
+
+		if (w->role == URNIC_SWQE_TM_READ)
+			urnic_tm_list_release(qp->srq->tm, w->tm_handle);
+		w->role = URNIC_SWQE_APP;
+	}
+}
