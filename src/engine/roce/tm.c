@@ -129,8 +129,8 @@ bool urnic_roce_tm_take(struct urnic_engine *e, struct urnic_qp *qp, const struc
 	bool rndv;
 	int handle;
 
-	if (!(flags & URNIC_OPF_FIRST))
-		return r->have_rwqe || r->tm.kind == URNIC_TM_MSG_RNDV;
+	if (!(flags & URNIC_OPF_FIRST)) /* the message's first packet chose */
+		return r->tm.kind == URNIC_TM_MSG_RNDV || urnic_roce_take_rwqe(e, qp);
 	if (pkt->payload_bytes >= URNIC_TMH_BYTES)
 		h = urnic_tmh_get(pkt->payload);
 	if (h.op != URNIC_TMH_EAGER && h.op != URNIC_TMH_RNDV)
@@ -138,9 +138,11 @@ bool urnic_roce_tm_take(struct urnic_engine *e, struct urnic_qp *qp, const struc
 	rndv = h.op == URNIC_TMH_RNDV;
 	handle = urnic_tm_list_match(l, h.tag);
 	if (handle >= 0 && rndv &&
-	    (pkt->payload_bytes < URNIC_TMH_BYTES + URNIC_RVH_BYTES || !qp->attr.max_rd_atomic)) {
-		/* No RVH to read from, or a QP that may not READ (max_rd_atomic 0): the
-		 * application handles it, as a message no tag matched. */
+	    (pkt->payload_bytes < URNIC_TMH_BYTES + URNIC_RVH_BYTES || !qp->attr.max_rd_atomic ||
+	     qp->state != URNIC_QPS_RTS)) {
+		/* No RVH to read from, or a QP that may not READ (max_rd_atomic 0, or still
+		 * in RTR: it sends nothing yet): the application handles it, as a message no
+		 * tag matched. */
 		urnic_count(e, URNIC_CTR_tm_rndv_unexpected);
 		handle = -ENOENT;
 	}
