@@ -13,7 +13,9 @@
  * IBV_WC_TM_MATCH, then b READs a's buffer into the tag's, completes it
  * IBV_WC_TM_DATA_VALID and sends a FIN that a receives; b's send CQ stays empty; if b
  * fails meanwhile the tag completes in error, if it is reset the tag goes back to the
- * list. A removed tag matches nothing; removing it again fails with IBV_WC_TM_ERR.
+ * list; a QP that may not READ hands the request over as unexpected, one whose send
+ * queue is full answers RNR until it has room. A removed tag matches nothing; removing
+ * it again fails with IBV_WC_TM_ERR.
  */
 #include <errno.h>
 #include <string.h>
@@ -32,10 +34,8 @@ struct env {
 	struct fab_buf la, ra;
 };
 
-static void env_open(struct env *v, uint64_t seed)
+static void env_open_conn(struct env *v, uint64_t seed, const struct fab_conn *c)
 {
-	struct fab_conn c = fab_conn_default();
-
 	memset(v, 0, sizeof(*v));
 	v->f = fabric_new(2, seed);
 	v->pd[0].handle = v->pd[1].handle = 1;
@@ -48,10 +48,17 @@ static void env_open(struct env *v, uint64_t seed)
 	/* As src/verbs/qp.c: no send WQE of its own, the reserve for rendezvous. */
 	v->b = fab_qp_new_type(v->f, 1, &v->pd[1], URNIC_QPT_RC, v->srq, URNIC_TM_SQ_RESERVE, 0,
 			       false);
-	fab_connect(v->a, v->b, &c);
+	fab_connect(v->a, v->b, c);
 	fab_buf_new(v->f, &v->la, 0, &v->pd[0], 65536, FAB_ALL_ACCESS);
 	fab_buf_new(v->f, &v->ra, 1, &v->pd[1], 65536, FAB_ALL_ACCESS);
 	fab_fill(v->la.p, 65536, (uint32_t)seed);
+}
+
+static void env_open(struct env *v, uint64_t seed)
+{
+	struct fab_conn c = fab_conn_default();
+
+	env_open_conn(v, seed, &c);
 }
 
 static void env_close(struct env *v)
@@ -99,16 +106,23 @@ static uint32_t tm_op(struct env *v, uint32_t opcode, uint64_t wr_id, uint64_t t
 	return op.handle;
 }
 
-/* a sends len bytes from la at off, a TMH first. */
-static void send_tm(struct env *v, uint8_t op, uint64_t tag, uint32_t off, uint32_t len)
+/* a posts len bytes from la at off, a TMH first. */
+static void post_tm(struct env *v, uint8_t op, uint64_t tag, uint32_t off, uint32_t len)
 {
 	struct fab_send_wr wr = { .wr_id = 7, .opcode = URNIC_WR_SEND, .num_sge = 1 };
 	struct urnic_tmh h = { .op = op, .app_ctx = 0xc0ffee, .tag = tag };
-	struct urnic_cqe c;
 
 	urnic_tmh_put(v->la.p + off, &h);
 	wr.sge[0] = fab_sge(v->la.mr, off, len);
 	CHECK_EQ(fab_post_send(v->a, &wr), 0);
+}
+
+/* The same, and its send completion. */
+static void send_tm(struct env *v, uint8_t op, uint64_t tag, uint32_t off, uint32_t len)
+{
+	struct urnic_cqe c;
+
+	post_tm(v, op, tag, off, len);
 	fab_wait_cqes(v->f, &v->a->scq, &c, 1);
 	CHECK_CQE(c, 7, URNIC_WC_SUCCESS, URNIC_WC_SEND, len);
 }
@@ -204,8 +218,8 @@ static void no_tag_goes_whole_to_a_plain_wqe(void)
 	env_close(&v);
 }
 
-/* a's rendezvous request for len bytes of la at src, the RVH after the TMH at off. */
-static void send_rndv(struct env *v, uint64_t tag, uint32_t off, uint32_t src, uint32_t len)
+/* Writes an RVH for len bytes of la at src after the TMH at off. */
+static void put_rvh(struct env *v, uint32_t off, uint32_t src, uint32_t len)
 {
 	uint8_t *p = v->la.p + off + URNIC_TMH_BYTES;
 	uint64_t va = v->la.mr->iova + src;
@@ -214,6 +228,12 @@ static void send_rndv(struct env *v, uint64_t tag, uint32_t off, uint32_t src, u
 	urnic_put_be32(p + URNIC_RVH_OFF_VA + 4, (uint32_t)va);
 	urnic_put_be32(p + URNIC_RVH_OFF_RKEY, v->la.mr->key);
 	urnic_put_be32(p + URNIC_RVH_OFF_LEN, len);
+}
+
+/* a's rendezvous request for len bytes of la at src, its headers at off. */
+static void send_rndv(struct env *v, uint64_t tag, uint32_t off, uint32_t src, uint32_t len)
+{
+	put_rvh(v, off, src, len);
 	send_tm(v, URNIC_TMH_RNDV, tag, off, URNIC_TM_MAX_RNDV_HDR);
 }
 
@@ -312,6 +332,75 @@ static void rendezvous_of_a_reset_qp_gives_its_tag_back(void)
 	env_close(&v);
 }
 
+/* A QP that may not READ (max_rd_atomic 0): the application gets the request whole, as
+ * unexpected (counter tm_rndv_unexpected), and the tag stays posted. */
+static void rendezvous_without_reads_goes_unexpected(void)
+{
+	struct env v;
+	struct fab_conn conn = fab_conn_default();
+	struct urnic_cqe c;
+
+	conn.max_rd_atomic = 0;
+	env_open_conn(&v, 8, &conn);
+	tm_op(&v, URNIC_TM_OP_ADD, 1, 0x38, 0, 0, 0);
+	srq_post(&v, 800, 32768);
+	send_rndv(&v, 0x38, 0, 1024, 3000);
+	fab_wait_cqes(v.f, &v.tmcq, &c, 1);
+	CHECK_CQE(c, 800, URNIC_WC_SUCCESS, URNIC_WC_TM_RECV, URNIC_TM_MAX_RNDV_HDR);
+	CHECK_EQ(c.wc_flags, 0);
+	CHECK(memcmp(v.ra.p + 32768, v.la.p, URNIC_TM_MAX_RNDV_HDR) == 0);
+	CHECK_EQ(fab_ctr(v.f, 1, URNIC_CTR_tm_rndv_unexpected), 1);
+	CHECK_EQ(v.tm.posted, 1);
+	env_close(&v);
+}
+
+static bool sq_full_seen(struct fabric *f, void *arg)
+{
+	(void)arg;
+	return fab_ctr(f, 1, URNIC_CTR_tm_rndv_sq_full) > 0;
+}
+
+/* b's send queue (here no larger than the reserve) is full of its application's
+ * unacknowledged SENDs: the request is refused RNR (counter tm_rndv_sq_full) and
+ * succeeds once they are acknowledged. */
+static void rendezvous_waits_for_send_queue_room(void)
+{
+	struct env v;
+	struct urnic_cqe c[URNIC_TM_SQ_RESERVE + 1];
+	struct urnic_sge sge;
+	struct fab_rule *mute;
+
+	env_open(&v, 9);
+	for (uint32_t i = 0; i <= URNIC_TM_SQ_RESERVE; i++) {
+		sge = fab_sge(v.la.mr, 40000 + 64 * i, 64);
+		CHECK_EQ(fab_post_recv(v.a, 50 + i, &sge, 1), 0);
+	}
+	mute = fab_add_rule(v.f,
+			    &(struct fab_rule){ .match = FAB_M_SRC, .src = 1, .action = FAB_DROP });
+	for (uint32_t i = 0; i < URNIC_TM_SQ_RESERVE; i++) {
+		struct fab_send_wr wr = { .wr_id = i, .opcode = URNIC_WR_SEND, .num_sge = 1 };
+
+		wr.sge[0] = fab_sge(v.ra.mr, 60000, 10);
+		CHECK_EQ(fab_post_send(v.b, &wr), 0);
+	}
+	tm_op(&v, URNIC_TM_OP_ADD, 1, 0x39, 0, 0, 0);
+	put_rvh(&v, 0, 1024, 2000);
+	post_tm(&v, URNIC_TMH_RNDV, 0x39, 0, URNIC_TM_MAX_RNDV_HDR);
+	CHECK(fabric_run(v.f, sq_full_seen, NULL, 100000));
+	CHECK_EQ(fab_poll(&v.tmcq, c, 1), 0);
+	CHECK_EQ(v.tm.posted, 1);
+	mute->action = FAB_PASS;
+	fab_wait_cqes(v.f, &v.tmcq, c, 2);
+	CHECK_EQ(c[0].wc_flags, URNIC_WC_TM_MATCH);
+	CHECK_CQE(c[1], 1001, URNIC_WC_SUCCESS, URNIC_WC_TM_RECV, 2000);
+	CHECK(memcmp(v.ra.p, v.la.p + 1024, 2000) == 0);
+	fab_wait_cqes(v.f, &v.a->scq, c, 1);
+	fab_wait_cqes(v.f, &v.a->rcq, c, URNIC_TM_SQ_RESERVE + 1); /* b's sends, the FIN */
+	CHECK_EQ(c[URNIC_TM_SQ_RESERVE].byte_len, URNIC_TMH_BYTES);
+	fab_clear_rules(v.f);
+	env_close(&v);
+}
+
 static void removed_tag_matches_nothing(void)
 {
 	struct env v;
@@ -356,6 +445,8 @@ int main(void)
 	RUN(rendezvous_reads_the_senders_buffer);
 	RUN(rendezvous_cut_short_completes_its_tag_in_error);
 	RUN(rendezvous_of_a_reset_qp_gives_its_tag_back);
+	RUN(rendezvous_without_reads_goes_unexpected);
+	RUN(rendezvous_waits_for_send_queue_room);
 	RUN(removed_tag_matches_nothing);
 	return 0;
 }
