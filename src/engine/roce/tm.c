@@ -21,10 +21,11 @@
 #include "wire/tmh.h"
 
 /* Send queue slots a QP on a tag-matching SRQ has beyond what its application asked
- * for (dev/verbs_qp.c): a rendezvous takes two, its READ and its FIN. */
+ * for (src/verbs/qp.c): a rendezvous takes two, its READ and its FIN. */
 _Static_assert(URNIC_TM_SQ_RESERVE >= 2, "one rendezvous at a time at least");
 
-/* The send queue has room for a rendezvous's two WQEs. */
+/* The send queue has room for a rendezvous's two WQEs. The application cannot take it
+ * before sq_append: its posts stop at max_wr, URNIC_TM_SQ_RESERVE below the depth. */
 static bool sq_room(const struct urnic_qp *qp)
 {
 	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
