@@ -142,6 +142,7 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_
 
 	e->now_ns = now_ns;
 	release_held(e, qp, true);
+	urnic_engine_tm_drop_sq(qp);
 	/* Its type 2B windows could serve no other QP; a later QP must not inherit them. */
 	urnic_mw_release_qp(&e->mrs, qp->qpn);
 
@@ -158,6 +159,7 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_
 
 static void reset_protocol_state(struct urnic_qp *qp)
 {
+	urnic_engine_tm_drop_sq(qp);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));

@@ -55,6 +55,15 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_
 int urnic_engine_srq_add(struct urnic_engine *e, struct urnic_srq *srq);
 void urnic_engine_srq_remove(struct urnic_engine *e, struct urnic_srq *srq);
 
+/* Runs one tag list operation on a tag-matching SRQ (srq->tm) at once, its completion
+ * (if signaled, or a DEL that failed) on the SRQ's CQ (tm.c): 0, -EINVAL (bad opcode,
+ * handle or SGE count) or -ENOMEM (the list is full, or no room on the CQ), nothing done
+ * then. ADD writes the entry's handle into op->handle. Context: the device lock. */
+int urnic_engine_tm_op(struct urnic_engine *e, struct urnic_srq *srq, struct urnic_tm_op *op);
+/* The QP's send queue is dropped without completions (destroy, RESET): the tags its
+ * rendezvous READs were filling go back to their list, so the list loses no entry. */
+void urnic_engine_tm_drop_sq(struct urnic_qp *qp);
+
 /* Applies a validated modify (urnic_qp_check_modify) to the QP: RESET clears all
  * protocol state, RTR/RTS set up PSNs and resources, ERR flushes (IBTA 10.3.1). */
 void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,

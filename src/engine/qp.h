@@ -177,6 +177,23 @@ struct urnic_comp {
 	uint64_t uc_alone_ns;	/* when completions were last released without an answer */
 };
 
+/* A message on a QP whose SRQ does tag matching, as its first packet's TMH classified it
+ * (roce/tm.c): where its data goes and how its receive completes. */
+enum urnic_tm_msg_kind {
+	URNIC_TM_MSG_NONE,	 /* not a SEND on a tag-matching SRQ */
+	URNIC_TM_MSG_NO_TAG,	 /* whole, to a plain WQE: IBV_WC_TM_NO_TAG */
+	URNIC_TM_MSG_UNEXPECTED, /* tagged, no tag matched: whole, to a plain WQE */
+	URNIC_TM_MSG_EAGER,	 /* matched: the payload after the TMH, to the tagged buffer */
+	URNIC_TM_MSG_RNDV,	 /* matched: the data is READ from the sender (no placement) */
+};
+
+struct urnic_tm_msg {
+	uint8_t kind; /* enum urnic_tm_msg_kind */
+	uint32_t handle;
+	uint64_t tag;
+	uint32_t app_ctx;
+};
+
 /* Responder (IBTA 9.7.5.1). */
 struct urnic_resp {
 	uint32_t epsn; /* next expected request PSN */
@@ -190,6 +207,7 @@ struct urnic_resp {
 	uint32_t rwqe_off; /* bytes placed in the current receive WQE */
 	/* With an SRQ: the WQE taken out of the shared ring for the message in progress. */
 	struct urnic_recv_wqe srq_wqe;
+	struct urnic_tm_msg tm; /* with a tag-matching SRQ: the message in progress */
 	/* RDMA WRITE in progress: its R_Key is resolved again for every packet, at the
 	 * address the packet's data goes to, and must still name the grant the FIRST
 	 * packet resolved (msg.c, urnic_roce_write_check). */

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "queue/tm.h"
 #include "queue/wq.h"
 
 struct urnic_pd; /* mem/mr.h: the SRQ only names its PD */
@@ -43,6 +44,9 @@ struct urnic_srq {
 	struct urnic_xrcd *xrcd;
 	struct urnic_cq *cq;
 	uint32_t srqn;
+	/* Tag matching (IBV_SRQT_TM) only: its tag list; NULL for other SRQs. cq is the
+	 * CQ every completion of its QPs' messages and list operations goes to. */
+	struct urnic_tm_list *tm;
 };
 
 int urnic_srq_init(struct urnic_srq *srq, uint32_t max_wr, uint32_t max_sge);

@@ -100,6 +100,15 @@ enum urnic_send_flag {
 	URNIC_SEND_INLINE = 8,
 };
 
+/* Who posted a send WQE: the application, or the engine for a rendezvous matched on a
+ * tag-matching SRQ (engine/roce/tm.c: the READ of the sender's data and the FIN after
+ * it), which completes on the SRQ's CQ as the tagged receive, not on the send CQ. */
+enum urnic_swqe_role {
+	URNIC_SWQE_APP = 0,
+	URNIC_SWQE_TM_READ,
+	URNIC_SWQE_TM_FIN,
+};
+
 /* A send work queue element as posted, plus the requester's bookkeeping for it. */
 struct urnic_send_wqe {
 	uint64_t wr_id;
@@ -137,8 +146,10 @@ struct urnic_send_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	bool started;
-	bool done;	/* completed at the completer, slot may be freed in order */
-	uint8_t status; /* enum urnic_wc_status once done */
+	bool done;	    /* completed at the completer, slot may be freed in order */
+	uint8_t status;	    /* enum urnic_wc_status once done */
+	uint8_t role;	    /* enum urnic_swqe_role */
+	uint32_t tm_handle; /* URNIC_SWQE_TM_READ: the tag whose buffer it fills */
 	union {
 		struct urnic_sge sge[URNIC_MAX_SGE];
 		uint8_t inline_data[URNIC_MAX_INLINE];
@@ -202,6 +213,8 @@ enum urnic_wc_status {
 	URNIC_WC_FATAL_ERR,
 	URNIC_WC_RESP_TIMEOUT_ERR,
 	URNIC_WC_GENERAL_ERR,
+	URNIC_WC_TM_ERR,	     /* a tag list operation failed (ibv_post_srq_ops(3)) */
+	URNIC_WC_TM_RNDV_INCOMPLETE, /* a rendezvous the device did not complete */
 };
 
 /* Completion opcodes, numerically equal to enum ibv_wc_opcode. */
@@ -217,12 +230,22 @@ enum urnic_wc_opcode {
 	URNIC_WC_ATOMIC_WRITE = 9,
 	URNIC_WC_RECV = 128,
 	URNIC_WC_RECV_RDMA_WITH_IMM = 129,
+	/* Tag matching (ibv_post_srq_ops(3), ibv_create_cq_ex(3)): list operations and
+	 * messages on a tag-matching SRQ. */
+	URNIC_WC_TM_ADD = 130,
+	URNIC_WC_TM_DEL = 131,
+	URNIC_WC_TM_SYNC = 132,
+	URNIC_WC_TM_RECV = 133,
+	URNIC_WC_TM_NO_TAG = 134,
 };
 
 enum urnic_wc_flag {
 	URNIC_WC_WITH_GRH = 1,
 	URNIC_WC_WITH_IMM = 2,
 	URNIC_WC_WITH_INV = 8,
+	URNIC_WC_TM_SYNC_REQ = 16,   /* the application must synchronize (IBV_WR_TAG_SYNC) */
+	URNIC_WC_TM_MATCH = 32,	     /* the message matched a tag */
+	URNIC_WC_TM_DATA_VALID = 64, /* the tagged buffer holds the message's data */
 };
 
 struct urnic_cqe {
@@ -236,6 +259,9 @@ struct urnic_cqe {
 	uint32_t src_qp;
 	uint32_t vendor_err;
 	uint64_t ts_ns; /* when the engine produced it (the engine's clock) */
+	/* With URNIC_WC_TM_MATCH: the TMH's tag and app_ctx (ibv_wc_read_tm_info). */
+	uint64_t tm_tag;
+	uint32_t tm_priv;
 };
 
 /* Armed state of a CQ for completion events (ibv_req_notify_cq). */

@@ -8,9 +8,9 @@
  * socket takes any tag off), no flow steering (flow tag 0). A timestamp is the device
  * clock (dev/device.h: CLOCK_MONOTONIC ns, hca_core_clock 1 GHz) of the engine's pass
  * that wrote the completion; the wall-clock one adds CLOCK_REALTIME's offset from it,
- * read again at an ibv_start_poll every 10 ms. Tag matching (IBV_WC_EX_WITH_TM_INFO)
- * is a hardware offload urnic does not have: EOPNOTSUPP, as rxe answers every flag it
- * cannot fill.
+ * read again at an ibv_start_poll every 10 ms. Tag matching (IBV_WC_EX_WITH_TM_INFO):
+ * ibv_wc_read_tm_info gives the TMH's tag and app_ctx of a completion with
+ * IBV_WC_TM_MATCH, zeros otherwise (tm.c, engine/roce/tm.c).
  */
 #include <errno.h>
 #include <time.h>
@@ -116,6 +116,22 @@ static unsigned int read_wc_flags(struct ibv_cq_ex *x)
 	return cur(x)->wc_flags;
 }
 
+_Static_assert((int)IBV_WC_TM_ADD == (int)URNIC_WC_TM_ADD &&
+		       (int)IBV_WC_TM_NO_TAG == (int)URNIC_WC_TM_NO_TAG &&
+		       (int)IBV_WC_TM_ERR == (int)URNIC_WC_TM_ERR &&
+		       (int)IBV_WC_TM_RNDV_INCOMPLETE == (int)URNIC_WC_TM_RNDV_INCOMPLETE,
+	       "tag matching completion opcodes and statuses");
+_Static_assert((int)IBV_WC_TM_SYNC_REQ == (int)URNIC_WC_TM_SYNC_REQ &&
+		       (int)IBV_WC_TM_MATCH == (int)URNIC_WC_TM_MATCH &&
+		       (int)IBV_WC_TM_DATA_VALID == (int)URNIC_WC_TM_DATA_VALID,
+	       "tag matching completion flags");
+
+static void read_tm_info(struct ibv_cq_ex *x, struct ibv_wc_tm_info *tm_info)
+{
+	tm_info->tag = cur(x)->tm_tag;
+	tm_info->priv = cur(x)->tm_priv;
+}
+
 static uint32_t read_zero32(struct ibv_cq_ex *x)
 {
 	return 0; /* SLID: no LIDs on RoCE */
@@ -190,7 +206,8 @@ static int check_attr(struct ibv_context *context, const struct ibv_cq_init_attr
 {
 	const uint64_t supported = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
 				   IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK |
-				   IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG;
+				   IBV_WC_EX_WITH_CVLAN | IBV_WC_EX_WITH_FLOW_TAG |
+				   IBV_WC_EX_WITH_TM_INFO;
 	const uint32_t mask = IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD;
 
 	if ((attr->comp_mask & ~mask) || (attr->wc_flags & ~supported) ||
@@ -254,6 +271,7 @@ struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 	x->read_cvlan = read_cvlan;
 	x->read_flow_tag = read_flow_tag;
 	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
+	x->read_tm_info = read_tm_info;
 	return x;
 }
 

@@ -173,6 +173,12 @@ static int query_device_ex(struct ibv_context *context,
 	/* Completion timestamps count the device clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = URNIC_DEV_CLOCK_KHZ;
+	/* Tag matching on RC (tm.c, queue/tm.h): one SGE per tag, as mlx5. */
+	ex.tm_caps.max_rndv_hdr_size = URNIC_TM_MAX_RNDV_HDR;
+	ex.tm_caps.max_num_tags = URNIC_TM_MAX_TAGS;
+	ex.tm_caps.flags = IBV_TM_CAP_RC;
+	ex.tm_caps.max_ops = URNIC_TM_MAX_OPS;
+	ex.tm_caps.max_sge = URNIC_TM_MAX_SGE;
 	/* What libibverbs' ibv_cmd_query_device_any fills without a sysfs port count. */
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	/* attr_size is the caller's sizeof (the inline ibv_query_device_ex passes it): a
@@ -503,6 +509,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_rwq_ind_table = urnic_create_rwq_ind_table;
 	c->vctx.destroy_rwq_ind_table = urnic_destroy_rwq_ind_table;
 	c->vctx.create_srq_ex = urnic_create_srq_ex;
+	c->vctx.post_srq_ops = urnic_post_srq_ops;
 	c->vctx.alloc_dm = urnic_alloc_dm;
 	c->vctx.free_dm = urnic_free_dm;
 	c->vctx.reg_dm_mr = urnic_reg_dm_mr;

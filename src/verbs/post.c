@@ -112,6 +112,7 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 	w->started = false;
 	w->done = false;
 	w->status = URNIC_WC_SUCCESS;
+	w->role = URNIC_SWQE_APP;
 	w->remote_len = 0;
 	switch ((uint32_t)wr->opcode) {
 	case IBV_WR_RDMA_WRITE:

@@ -55,10 +55,26 @@ static void receive_side(struct ibv_qp_init_attr *init)
 	}
 }
 
+/* A QP on a tag-matching SRQ: RC only (tm_caps.flags IBV_TM_CAP_RC), else EINVAL; it
+ * gets send slots for the engine's rendezvous READs and FINs (engine/roce/tm.c). */
+static int tm_check(const struct ibv_qp_init_attr *init, uint32_t *reserve)
+{
+	*reserve = 0;
+	if (!init->srq || !to_vsrq(init->srq)->srq.tm)
+		return 0;
+	if (init->qp_type != IBV_QPT_RC) {
+		errno = EINVAL;
+		return -1;
+	}
+	*reserve = URNIC_TM_SQ_RESERVE;
+	return 0;
+}
+
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
 {
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
 	struct ibv_qp_cap *cap = &init->cap;
+	uint32_t tm_reserve;
 	struct urnic_vqp *v;
 	int ret;
 
@@ -69,6 +85,8 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		return NULL;
 	}
 	receive_side(init);
+	if (tm_check(init, &tm_reserve))
+		return NULL;
 	if (!init->send_cq || (init->srq && init->srq->context != pd->context) ||
 	    (!init->recv_cq && init->qp_type != IBV_QPT_XRC_SEND) ||
 	    cap->max_send_wr > d->lim.max_qp_wr || cap->max_recv_wr > d->lim.max_qp_wr ||
@@ -119,12 +137,13 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	v->dev = d;
 	v->parent = urnic_pd_is_parent(pd) ? pd : NULL;
 	/* Rings from a parent domain's allocator (pd_ext.c) or calloc. */
-	ret = urnic_dev_qp_create(d, &v->qp, urnic_parent_hold(pd), cap->max_send_wr,
+	ret = urnic_dev_qp_create(d, &v->qp, urnic_parent_hold(pd), cap->max_send_wr + tm_reserve,
 				  cap->max_send_sge, cap->max_recv_wr, cap->max_recv_sge);
 	if (ret) {
 		urnic_parent_release(pd);
 		goto free_qp;
 	}
+	v->qp.sq.max_wr = cap->max_send_wr; /* the tag-matching reserve is the engine's */
 	v->send_vcq->users++;
 	if (v->recv_vcq)
 		v->recv_vcq->users++;

@@ -11,7 +11,8 @@
  * a limit above max_wr is EINVAL; resizing (IBV_SRQ_MAX_WR) is not offered
  * (IBV_DEVICE_SRQ_RESIZE is not advertised) and answers EINVAL, as for devices
  * without it. Destroying an SRQ that QPs still use is EBUSY. An XRC SRQ (IBTA Annex A14)
- * also names its domain and CQ: xrc.c. Out of scope: tag matching.
+ * also names its domain and CQ: xrc.c; a tag-matching SRQ its CQ and tag list size:
+ * tm.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,12 +78,13 @@ URNIC_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_in
 }
 
 /* verbs_context.create_srq_ex: the inline ibv_create_srq_ex comes here for anything
- * beyond a basic SRQ; IBV_SRQT_BASIC and IBV_SRQT_XRC are offered. */
+ * beyond a basic SRQ; IBV_SRQT_BASIC, IBV_SRQT_XRC and IBV_SRQT_TM are offered. */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *ex)
 {
 	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+			       IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	bool xrc = (ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type == IBV_SRQT_XRC;
+	bool tm = (ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type == IBV_SRQT_TM;
 	struct urnic_vsrq *v;
 	int ret;
 
@@ -90,7 +92,8 @@ struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if ((ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type != IBV_SRQT_BASIC && !xrc) {
+	if ((ex->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && ex->srq_type != IBV_SRQT_BASIC && !xrc &&
+	    !tm) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -99,8 +102,8 @@ struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_
 		return NULL;
 	}
 	v = create_srq(ex->pd, &ex->attr, ex->srq_context);
-	if (v && xrc) {
-		ret = urnic_xrc_srq_attach(v, ex);
+	if (v && (xrc || tm)) {
+		ret = xrc ? urnic_xrc_srq_attach(v, ex) : urnic_tm_srq_attach(v, ex);
 		if (ret) {
 			ibv_destroy_srq(&v->ibsrq);
 			errno = ret;
@@ -144,6 +147,8 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 		return EBUSY;
 	if (v->xdom)
 		urnic_xrc_srq_detach(v);
+	if (v->tmcq)
+		urnic_tm_srq_detach(v);
 	v->vpd->users--;
 	urnic_dev_srq_destroy(&v->srq);
 	urnic_parent_release(v->parent);

@@ -21,6 +21,7 @@
 
 #include "dev/device.h"
 #include "dev/verbs_mem.h"
+#include "dev/tm.h"
 #include "dev/verbs_qp.h"
 #include "export.h"
 
@@ -134,6 +135,8 @@ struct urnic_vsrq {
 	/* An XRC SRQ's domain and CQ (xrc.c); NULL for a basic SRQ. */
 	struct urnic_vxrc_domain *xdom;
 	struct urnic_vcq *xcq;
+	/* A tag-matching SRQ's CQ (tm.c); NULL for other SRQs. */
+	struct urnic_vcq *tmcq;
 };
 
 struct urnic_vah {
@@ -347,6 +350,10 @@ struct urnic_vcq *urnic_cq_create(struct ibv_context *context, int cqe, void *cq
 /* Shared receive queues (srq.c). */
 struct ibv_srq *urnic_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *attr);
 int urnic_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+/* Tag matching (tm.c): a tag-matching SRQ's part of ibv_create_srq_ex, and
+ * ibv_post_srq_ops. */
+int urnic_tm_srq_attach(struct urnic_vsrq *v, const struct ibv_srq_init_attr_ex *ex);
+int urnic_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad_wr);
 
 /* XRC (xrc.c, IBTA Annex A14): the domains, the context ops ibv_open_xrcd,
  * ibv_close_xrcd, ibv_get_srq_num and ibv_open_qp reach, and what ibv_create_qp_ex,
@@ -360,6 +367,7 @@ struct ibv_qp *urnic_xrc_create_recv_qp(struct ibv_context *context,
 int urnic_xrc_destroy_recv_qp(struct urnic_vqp *v);
 int urnic_xrc_srq_attach(struct urnic_vsrq *v, const struct ibv_srq_init_attr_ex *ex);
 void urnic_xrc_srq_detach(struct urnic_vsrq *v);
+void urnic_tm_srq_detach(struct urnic_vsrq *v);
 
 /* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */
 int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);

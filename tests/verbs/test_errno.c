@@ -511,10 +511,13 @@ static void resize_cq_to_nothing_or_beyond_max_cqe_is_einval(void)
 }
 
 /* ibv_create_cq_ex(3): wc_flags the provider cannot report (rxe_create_cq_ex:
- * EOPNOTSUPP); cqe as for ibv_create_cq. */
+ * EOPNOTSUPP; every flag rdma-core 44 defines is offered, a later one is not); cqe as
+ * for ibv_create_cq. */
 static void create_cq_ex_with_unsupported_fields_fails(void)
 {
-	struct ibv_cq_init_attr_ex a = { .cqe = 16, .wc_flags = IBV_WC_EX_WITH_TM_INFO };
+	struct ibv_cq_init_attr_ex a = { .cqe = 16,
+					 .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK
+						     << 1 };
 	struct ibv_cq_ex *cq;
 
 	CHECK_NULL_ERRNO(ibv_create_cq_ex(ctx, &a), EOPNOTSUPP);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/roce/rc.h"
+#include "engine/roce/tm.h"
 #include "mem/sge.h"
 #include "wire/psn.h"
 
@@ -56,7 +57,9 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 			.qp_num = qp->qpn,
 		};
 
-		if (!urnic_cq_has_room(qp->send_cq)) {
+		bool engine_wqe = w->role != URNIC_SWQE_APP;
+
+		if (!engine_wqe && !urnic_cq_has_room(qp->send_cq)) {
 			urnic_count(e, URNIC_CTR_cq_overflow);
 			break;
 		}
@@ -65,7 +68,10 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 		qp->comp.idx++;
 		/* Free the slot before the completion is visible (urnic_roce_complete_swqe). */
 		atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
-		urnic_cq_push(qp->send_cq, &cqe, false);
+		if (engine_wqe) /* tag matching's: completes its tag (tm.c) */
+			urnic_roce_tm_swqe_done(e, qp, w, status);
+		else
+			urnic_cq_push(qp->send_cq, &cqe, false);
 	}
 	qp->req.idx = qp->comp.idx;
 	qp->req.off_bytes = 0;

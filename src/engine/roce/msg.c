@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/roce/rc.h"
+#include "engine/roce/tm.h"
 #include "mem/mw.h"
 #include "mem/sge.h"
 #include "wire/psn.h"
@@ -306,6 +307,11 @@ void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8
 		.qp_num = qp->qpn,
 	};
 
+	if (w->role != URNIC_SWQE_APP) {
+		/* Posted by the engine for tag matching: completes on the SRQ's CQ. */
+		report = false;
+		urnic_roce_tm_swqe_done(e, qp, w, status);
+	}
 	if (rc_wqe_is_read_atomic(w) && qp->req.rd_atomic)
 		qp->req.rd_atomic--;
 	w->done = true;

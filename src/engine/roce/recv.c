@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/roce/rc.h"
+#include "engine/roce/tm.h"
 #include "mem/mw.h"
 #include "mem/odp.h"
 #include "mem/sge.h"
@@ -105,6 +106,7 @@ static void push_rwqe_cqe(struct urnic_engine *e, struct urnic_qp *qp, struct ur
 			  bool solicited)
 {
 	struct urnic_resp *r = &qp->resp;
+	struct urnic_cq *cq = urnic_roce_tm_qp(qp) ? urnic_roce_tm_cqe(qp, cqe) : qp->recv_cq;
 
 	cqe->wr_id = urnic_roce_rwqe(qp)->wr_id;
 	cqe->qp_num = qp->qpn;
@@ -114,7 +116,7 @@ static void push_rwqe_cqe(struct urnic_engine *e, struct urnic_qp *qp, struct ur
 		atomic_store_explicit(&qp->rq.cons,
 				      atomic_load_explicit(&qp->rq.cons, memory_order_relaxed) + 1,
 				      memory_order_release);
-	urnic_complete(e, qp, qp->recv_cq, cqe, solicited);
+	urnic_complete(e, qp, cq, cqe, solicited);
 }
 
 void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp,
@@ -161,7 +163,9 @@ int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const stru
 			 uint32_t flags)
 {
 	struct urnic_resp *r = &qp->resp;
-	int ret = urnic_roce_place(e, qp, pkt->payload, pkt->payload_bytes);
+	/* Tag matching: a matched message's TMH is not placed (tm.c). */
+	uint32_t skip = urnic_roce_tm_qp(qp) ? urnic_roce_tm_skip(qp, pkt, flags) : 0;
+	int ret = urnic_roce_place(e, qp, pkt->payload + skip, pkt->payload_bytes - skip);
 
 	if (ret) {
 		r->in_send = false;
@@ -170,6 +174,11 @@ int urnic_roce_recv_send(struct urnic_engine *e, struct urnic_qp *qp, const stru
 	r->in_send = !(flags & URNIC_OPF_LAST);
 	if (!(flags & URNIC_OPF_LAST))
 		return 0;
+	if (r->tm.kind == URNIC_TM_MSG_RNDV) {
+		/* A matched rendezvous request: its READ completes the tag (tm.c). */
+		r->tm.kind = URNIC_TM_MSG_NONE;
+		return 0;
+	}
 	/* IBTA 9.4.1.2 / o10-37.2.x: a SEND with Invalidate invalidates the R_Key its IETH
 	 * names before the receive completes (rxe execute()); if the key is not a type 2B
 	 * window bound through this QP, the WQE completes in error (class J). */

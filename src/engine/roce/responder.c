@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "engine/roce/rc.h"
+#include "engine/roce/tm.h"
 #include "mem/odp.h"
 #include "wire/psn.h"
 
@@ -159,6 +160,16 @@ static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struc
  *
  * Checks 1 to 5; true when the request may go on to its operation's own checks.
  */
+/* The receive WQE a SEND or WRITE with immediate needs; a SEND on a tag-matching SRQ
+ * takes a tagged buffer or a plain WQE as its TMH says (tm.c). */
+static bool take_rwqe(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		      uint32_t flags)
+{
+	if (urnic_roce_tm_qp(qp) && (flags & URNIC_OPF_SEND))
+		return urnic_roce_tm_take(e, qp, pkt);
+	return urnic_roce_take_rwqe(e, qp);
+}
+
 static bool check_request(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			  uint32_t flags)
 {
@@ -210,7 +221,7 @@ static bool check_request(struct urnic_engine *e, struct urnic_qp *qp, const str
 		return false;
 	}
 	if (roce_needs_rwqe(flags) && (flags & (URNIC_OPF_FIRST | URNIC_OPF_LAST)) &&
-	    !urnic_roce_take_rwqe(e, qp)) {
+	    !take_rwqe(e, qp, pkt, flags)) {
 		/* IBTA 9.7.5.1.5: RNR NAK with our minimum RNR timer. The requester will
 		 * resend from this PSN when the timer expires; the packets already behind
 		 * this one are dropped silently like those after a sequence NAK, rather
