@@ -182,8 +182,11 @@ static uint32_t toeplitz(const uint8_t *key, uint32_t key_len, const uint8_t *in
 			if (in[i] >> b & 1)
 				hash ^= window;
 			/* The key's next bit shifts into the window; past its end, zeros. */
-			next = kbit < (size_t)key_len * 8 ? key[kbit / 8] >> (7 - kbit % 8) & 1u
-							  : 0;
+			next = 0;
+			if (kbit < (size_t)key_len * 8)
+				next = (uint32_t)(key[kbit / 8] >>
+						  (7u - (unsigned int)(kbit % 8))) &
+				       1u;
 			window = window << 1 | next;
 			kbit++;
 		}
