@@ -10,7 +10,7 @@
  * device on lo reach each other, as raw QPs on one RNIC port do through its loopback.
  *
  * RoCEv2 datagrams (UDP port 4791) stay out (a classic BPF filter): they are the RoCE
- * engine's, and every worker's RoCE traffic on lo would otherwise be copied here.
+ * engine's, and every urnic process's RoCE traffic on lo would otherwise come here.
  * Needs CAP_NET_RAW (-EPERM, as the kernel gives it, without). Frames to other hosts'
  * MAC addresses reach it only on lo (no promiscuous mode is set). Context: under the
  * device lock.
