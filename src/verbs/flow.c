@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,14 +160,21 @@ static int to_rule(const struct ibv_flow_attr *a, struct urnic_flow_rule *r)
 	r->priority = a->priority;
 	r->dont_trap = a->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
 	for (int i = 0; i < a->num_of_specs; i++) {
-		const struct ibv_flow_spec *s = (const struct ibv_flow_spec *)p;
+		/* The specs follow the attribute packed, each at its predecessor's size: one
+		 * need not be aligned for struct ibv_flow_spec (its IPv6 and counter members
+		 * want 8 bytes after a 20-byte ibv_flow_attr), so it is copied out. */
+		struct ibv_flow_spec s;
+		uint16_t size;
 
-		if (!s->hdr.size)
+		memcpy(&size, p + offsetof(struct ibv_flow_spec_eth, size), sizeof(size));
+		if (!size) /* attr->size is not read: libibverbs sums the specs itself */
 			return -EINVAL;
-		ret = one_spec(s, r);
+		memset(&s, 0, sizeof(s));
+		memcpy(&s, p, size < sizeof(s) ? size : sizeof(s));
+		ret = one_spec(&s, r);
 		if (ret)
 			return ret;
-		p += s->hdr.size;
+		p += size;
 	}
 	return 0;
 }
