@@ -188,20 +188,34 @@ void urnic_import_offer_mr(struct urnic_vmr *v)
  * through it, which ends the original too. The memory of the original goes with the
  * last of them: imports left behind still name it.
  */
+/*
+ * What a PD and an MR share on their way out, under the lock: an import (imported) lets
+ * go of its original, an original is marked dead; withdraw also ends the original's
+ * offer. True when the original's memory goes now.
+ */
+static bool let_go(struct urnic_import_link *link, int *imports, bool *dead, bool imported,
+		   bool withdraw)
+{
+	bool last;
+
+	pthread_mutex_lock(&lock);
+	if (withdraw)
+		link_del(link);
+	if (imported)
+		(*imports)--;
+	else
+		*dead = true;
+	last = *dead && !*imports;
+	pthread_mutex_unlock(&lock);
+	return last;
+}
+
 void urnic_import_release_pd(struct ibv_pd *pd)
 {
 	struct urnic_vpd *w = urnic_container_of(pd, struct urnic_vpd, ibpd);
 	struct urnic_vpd *v = to_vpd(pd);
-	bool free_v;
+	bool free_v = let_go(&v->link, &v->imports, &v->dead, w != v, true);
 
-	pthread_mutex_lock(&lock);
-	link_del(&v->link);
-	if (w != v)
-		v->imports--;
-	else
-		v->dead = true;
-	free_v = v->dead && !v->imports;
-	pthread_mutex_unlock(&lock);
 	if (w != v)
 		free(w);
 	if (free_v)
@@ -212,12 +226,8 @@ void urnic_import_release_pd(struct ibv_pd *pd)
 static void unimport_pd(struct urnic_vpd *w)
 {
 	struct urnic_vpd *v = w->shared;
-	bool free_v;
+	bool free_v = let_go(&v->link, &v->imports, &v->dead, true, false);
 
-	pthread_mutex_lock(&lock);
-	v->imports--;
-	free_v = v->dead && !v->imports;
-	pthread_mutex_unlock(&lock);
 	free(w);
 	if (free_v)
 		free(v);
@@ -227,16 +237,8 @@ void urnic_import_release_mr(struct ibv_mr *mr)
 {
 	struct urnic_vmr *w = urnic_container_of(mr, struct urnic_vmr, ibmr);
 	struct urnic_vmr *v = to_vmr(mr);
-	bool free_v;
+	bool free_v = let_go(&v->link, &v->imports, &v->dead, w != v, true);
 
-	pthread_mutex_lock(&lock);
-	link_del(&v->link);
-	if (w != v)
-		v->imports--;
-	else
-		v->dead = true;
-	free_v = v->dead && !v->imports;
-	pthread_mutex_unlock(&lock);
 	if (w != v)
 		free(w);
 	if (free_v)
@@ -246,12 +248,8 @@ void urnic_import_release_mr(struct ibv_mr *mr)
 static void unimport_mr(struct urnic_vmr *w)
 {
 	struct urnic_vmr *v = w->shared;
-	bool free_v;
+	bool free_v = let_go(&v->link, &v->imports, &v->dead, true, false);
 
-	pthread_mutex_lock(&lock);
-	v->imports--;
-	free_v = v->dead && !v->imports;
-	pthread_mutex_unlock(&lock);
 	free(w);
 	if (free_v)
 		free(v);
