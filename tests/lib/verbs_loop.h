@@ -2,8 +2,8 @@
 /*
  * verbs_loop.h - two RC QPs of one device connected to each other over its own address
  * (GID 1), for verbs tests that need a completion from real traffic (test_parent_domain.c,
- * test_cq_timestamp.c), and a bounded wait for one completion on an extended CQ.
- * Header-only, like check.h.
+ * test_cq_timestamp.c, test_import.c, test_restate.c), one READ or atomic in flight, and a bounded
+ * wait for one completion on an extended CQ. Header-only, like check.h.
  */
 #ifndef URNIC_TESTS_VERBS_LOOP_H
 #define URNIC_TESTS_VERBS_LOOP_H
@@ -28,6 +28,7 @@ static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
 	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR,
 				  .path_mtu = IBV_MTU_1024,
 				  .dest_qp_num = qpn,
+				  .max_dest_rd_atomic = 1,
 				  .min_rnr_timer = 1,
 				  .ah_attr = { .is_global = 1,
 					       .port_num = 1,
@@ -37,9 +38,11 @@ static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
 			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				    IBV_QP_MIN_RNR_TIMER) == 0);
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7
-	};
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS,
+				  .timeout = 14,
+				  .retry_cnt = 7,
+				  .rnr_retry = 7,
+				  .max_rd_atomic = 1 };
 	CHECK(ibv_modify_qp(qp, &a,
 			    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);

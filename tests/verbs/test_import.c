@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_loop.h"
 
 enum { LEN = 4096, MSG = 256 };
 
@@ -39,44 +40,6 @@ static struct ibv_qp *new_rc(struct ibv_pd *pd, struct ibv_cq *cq)
 
 	CHECK(qp);
 	return qp;
-}
-
-static void to_rts(struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
-				 .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	CHECK_EQ(
-		ibv_modify_qp(qp, &a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-		0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	CHECK_EQ(ibv_query_gid(qp->context, 1, 1, &a.ah_attr.grh.dgid), 0);
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				       IBV_QP_MIN_RNR_TIMER),
-		 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		 0);
 }
 
 static struct ibv_wc next_wc(struct ibv_cq *cq)
@@ -177,8 +140,8 @@ static void imported_pd_and_mr_carry_traffic(void)
 	CHECK(icq && cq);
 	iqp = new_rc(ipd, icq);
 	qp = new_rc(peer_pd, cq);
-	to_rts(iqp, qp->qp_num);
-	to_rts(qp, iqp->qp_num);
+	loop_connect(iqp, qp->qp_num);
+	loop_connect(qp, iqp->qp_num);
 	/* The peer writes into the region through the imported MR's R_Key... */
 	memset(peer_buf, 0x5a, MSG);
 	write_ok(qp, cq, peer_buf, peer_mr->lkey, (uintptr_t)buf, imr->rkey);

@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_loop.h"
 
 enum { MSG = 64 };
 
@@ -51,45 +52,6 @@ static void set_state(struct ibv_qp *qp, enum ibv_qp_state s)
 	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 }
 
-/* RESET -> INIT -> RTR -> RTS towards QP dest of our own address. */
-static void to_rts(struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
-				 .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	CHECK_EQ(
-		ibv_modify_qp(qp, &a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-		0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	CHECK_EQ(ibv_query_gid(ctx, 1, 1, &a.ah_attr.grh.dgid), 0);
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				       IBV_QP_MIN_RNR_TIMER),
-		 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		 0);
-}
-
 static void open_end(struct end *e)
 {
 	e->pd = ibv_alloc_pd(ctx);
@@ -111,8 +73,8 @@ static void close_end(struct end *e)
 
 static void connect_ends(struct end *a, struct end *b)
 {
-	to_rts(a->qp, b->qp->qp_num);
-	to_rts(b->qp, a->qp->qp_num);
+	loop_connect(a->qp, b->qp->qp_num);
+	loop_connect(b->qp, a->qp->qp_num);
 }
 
 /* The next completion of cq, waiting up to 2 s for it. */
@@ -233,8 +195,8 @@ static void reset_discards_the_qps_unpolled_completions(void)
 	other = new_rc(pd, cq);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr);
-	to_rts(mine, 0xabcde);
-	to_rts(other, 0xabcdf);
+	loop_connect(mine, 0xabcde);
+	loop_connect(other, 0xabcdf);
 	post_recv(other, buf, mr->lkey, 10);
 	post_recv(mine, buf, mr->lkey, 20);
 	post_recv(mine, buf, mr->lkey, 21);
