@@ -248,6 +248,18 @@ enum urnic_wc_flag {
 	URNIC_WC_TM_DATA_VALID = 64, /* the tagged buffer holds the message's data */
 };
 
+/*
+ * The SL of a UD receive completion on RoCE: the received packet's type, as the
+ * completion must tell IPv4 from IPv6 (IBTA Annex A17.4.5.1) and as mlx5 reports it
+ * in the SL bits, which UCX and other consumers read to find the destination address
+ * in the GRH area: bit 3 a UDP (RoCEv2) packet, bits 2:0 the L3 header.
+ */
+enum urnic_wc_roce_pkt {
+	URNIC_WC_SL_ROCE_UDP = 0x8,
+	URNIC_WC_SL_L3_IPV6 = 0x1,
+	URNIC_WC_SL_L3_IPV4 = 0x2,
+};
+
 struct urnic_cqe {
 	uint64_t wr_id;
 	uint8_t status; /* enum urnic_wc_status */
@@ -262,6 +274,7 @@ struct urnic_cqe {
 	/* With URNIC_WC_TM_MATCH: the TMH's tag and app_ctx (ibv_wc_read_tm_info). */
 	uint64_t tm_tag;
 	uint32_t tm_priv;
+	uint8_t sl; /* UD receives: enum urnic_wc_roce_pkt; 0 otherwise */
 };
 
 /* Armed state of a CQ for completion events (ibv_req_notify_cq). */

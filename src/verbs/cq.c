@@ -199,6 +199,7 @@ static int poll_ring(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		w->qp_num = c->qp_num;
 		w->src_qp = c->src_qp;
 		w->wc_flags = c->wc_flags;
+		w->sl = c->sl;
 		cons++;
 	}
 	atomic_store_explicit(&cq->cons, cons, memory_order_release);

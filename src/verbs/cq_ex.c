@@ -139,7 +139,12 @@ static uint32_t read_zero32(struct ibv_cq_ex *x)
 
 static uint8_t read_zero8(struct ibv_cq_ex *x)
 {
-	return 0; /* SL, DLID path bits: no LIDs on RoCE */
+	return 0; /* DLID path bits: no LIDs on RoCE */
+}
+
+static uint8_t read_sl(struct ibv_cq_ex *x)
+{
+	return cur(x)->sl; /* a UD receive's packet type (queue/wq.h) */
 }
 
 static uint16_t read_cvlan(struct ibv_cq_ex *x)
@@ -265,7 +270,7 @@ struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_
 	x->read_src_qp = read_src_qp;
 	x->read_wc_flags = read_wc_flags;
 	x->read_slid = read_zero32;
-	x->read_sl = read_zero8;
+	x->read_sl = read_sl;
 	x->read_dlid_path_bits = read_zero8;
 	x->read_completion_ts = read_completion_ts;
 	x->read_cvlan = read_cvlan;

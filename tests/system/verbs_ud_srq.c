@@ -15,6 +15,7 @@
  * WRITE on UD or a READ on UC is EINVAL. Prints "ok NAME" per step; exits 1 on the first failure.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -185,6 +186,13 @@ int main(void)
 	CHECK(wc.wr_id == 1 && wc.opcode == IBV_WC_RECV && wc.byte_len == 40 + MSG);
 	CHECK((wc.wc_flags & IBV_WC_GRH) && wc.src_qp == q0->qp_num && wc.qp_num == q1->qp_num);
 	CHECK(s1.buf[40] == 0x5a && s1.buf[40 + MSG - 1] == 0x5a);
+	/* The packet type in the SL bits, as mlx5 reports it and UCX's UD transport reads
+	 * it to find the destination address in the GRH area: RoCEv2 (bit 3) over IPv4 (2),
+	 * the IPv4 destination in the area's last 4 bytes. */
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)&s1.gid))
+		CHECK(wc.sl == 0xa && memcmp(s1.buf + 36, (uint8_t *)&s1.gid + 12, 4) == 0);
+	else /* IPv6 (1): the whole GRH's DGID */
+		CHECK(wc.sl == 0x9 && memcmp(s1.buf + 24, &s1.gid, 16) == 0);
 	printf("ok ud send with ibv_wr_set_ud_addr: %u bytes from QPN %#x\n", wc.byte_len,
 	       wc.src_qp);
 

@@ -136,6 +136,8 @@ void urnic_roce_complete_rwqe(struct urnic_engine *e, struct urnic_qp *qp,
 		 * buffer starts with a GRH (RoCEv2 always has one). */
 		cqe.src_qp = pkt->deth.sqpn;
 		cqe.wc_flags |= URNIC_WC_WITH_GRH;
+		cqe.sl = URNIC_WC_SL_ROCE_UDP |
+			 (e->cfg.ipv6 ? URNIC_WC_SL_L3_IPV6 : URNIC_WC_SL_L3_IPV4);
 	}
 	if (flags & URNIC_OPF_IMMDT) {
 		cqe.wc_flags |= URNIC_WC_WITH_IMM;
