@@ -187,7 +187,7 @@ static void add_device(const char *addr_str, const char *from)
 			return;
 		}
 	/* Modified EUI-64 of a MAC derived from the address (RFC 4291 appendix A), as the
-	 * kernel derives rxe's GUID and link-local GID from the netdev's MAC. */
+	 * kernel derives rxe's GUID from the netdev's MAC. */
 	eui[0] = mac[0] ^ 0x02;
 	eui[1] = mac[1];
 	eui[2] = mac[2];
@@ -197,9 +197,11 @@ static void add_device(const char *addr_str, const char *from)
 	eui[6] = mac[4];
 	eui[7] = mac[5];
 	memcpy(&d->guid, eui, 8);
-	d->gid[0][0] = 0xfe;
-	d->gid[0][1] = 0x80;
-	memcpy(d->gid[0] + 8, eui, 8);
+	/* GID 0 is the default that libfabric's verbs provider, perftest and `-g 0` use. On
+	 * rxe it is the interface's link-local address, which reaches the device because
+	 * the device is the whole interface; a urnic device is one address and receives
+	 * nowhere else, so its GID 0 is that address too (docs/differences-from-rxe.md). */
+	memcpy(d->gid[0], d->gid[1], 16);
 	snprintf(d->name, sizeof(d->name), "urnic%d", ndevices);
 	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
 	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));

@@ -59,7 +59,7 @@ struct urnic_dev {
 	char addr_str[64];
 	bool ipv6;
 	uint8_t addr[16];
-	uint8_t gid[2][16]; /* 0: link-local from the address, 1: the RoCEv2 address GID */
+	uint8_t gid[2][16]; /* both the RoCEv2 address GID (config.c says why twice) */
 	uint64_t guid;	    /* network order */
 	int active_mtu;	    /* IB MTU enum for the port */
 	uint32_t spin_ns;   /* how long the engine polls after the last work */

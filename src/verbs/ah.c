@@ -86,10 +86,11 @@ URNIC_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
-/* The GID index of gid in our table (index 0 link-local, 1 the address), or -1. */
+/* The GID index of gid in our table, or -1. Both entries hold the address; index 1
+ * is preferred, where rxe lists an IPv4 address's GID. */
 static int gid_index(const struct urnic_dev *d, const uint8_t *gid)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 1; i >= 0; i--)
 		if (memcmp(d->gid[i], gid, 16) == 0)
 			return i;
 	return -1;

@@ -5,8 +5,8 @@
  * Devices are urnic's configured addresses (src/dev/device.c). Each has one Ethernet
  * port, ACTIVE while its address's interface is up (async.c), with RoCEv2 GIDs only,
  * as the kernel's GID cache holds them for rxe (which declares RoCE v2 alone,
- * RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP): index 0 the link-local GID from the derived
- * EUI-64, index 1 the address itself (::ffff:a.b.c.d for IPv4). The context is a full
+ * RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP): index 1 the address itself (::ffff:a.b.c.d for
+ * IPv4), and index 0, the default GID, the same (src/dev/config.c says why). The context is a full
  * verbs_context with abi_compat = __VERBS_ABI_IS_EXTENDED and sz = sizeof, as
  * verbs_init_context() in rdma-core does, so the inline wrappers find query_port and
  * query_device_ex.
