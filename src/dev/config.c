@@ -32,6 +32,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -418,12 +419,32 @@ static void read_settings(void)
 	settings.stub_trace = env_flag("URNIC_STUB_TRACE", false);
 }
 
+/* A URNIC_ variable that misspells one of ours is a bad setting (env_names.c). */
+static void check_names(void)
+{
+	extern char **environ;
+
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+		const char *near;
+
+		if (strncmp(*e, "URNIC_", 6) != 0)
+			continue;
+		near = urnic_env_misspelt(*e, len);
+		if (near)
+			bad("%.*s is not a urnic variable (%s?)", (int)len, *e, near);
+	}
+}
+
 static void build_list(void)
 {
 	const char *env = secure_getenv("URNIC_ADDR");
 	const char *fault = secure_getenv("URNIC_FAULT");
 
 	read_settings();
+	if (getauxval(AT_SECURE) == 0) /* else no variable is read at all */
+		check_names();
 	if (env)
 		add_list(env);
 	if (!read_config(!env) && !env)

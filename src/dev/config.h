@@ -35,6 +35,10 @@ const struct urnic_dev_settings *urnic_dev_settings(void);
 /* The mode of the counters files (URNIC_COUNTERS_MODE, default 0600). */
 mode_t urnic_dev_counters_mode(void);
 
+/* The library variable that the variable name (len bytes, no '=') misspells, or NULL
+ * when it is one, or not near any (env_names.c). */
+const char *urnic_env_misspelt(const char *name, size_t len);
+
 /* A new device's lock, hand-over (stopped) and list of due channels (device.c). */
 void urnic_dev_init(struct urnic_dev *d);
 

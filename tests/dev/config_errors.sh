@@ -81,6 +81,24 @@ done
 bad "URNIC_COUNTERS_MODE='0666' is not 0600, 0640 or 0644" URNIC_COUNTERS_MODE=0666
 bad "URNIC_CONFIG='$T/missing.conf': cannot read it" URNIC_CONFIG=$T/missing.conf
 
+# A misspelt variable name (one or two edits from one of the library's) is an error;
+# a script's own URNIC_ variables, far from every name, are not.
+bad "URNIC_FAUT is not a urnic variable \(URNIC_FAULT\?\)" URNIC_FAUT=drop=1%
+bad "URNIC_NOGSO is not a urnic variable \(URNIC_NO_GSO\?\)" URNIC_NOGSO=1
+bad "URNIC_LIMTIS is not a urnic variable \(URNIC_LIMITS\?\)" URNIC_LIMTIS=max_qp=8
+bad "URNIC_ADR is not a urnic variable \(URNIC_ADDR\?\)" URNIC_ADR=$ADDR
+bad "URNIC_SPIN_MS is not a urnic variable \(URNIC_SPIN_US\?\)" URNIC_SPIN_MS=5
+good URNIC_TOP=/src URNIC_SYS_NETNS=private URNIC_HOSTILE_NS=x URNIC_GOLDEN_DIR=/g
+# Every other URNIC_ variable the project's own scripts set passes (the library's own
+# are src/dev/env_names.c's; this file's misspellings are above).
+top=$(cd "$(dirname "$0")/../.." && pwd)
+grep -oE '"URNIC_[A-Z0-9_]+"' "$top/src/dev/env_names.c" | tr -d '"' >"$T/ours"
+[ -s "$T/ours" ] || { echo "FAIL: no names in src/dev/env_names.c"; exit 1; }
+for v in $(grep -rhoE --exclude=config_errors.sh 'URNIC_[A-Z0-9_]+=' "$top/scripts" \
+	"$top/tests" "$top/bench" "$top/.ci" | tr -d = | sort -u | grep -vxFf "$T/ours"); do
+	good "$v=1"
+done
+
 # The config file: every line is checked, and named by file:line.
 printf '# a comment\n\nmax_qp 64 # and another\nfault drop=1%%,seed=3\n' > "$T/good.conf"
 good URNIC_CONFIG=$T/good.conf
