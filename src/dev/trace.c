@@ -12,11 +12,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The process's capture files, by path, each with the devices it has an interface for
- * (a device that starts again keeps its interface). */
+ * (a device that starts again keeps its interface), and the process that opened it: a
+ * child of fork(2) inherits the table and the records not yet written, which are its
+ * parent's to write. */
 struct trace_file {
 	char path[PATH_MAX];
+	pid_t pid;
 	struct urnic_pcap *pcap;
 	uint32_t nifs;
 	struct urnic_pcap_if ifs[URNIC_MAX_DEVICES];
@@ -69,7 +73,7 @@ static int file_at(const char *path, struct trace_file **out)
 	int ret;
 
 	for (uint32_t i = 0; i < nfiles; i++)
-		if (strcmp(files[i].path, path) == 0) {
+		if (files[i].pid == getpid() && strcmp(files[i].path, path) == 0) {
 			*out = &files[i];
 			return 0;
 		}
@@ -80,6 +84,8 @@ static int file_at(const char *path, struct trace_file **out)
 	if (ret)
 		return ret;
 	snprintf(f->path, sizeof(f->path), "%s", path);
+	f->pid = getpid();
+	f->nifs = 0;
 	nfiles++;
 	*out = f;
 	return 0;
@@ -142,7 +148,8 @@ void urnic_dev_trace_flush_all(void)
 {
 	pthread_mutex_lock(&trace_lock);
 	for (uint32_t i = 0; i < nfiles; i++)
-		urnic_pcap_flush(files[i].pcap);
+		if (files[i].pid == getpid())
+			urnic_pcap_flush(files[i].pcap);
 	pthread_mutex_unlock(&trace_lock);
 }
 
