@@ -10,7 +10,9 @@
  * (epb_flags, frame.packet_flags_direction), and several devices share one file as
  * interfaces of their own. Records are buffered and written by a thread of the file
  * every URNIC_PCAP_FLUSH_MS, when the buffer fills and at urnic_pcap_flush: a process
- * killed by SIGKILL leaves the file as of the last write.
+ * killed by SIGKILL leaves the file as of the last write, perhaps ending in part of a
+ * record (the kernel cuts a write short for a fatal signal), which readers report
+ * after reading every whole one.
  * Context: any thread; each file has its own lock.
  */
 #ifndef URNIC_TRANSPORT_PCAP_H
