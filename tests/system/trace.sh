@@ -170,6 +170,7 @@ if [ "$MODE" = gso ]; then
 fi
 
 [ "$MODE" = drops ] || fail "unknown mode $MODE"
+command -v bash >/dev/null || fail "bash not found (its /dev/udp sends the datagrams)"
 command -v ibv_rc_pingpong >/dev/null || fail "ibv_rc_pingpong not found (ibverbs-utils)"
 run_pair "URNIC_FAULT=corrupt=2%,seed=5" ibv_rc_pingpong -g 1 -s 65536 -n 50
 reasons "$SPCAP" "$SLOG.err"
