@@ -12,6 +12,7 @@
  * transport/fault.h on the receive path. The limits of limits.def come from
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
  * (urnic_dev_res_get). URNIC_COUNTERS_MODE lets others read the counters file.
+ * URNIC_PCAP (or a `pcap <path>` line) names the capture file of trace.h.
  *
  * A bad value anywhere (a variable, or a line of the file) is said on stderr, naming the
  * variable or the line and the value, and makes every device open fail (EINVAL): a
@@ -24,6 +25,7 @@
  * Context: urnic_dev_list runs build_list once (pthread_once); the rest is read only.
  */
 #include "dev/config.h"
+#include "wire/frame.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -165,14 +167,9 @@ static void add_device(const char *addr_str, const char *from)
 		memset(d->gid[1], 0, 10);
 		d->gid[1][10] = d->gid[1][11] = 0xff;
 		memcpy(d->gid[1] + 12, d->addr, 4);
-		mac[0] = 0x02;
-		mac[1] = 0x75; /* 'u': locally administered, urnic */
-		memcpy(mac + 2, d->addr, 4);
 	} else if (inet_pton(AF_INET6, addr_str, d->addr) == 1) {
 		d->ipv6 = true;
 		memcpy(d->gid[1], d->addr, 16);
-		mac[0] = 0x02;
-		memcpy(mac + 1, d->addr + 11, 5);
 	} else {
 		bad("%s: device address '%s' is not an IPv4 or IPv6 address", from, addr_str);
 		free(d);
@@ -188,7 +185,9 @@ static void add_device(const char *addr_str, const char *from)
 			return;
 		}
 	/* Modified EUI-64 of a MAC derived from the address (RFC 4291 appendix A), as the
-	 * kernel derives rxe's GUID from the netdev's MAC. */
+	 * kernel derives rxe's GUID from the netdev's MAC; a capture (URNIC_PCAP) shows the
+	 * device with that MAC. */
+	urnic_frame_mac(d->ipv6, d->addr, mac);
 	eui[0] = mac[0] ^ 0x02;
 	eui[1] = mac[1];
 	eui[2] = mac[2];
@@ -310,6 +309,26 @@ static void set_counters_mode(const char *v)
 	counters_mode = (mode_t)m;
 }
 
+/* The capture's path (trace.h): %p, %d and %% are the only escapes; empty: none. */
+static char pcap_path[4096];
+
+static void set_pcap(const char *path, const char *from)
+{
+	for (const char *c = strchr(path, '%'); c; c = strchr(c + 2, '%'))
+		if (c[1] != 'p' && c[1] != 'd' && c[1] != '%') {
+			bad("%s: '%s': %%%.1s is not %%p (the process id), %%d (the device) or "
+			    "%%%%",
+			    from, path, c + 1);
+			return;
+		}
+	if ((size_t)snprintf(pcap_path, sizeof(pcap_path), "%s", path) >= sizeof(pcap_path)) {
+		bad("%s: '%.64s...': longer than %zu characters", from, path,
+		    sizeof(pcap_path) - 1);
+		return;
+	}
+	settings.pcap = *path ? pcap_path : NULL;
+}
+
 static void set_fault(const char *spec, const char *from)
 {
 	if (urnic_fault_parse(&fault_conf, spec)) {
@@ -321,7 +340,7 @@ static void set_fault(const char *spec, const char *from)
 }
 
 /* The config file: `device <ip>` lines (used when URNIC_ADDR is not set),
- * `fault <spec>` and `<limit> <value>` (limits.def); blank lines, and `#` to the end
+ * `fault <spec>`, `pcap <path>` and `<limit> <value>` (limits.def); blank lines, and `#` to the end
  * of a line, are comments. A line that is none of these is bad, as is a file named
  * by URNIC_CONFIG that cannot be read; /etc/urnic.conf may be absent. Returns true
  * if it named a device. */
@@ -373,6 +392,8 @@ static bool read_config(bool want_devices)
 				    arg);
 		} else if (strcmp(word, "fault") == 0) {
 			set_fault(arg, from);
+		} else if (strcmp(word, "pcap") == 0) {
+			set_pcap(arg, from);
 		} else if (set_limit(word, arg, from) == 1) {
 			bad("%s: unknown setting '%s'", from, word);
 		}
@@ -451,6 +472,8 @@ static void build_list(void)
 		host_addresses();
 	if (fault)
 		set_fault(fault, "URNIC_FAULT");
+	if (secure_getenv("URNIC_PCAP"))
+		set_pcap(secure_getenv("URNIC_PCAP"), "URNIC_PCAP");
 	if (secure_getenv("URNIC_LIMITS"))
 		env_limits(secure_getenv("URNIC_LIMITS"));
 	if (secure_getenv("URNIC_COUNTERS_MODE"))

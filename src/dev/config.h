@@ -29,6 +29,7 @@ struct urnic_dev_settings {
 	bool icrc_strict;    /* URNIC_ICRC_STRICT=1 */
 	bool print_counters; /* URNIC_PRINT_COUNTERS=1 */
 	bool stub_trace;     /* URNIC_STUB_TRACE=1 (and the stubs read it, abi_stubs.c) */
+	const char *pcap;    /* URNIC_PCAP or the file's `pcap`: the capture's path, NULL: none */
 };
 const struct urnic_dev_settings *urnic_dev_settings(void);
 

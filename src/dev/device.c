@@ -12,6 +12,7 @@
 #include "dev/counters_file.h"
 #include "dev/odp.h"
 #include "dev/pipeline.h"
+#include "dev/trace.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -130,6 +131,11 @@ static int start_io(struct urnic_dev *d)
 	if (ret)
 		return ret;
 	urnic_udp_offloads(d->udp, set->gso, set->gro); /* URNIC_NO_GSO, URNIC_NO_GRO */
+	if (set->pcap) {
+		ret = urnic_dev_trace_start(d, set->pcap); /* URNIC_PCAP */
+		if (ret)
+			goto close_udp;
+	}
 	if (fault) {
 		uint64_t seed = 0;
 		char spec[256];
@@ -170,6 +176,7 @@ close_counters:
 	close(d->wake_fd);
 	d->wake_fd = -1;
 close_udp:
+	urnic_dev_trace_stop(d);
 	urnic_udp_close(d->udp);
 	return ret;
 }
@@ -193,6 +200,7 @@ static void stop(struct urnic_dev *d)
 		urnic_dev_counters_close(d);
 		close(d->wake_fd);
 		d->wake_fd = -1;
+		urnic_dev_trace_stop(d);
 		urnic_udp_close(d->udp);
 	}
 	urnic_engine_fini(d->eng);
@@ -206,9 +214,10 @@ static void stop(struct urnic_dev *d)
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A process that exits without closing its devices (an error path, exit() from a
- * tool) still prints its counters when asked and leaves no counters file behind. The
- * library is never unmapped (-z nodelete, src/CMakeLists.txt), so this runs at exit
- * only, with the engine threads still running: it only reads and unlinks. */
+ * tool) still prints its counters when asked, leaves no counters file behind and has
+ * its captures written. The library is never unmapped (-z nodelete,
+ * src/CMakeLists.txt), so this runs at exit only, with the engine threads still
+ * running: it only reads, unlinks and writes out. */
 static void at_exit(void)
 {
 	bool print = urnic_dev_settings()->print_counters;
@@ -225,6 +234,7 @@ static void at_exit(void)
 		if (d->shm_path[0])
 			unlink(d->shm_path);
 	}
+	urnic_dev_trace_flush_all(); /* the captures as of now: engine threads still run */
 }
 
 int urnic_dev_get(struct urnic_dev *d)

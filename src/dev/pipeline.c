@@ -9,6 +9,7 @@
 #include "dev/pipeline.h"
 #include "dev/counters_shm.h"
 #include "dev/raw_port.h"
+#include "dev/trace.h"
 #include "engine/raw.h"
 #include "engine/roce/roce.h"
 
@@ -117,7 +118,11 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 
 	/* This pass sends what posts left to it (post_batch.h). */
 	urnic_post_batch_pass(&d->posts);
+	/* A traced device's packets go to the capture too (trace.h): one test per pass. */
 	struct urnic_udp_sink sink = { rx_to_engine, e, e->stats.counters };
+
+	if (d->udp->pcap)
+		sink = (struct urnic_udp_sink){ urnic_dev_trace_rx, d, e->stats.counters };
 
 	if (!now_ns)
 		now_ns = urnic_dev_now_ns();

@@ -25,6 +25,7 @@
 #include "wire/addr.h"
 #include "wire/txbatch.h"
 #include "transport/fault.h"
+#include "transport/pcap.h"
 #include "transport/ring.h"
 #include "transport/share.h"
 
@@ -61,6 +62,10 @@ struct urnic_udp {
 	uint32_t last_ovfl;
 	struct urnic_share share;  /* the other processes on this address */
 	struct urnic_fault *fault; /* the faulty wire (fault.h), or NULL */
+	/* The capture (URNIC_PCAP, pcap.h), or NULL: what is sent, and what the transport
+	 * refuses itself; the device's sink records what reaches the engine. The device
+	 * sets it after open and clears it before close. */
+	const struct urnic_pcap_if *pcap;
 	bool ring_on;	       /* our unicast IPv4 packets come from the packet rings (ring.h) */
 	uint64_t sock_read_ns; /* then: when the socket was last read */
 	struct urnic_ring ring;

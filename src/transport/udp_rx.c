@@ -71,27 +71,61 @@ static void to_engine(struct rx_pass *p, const uint8_t *src, uint16_t sport, uin
 		hand(p, src, sport, u->addr, buf, len);
 }
 
+/* A packet the transport refuses, counted in c: to the capture (pcap.h), if there is
+ * one, with the envelope it came with and the counter's name. */
+static void trace_drop(struct rx_pass *p, const struct urnic_share_rec *r, const uint8_t *dst,
+		       enum urnic_counter c)
+{
+	struct urnic_pcap_dgram g = {
+		.src = r->src,
+		.dst = dst,
+		.sport = r->sport,
+		.dport = URNIC_ROCE_UDP_PORT,
+		.tos = r->tos,
+		.ttl = r->ttl,
+		.ip_id = r->ip_id_hint,
+		.reason = urnic_counter_names[c],
+	};
+
+	if (p->u->pcap)
+		urnic_pcap_write(p->u->pcap, &g, r->pkt, r->len, 0);
+}
+
+/* The records of a batch (share.h) to the capture, refused for c. */
+static void trace_batch(struct rx_pass *p, const uint8_t *batch, uint32_t len, enum urnic_counter c)
+{
+	struct urnic_share_rec r;
+	uint32_t off = 0;
+
+	while (p->u->pcap && urnic_share_next(batch, len, &off, &r) > 0)
+		trace_drop(p, &r, p->u->addr, c);
+}
+
 /* Hands the gathered batch to its owner, counting each packet in it. */
 static void forward_flush(struct rx_pass *p)
 {
 	struct urnic_udp *u = p->u;
-	uint32_t n = u->share.batch_n;
+	uint32_t n = u->share.batch_n, bytes = u->share.batch_bytes;
+	enum urnic_counter c;
 
 	switch (urnic_share_flush(&u->share)) {
 	case 0:
 		count(p, URNIC_CTR_rx_forwarded, n);
-		break;
+		return;
 	case -EAGAIN:
-		count(p, URNIC_CTR_drop_forward_full, n); /* the owner is not draining */
+		c = URNIC_CTR_drop_forward_full; /* the owner is not draining */
 		break;
 	case -EPERM:
 		/* The slot's name is another user's: never hand it our peers' packets. */
-		count(p, URNIC_CTR_drop_forward_foreign_owner, n);
+		c = URNIC_CTR_drop_forward_foreign_owner;
 		break;
 	default:
-		count(p, URNIC_CTR_drop_unknown_qp, n); /* no process owns that QPN */
+		c = URNIC_CTR_drop_unknown_qp; /* no process owns that QPN */
 		break;
 	}
+	count(p, c, n);
+	/* The flush emptied the batch, but left its bytes. */
+	trace_batch(p, u->share.batch, bytes, c);
 }
 
 /* One received RoCE packet: ours, or another process's on this address (gathered into
@@ -173,6 +207,7 @@ static int recv_forwarded(struct rx_pass *p)
 
 		if (!urnic_share_trusted(&u->share, &u->rx_msgs[i].msg_hdr)) {
 			count(p, URNIC_CTR_drop_forward_foreign, 1);
+			trace_batch(p, u->rx_buf[i], len, URNIC_CTR_drop_forward_foreign);
 			continue;
 		}
 		/* Our rings saw every packet of our slot that reached the interface, this
@@ -268,10 +303,6 @@ static int recv_batch(struct rx_pass *p, int fd, const uint8_t *group)
 
 		rx_defaults(p);
 		seg = read_cmsgs(p, m, group != NULL);
-		if (m->msg_flags & MSG_TRUNC) {
-			count(p, URNIC_CTR_drop_bad_header, 1);
-			continue;
-		}
 		if (u->ipv6) {
 			const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&u->rx_from[i];
 
@@ -283,6 +314,18 @@ static int recv_batch(struct rx_pass *p, int fd, const uint8_t *group)
 			src = (const uint8_t *)&s4->sin_addr;
 			sport = ntohs(s4->sin_port);
 		}
+		if (m->msg_flags & MSG_TRUNC) {
+			struct urnic_share_rec r = { .sport = sport,
+						     .tos = p->m.tos,
+						     .ttl = p->m.ttl,
+						     .pkt = u->rx_buf[i],
+						     .len = len };
+
+			count(p, URNIC_CTR_drop_bad_header, 1);
+			memcpy(r.src, src, u->ipv6 ? 16 : 4);
+			trace_drop(p, &r, group ? group : u->addr, URNIC_CTR_drop_bad_header);
+			continue;
+		}
 		/* Segment k of a GSO send left as IPv4 ID k (icrc_gso.h). */
 		deliver_segments(p, src, sport, group, u->rx_buf[i], len, seg, 0);
 	}
@@ -290,6 +333,14 @@ static int recv_batch(struct rx_pass *p, int fd, const uint8_t *group)
 		forward_flush(p);
 	rx_defaults(p); /* for what is delivered outside a batch (forwarded, delayed) */
 	return n;
+}
+
+/* A ring's frame refused before it could be read as a datagram, to the capture whole
+ * (what the ring holds of it). */
+static void trace_frame(struct rx_pass *p, const struct urnic_ring_frame *f, enum urnic_counter c)
+{
+	if (p->u->pcap)
+		urnic_pcap_write_frame(p->u->pcap, f->frame, f->len, urnic_counter_names[c]);
 }
 
 /* Up to a batch of datagrams from the packet rings (ring.h), each checked as the
@@ -313,12 +364,14 @@ static int recv_ring(struct rx_pass *p)
 		 * device, whatever its IP destination says. */
 		if (f.other_host) {
 			count(p, URNIC_CTR_drop_ring_otherhost, 1);
+			trace_frame(p, &f, URNIC_CTR_drop_ring_otherhost);
 			urnic_ring_release(&u->ring);
 			continue;
 		}
 		if (f.len < f.wire_len || f.gso_size == UINT32_MAX ||
 		    urnic_frame_decode(f.frame, f.len, &fr) < 0) {
 			count(p, URNIC_CTR_drop_bad_header, 1);
+			trace_frame(p, &f, URNIC_CTR_drop_bad_header);
 			urnic_ring_release(&u->ring);
 			continue;
 		}

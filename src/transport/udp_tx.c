@@ -26,6 +26,15 @@ static int sport_fd(const struct urnic_udp *u, uint16_t port)
 			return u->sports[i].fd;
 	return u->fd;
 }
+/* The source port a packet for sport leaves from (sport_fd's socket's). */
+static uint16_t sent_port(const struct urnic_udp *u, uint16_t port)
+{
+	for (uint32_t i = 0; i < u->nsports; i++)
+		if (u->sports[i].port == port)
+			return port;
+	return URNIC_ROCE_UDP_PORT;
+}
+
 static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
 {
 	return a->dst.sport == b->dst.sport && a->dst.traffic_class == b->dst.traffic_class &&
@@ -167,6 +176,35 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_txbatch *b, uint32_
 	return nmsg;
 }
 
+/*
+ * Messages i .. i + n - 1 to the capture (pcap.h) as they left: a GSO run as its
+ * segments with IPv4 IDs 0, 1, ... (set_ip_id), the TOS of add_cmsgs and the TTL the
+ * kernel gives them (a unicast socket's default, a group's hop limit, else
+ * IP_MULTICAST_TTL's default 1); with reason, as they failed to leave.
+ */
+static void trace_msgs(const struct urnic_udp *u, const struct urnic_txbatch *b, uint32_t i,
+		       uint32_t n, const char *reason)
+{
+	for (; n; n--, i++) {
+		const struct urnic_txpkt *first = &b->pkts[u->tx_first_pkt[i]];
+		struct urnic_pcap_dgram g = {
+			.out = true,
+			.src = u->addr,
+			.dst = first->dst.ip,
+			.sport = sent_port(u, first->dst.sport),
+			.dport = URNIC_ROCE_UDP_PORT,
+			.tos = first->dst.traffic_class,
+			.ttl = URNIC_DEFAULT_TTL,
+			.reason = reason,
+		};
+
+		if (urnic_mcast_ip(u->ipv6, first->dst.ip))
+			g.ttl = first->dst.hop_limit ? first->dst.hop_limit : 1;
+		urnic_pcap_write(u->pcap, &g, u->tx_iov[i].iov_base, (uint32_t)u->tx_iov[i].iov_len,
+				 u->tx_gso[i] ? urnic_txpkt_bytes(first) : 0);
+	}
+}
+
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)
 {
 	uint32_t nmsg, i = 0;
@@ -216,10 +254,15 @@ again:
 				/* Unreachable peer and the like: the packet is lost and the
 				 * reliability protocol recovers, as on a real wire. */
 				counters[URNIC_CTR_drop_tx_failed]++;
+				if (u->pcap)
+					trace_msgs(u, b, i, 1,
+						   urnic_counter_names[URNIC_CTR_drop_tx_failed]);
 				i++;
 				continue;
 			}
 			counters[URNIC_CTR_tx_sends]++;
+			if (u->pcap)
+				trace_msgs(u, b, i, (uint32_t)sent, NULL);
 			i += (uint32_t)sent;
 		}
 	}

@@ -95,10 +95,10 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = EINVAL;
 		return NULL;
 	}
-	/* The device takes its address's UDP port 4791 with its first QP. */
+	/* The device takes its UDP port 4791, and opens its capture, with its first QP. */
 	ret = urnic_dev_start_io(d);
 	if (ret) {
-		fprintf(stderr, "urnic: %s cannot use %s UDP port 4791: %s%s\n", d->name,
+		fprintf(stderr, "urnic: %s cannot start on %s UDP port 4791: %s%s\n", d->name,
 			d->addr_str, strerror(-ret),
 			ret == -EADDRINUSE ? " (held by a program that is not urnic, by "
 					     "another user, or by 16 urnic processes already)"

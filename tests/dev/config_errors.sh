@@ -80,6 +80,11 @@ for v in URNIC_POST_BATCH URNIC_NO_GSO URNIC_NO_GRO URNIC_ICRC_STRICT URNIC_PRIN
 done
 bad "URNIC_COUNTERS_MODE='0666' is not 0600, 0640 or 0644" URNIC_COUNTERS_MODE=0666
 bad "URNIC_CONFIG='$T/missing.conf': cannot read it" URNIC_CONFIG=$T/missing.conf
+bad "URNIC_PCAP: '$T/x-%q.pcapng': %q is not %p \(the process id\), %d \(the device\) or %%" \
+	URNIC_PCAP=$T/x-%q.pcapng
+bad "URNIC_PCAP: '$T/x%': % is not %p" URNIC_PCAP=$T/x%
+good URNIC_PCAP=$T/x-%p-%d-%%.pcapng
+good URNIC_PCAP=
 
 # A misspelt variable name (one or two edits from one of the library's) is an error;
 # a script's own URNIC_ variables, far from every name, are not.
@@ -108,6 +113,10 @@ printf 'max_cqe\n' > "$T/novalue.conf"
 bad "$T/novalue.conf:1: 'max_cqe' is not \`<setting> <value>\`" URNIC_CONFIG=$T/novalue.conf
 printf 'max_cqe 64 128\n' > "$T/extra.conf"
 bad "$T/extra.conf:1: 'max_cqe 64 128' is not" URNIC_CONFIG=$T/extra.conf
+printf 'pcap %s/%%s.pcapng\n' "$T" > "$T/pcap.conf"
+bad "$T/pcap.conf:1: '$T/%s.pcapng': %s is not %p" URNIC_CONFIG=$T/pcap.conf
+printf 'pcap %s/%%p.pcapng\n' "$T" > "$T/pcap_good.conf"
+good URNIC_CONFIG=$T/pcap_good.conf
 printf 'fault drop=lots\n' > "$T/fault.conf"
 bad "$T/fault.conf:1: bad fault spec 'drop=lots'" URNIC_CONFIG=$T/fault.conf
 printf 'max_srq 99999999\n' > "$T/range.conf"

@@ -16,7 +16,8 @@
 #   Q_Key 0x11111111, and UC SEND_FIRST/MIDDLE/LAST/ONLY (32-34, 36); no ACK at all.
 #   UDP GSO is off for this test (URNIC_NO_GSO=1): on lo a GSO send is captured as one
 #   64 KiB datagram before the receiver splits it, where a real NIC's tap sees the
-#   segments; the packets themselves are the same either way.
+#   segments; the packets themselves are the same either way. The device's own capture
+#   (URNIC_PCAP) shows the segments with GSO on: trace.sh.
 #   Mode verbs PROGRAM: a verbs test program with two devices in one process
 #   (urnic0 = 127.0.0.2, urnic1 = 127.0.0.3, as verbs_prog.sh runs it), here
 #   verbs_mw_a19: RC WRITE, READ, SEND with Invalidate (22, 23), ATOMIC_WRITE (29) and

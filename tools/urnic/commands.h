@@ -15,5 +15,11 @@ enum {
 int urnic_cmd_devices(int argc, char **argv);
 int urnic_cmd_counters(int argc, char **argv);
 int urnic_cmd_run(int argc, char **argv);
+int urnic_cmd_trace(int argc, char **argv);
+
+/* What `urnic run` and `urnic trace` share (run.c): argv[0] run as `urnic run` runs
+ * it, with URNIC_ADDR=addr unless NULL. Returns only on failure, the exit status; cmd
+ * names the command in messages. */
+int urnic_run_exec(const char *cmd, const char *addr, char **argv);
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * main.c - `urnic`, the command-line tool: lists the devices a process would see,
  * reads the counters of running processes and runs a program over urnic with a sysfs
- * view of its devices. Subcommands live one per file.
+ * view of its devices, capturing its packets if asked. Subcommands live one per file.
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +31,12 @@ static const char usage[] =
 	"                           /sys/class/infiniband_verbs and /dev/infiniband show\n"
 	"                           urnic's devices, for tools that look there; a user\n"
 	"                           namespace when not root\n"
+	"  trace [--addr IP[,IP...]] [-w FILE] [--] PROGRAM [ARGS]\n"
+	"                           run PROGRAM as `run` does, with URNIC_PCAP=FILE (default\n"
+	"                           urnic-%p.pcapng; %p: the process id, %d: the device):\n"
+	"                           every packet its devices send and receive, as on the\n"
+	"                           wire after segmentation, in a pcapng file, the ones\n"
+	"                           the device refused commented with their drop counter\n"
 	"  help                     this text\n"
 	"  --version                urnic's version\n"
 	"\n"
@@ -48,6 +54,7 @@ static const struct command commands[] = {
 	{ "devices", urnic_cmd_devices },
 	{ "counters", urnic_cmd_counters },
 	{ "run", urnic_cmd_run },
+	{ "trace", urnic_cmd_trace },
 };
 
 int main(int argc, char **argv)

@@ -68,6 +68,19 @@ static int usage(void)
 	return URNIC_EXIT_USAGE;
 }
 
+int urnic_run_exec(const char *cmd, const char *addr, char **argv)
+{
+	/* Before the library first lists its devices (it reads URNIC_ADDR once). */
+	if (addr && setenv("URNIC_ADDR", addr, 1))
+		return URNIC_EXIT_FAIL;
+	if (set_library_path() || urnic_mounts_enter() || urnic_sysfs_tree_mount() ||
+	    urnic_mounts_seal())
+		return URNIC_EXIT_FAIL;
+	execvp(argv[0], argv);
+	fprintf(stderr, "urnic %s: cannot run %s: %s\n", cmd, argv[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126; /* as env(1) and the shells */
+}
+
 int urnic_cmd_run(int argc, char **argv)
 {
 	const char *addr = NULL;
@@ -89,13 +102,5 @@ int urnic_cmd_run(int argc, char **argv)
 	}
 	if (i >= argc || (addr && !*addr))
 		return usage();
-	/* Before the library first lists its devices (it reads URNIC_ADDR once). */
-	if (addr && setenv("URNIC_ADDR", addr, 1))
-		return URNIC_EXIT_FAIL;
-	if (set_library_path() || urnic_mounts_enter() || urnic_sysfs_tree_mount() ||
-	    urnic_mounts_seal())
-		return URNIC_EXIT_FAIL;
-	execvp(argv[i], argv + i);
-	fprintf(stderr, "urnic run: cannot run %s: %s\n", argv[i], strerror(errno));
-	return errno == ENOENT ? 127 : 126; /* as env(1) and the shells */
+	return urnic_run_exec("run", addr, argv + i);
 }
