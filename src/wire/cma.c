@@ -4,6 +4,7 @@
  * Annex A11, Linux cma.c's cma_format_hdr() and cma_save_ip_info()).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "wire/byteorder.h"
@@ -15,16 +16,19 @@
 
 static const uint8_t zero_pad[IPV4_PAD_BYTES];
 
-static enum urnic_cm_reason hdr_check(const struct urnic_cma_hdr *h)
+/* What encode refuses: an IP version rdma_cm has not, or an IPv4 address that is not
+ * 12 zero bytes and the address (Linux's cma_set_ip_ver()/cma_format_hdr() write them so). */
+static bool hdr_ok(const struct urnic_cma_hdr *h)
 {
-	if (h->ip_version != 4 && h->ip_version != 6)
-		return URNIC_CM_R_CMA_IP_VERSION;
-	if (h->ip_version == 4 && (memcmp(h->src_addr, zero_pad, IPV4_PAD_BYTES) ||
-				   memcmp(h->dst_addr, zero_pad, IPV4_PAD_BYTES)))
-		return URNIC_CM_R_CMA_IPV4_PAD;
-	return URNIC_CM_R_OK;
+	if (h->ip_version == 4)
+		return !memcmp(h->src_addr, zero_pad, IPV4_PAD_BYTES) &&
+		       !memcmp(h->dst_addr, zero_pad, IPV4_PAD_BYTES);
+	return h->ip_version == 6;
 }
 
+/* Decoding is as tolerant as Linux's cma_save_ip_info(): the lower nibble of the IP
+ * version byte (reserved, Annex A11) and an IPv4 address's first 12 bytes are not read;
+ * the decoded header holds them as zeros, as encode writes them. */
 static enum urnic_cm_reason decode(struct urnic_cma_hdr *h, const uint8_t *buf, size_t len)
 {
 	if (len < URNIC_CMA_HDR_BYTES)
@@ -32,14 +36,17 @@ static enum urnic_cm_reason decode(struct urnic_cma_hdr *h, const uint8_t *buf, 
 	/* cma_save_ip_info(): any other version is refused (-EINVAL). */
 	if (buf[0] != URNIC_CMA_VERSION)
 		return URNIC_CM_R_CMA_VERSION;
-	/* Annex A11: the lower nibble of the IP version byte is reserved. */
-	if (buf[1] & 0x0f)
-		return URNIC_CM_R_RESERVED_SET;
 	h->ip_version = (uint8_t)(buf[1] >> 4);
+	if (h->ip_version != 4 && h->ip_version != 6)
+		return URNIC_CM_R_CMA_IP_VERSION;
 	h->src_port = urnic_get_be16(buf + 2);
 	memcpy(h->src_addr, buf + 4, 16);
 	memcpy(h->dst_addr, buf + 20, 16);
-	return hdr_check(h);
+	if (h->ip_version == 4) {
+		memset(h->src_addr, 0, IPV4_PAD_BYTES);
+		memset(h->dst_addr, 0, IPV4_PAD_BYTES);
+	}
+	return URNIC_CM_R_OK;
 }
 
 ssize_t urnic_cma_hdr_decode(struct urnic_cma_hdr *h, const uint8_t *buf, size_t len,
@@ -60,7 +67,7 @@ ssize_t urnic_cma_hdr_encode(const struct urnic_cma_hdr *h, uint8_t *buf, size_t
 {
 	if (cap < URNIC_CMA_HDR_BYTES)
 		return -ENOBUFS;
-	if (hdr_check(h) != URNIC_CM_R_OK)
+	if (!hdr_ok(h))
 		return -EINVAL;
 	buf[0] = URNIC_CMA_VERSION;
 	buf[1] = (uint8_t)(h->ip_version << 4);

@@ -70,7 +70,17 @@ static void check_rdma_cm(const struct urnic_cm_req *req)
 		must(why == URNIC_CM_R_OK, "an accepted rdma_cm header with a reason");
 		must(urnic_cma_hdr_encode(&h, again, sizeof(again)) == URNIC_CMA_HDR_BYTES,
 		     "an accepted rdma_cm header does not encode");
-		must(!memcmp(again, req->private_data, sizeof(again)),
+		/* Equal but for what decode does not read (cma.c): the reserved nibble and
+		 * an IPv4 address's pad, which encode writes as zeros. */
+		uint8_t want[URNIC_CMA_HDR_BYTES];
+
+		memcpy(want, req->private_data, sizeof(want));
+		want[1] &= 0xf0;
+		if (h.ip_version == 4) {
+			memset(want + 4, 0, 12);
+			memset(want + 20, 0, 12);
+		}
+		must(!memcmp(again, want, sizeof(again)),
 		     "an rdma_cm header encodes to other bytes");
 	} else {
 		must(why > URNIC_CM_R_OK && why < URNIC_CM_R_COUNT, "no reason for a refusal");
