@@ -5,8 +5,8 @@
 #
 #   MPI    openmpi | mpich
 #   WHERE  2addr: two ranks on one machine, one address each, by README's one-line
-#                 recipe (`urnic run --per-rank`, shared memory off: UCX_TLS=^sm, and
-#                 for MPICH MPIR_CVAR_NOLOCAL=1)
+#                 recipe (`urnic run --per-rank`, UCX's shared memory off: UCX_TLS=^sm;
+#                 Debian's MPICH has no shared memory of its own, ch4:ucx alone)
 #          netns: two namespace "machines" joined by a veth pair (mw.sh); mpirun and
 #                 mpiexec start the second one's daemon through an agent, as through
 #                 ssh, and everything is left at its defaults (no UCX_TLS)
@@ -67,7 +67,7 @@ case $WHERE in
 	if [ "$MPI" = openmpi ]; then
 		CMD="mpirun.openmpi -np 2 --oversubscribe --mca pml ucx -x UCX_TLS=^sm $recipe"
 	else
-		CMD="mpiexec.mpich -n 2 -genv UCX_TLS ^sm -genv MPIR_CVAR_NOLOCAL 1 $recipe"
+		CMD="mpiexec.mpich -n 2 -genv UCX_TLS ^sm $recipe"
 	fi
 	;;
 netns)
