@@ -109,13 +109,14 @@ for ((rep = 1; rep <= REPS; rep++)); do
 done
 [ -s "$OUT/samples.tsv" ] || die "no run succeeded"
 
-# median NAME COLUMN: the median of a configuration's samples (column 3 latency, 4 bw)
+# median NAME COLUMN: the median of a configuration's samples (column 3 latency, 4 bw),
+# with two decimals for latency, none for bandwidth
 median() {
 	awk -F'\t' -v n="$1" -v c="$2" '$1 == n { print $c }' "$OUT/samples.tsv" | sort -g |
-		awk '{ v[NR] = $1 }
+		awk -v f="$([ "$2" = 3 ] && echo %.2f || echo %.0f)" '{ v[NR] = $1 }
 		END {
-			if (NR % 2) printf "%.2f", v[(NR + 1) / 2]
-			else if (NR) printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2
+			if (NR % 2) printf f, v[(NR + 1) / 2]
+			else if (NR) printf f, (v[NR / 2] + v[NR / 2 + 1]) / 2
 			else printf "-"
 		}'
 }
