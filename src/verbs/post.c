@@ -76,6 +76,22 @@ static bool carries_data(uint32_t op)
 	return op != IBV_WR_BIND_MW && op != IBV_WR_LOCAL_INV && op != URNIC_IBV_WR_FLUSH;
 }
 
+/* The SGEs' bytes into the WQE (inline data). An empty SGE may have address 0 (UCX's
+ * empty messages): nothing is read, and memcpy may not be given a null pointer even for
+ * no bytes (C11 7.24.1p2). */
+static void copy_inline(struct urnic_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	uint32_t off = 0;
+
+	for (int i = 0; i < wr->num_sge; i++) {
+		if (!wr->sg_list[i].length)
+			continue;
+		memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		off += wr->sg_list[i].length;
+	}
+}
+
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	uint64_t total = 0;
@@ -158,15 +174,9 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 	} else if ((wr->send_flags & IBV_SEND_INLINE) && wr->opcode != IBV_WR_RDMA_READ &&
 		   wr->opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
 		   wr->opcode != IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		uint32_t off = 0;
-
 		if (total > qp->sq.max_inline && wr->opcode != IBV_WR_ATOMIC_WRITE)
 			return EINVAL;
-		for (int i = 0; i < wr->num_sge; i++) {
-			memcpy(w->inline_data + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			off += wr->sg_list[i].length;
-		}
+		copy_inline(w, wr);
 		w->num_sge = 0;
 	} else {
 		w->flags &= ~(uint32_t)IBV_SEND_INLINE;

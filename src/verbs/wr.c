@@ -229,7 +229,10 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 			v->wr_error = EINVAL; /* beyond max_inline_data */
 			return;
 		}
-		memcpy(v->wr_inline + off, list[i].addr, list[i].length);
+		/* An empty buffer may be NULL (UCX's empty messages); memcpy may not be
+		 * given one even for no bytes (C11 7.24.1p2). */
+		if (list[i].length)
+			memcpy(v->wr_inline + off, list[i].addr, list[i].length);
 		off += list[i].length;
 	}
 	v->wr_sge[0] = (struct ibv_sge){ .addr = (uintptr_t)v->wr_inline, .length = (uint32_t)off };

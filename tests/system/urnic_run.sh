@@ -6,8 +6,9 @@
 # verbs report, in the kernel's formats (GID 1 ::ffff:<addr>, RoCE v2, its netdev lo;
 # the node GUID ibv_devinfo prints), /sys/class/infiniband_verbs names it,
 # /dev/infiniband/uverbs0 opens, and Debian's ibv_devinfo -v runs over the drop-in.
-# Outside, nothing changed. As nobody (when run as root) the same through a user
-# namespace; where user namespaces are refused, `urnic run` says so and fails.
+# --per-rank picks the address of the MPI local rank. Outside, nothing changed. As
+# nobody (when run as root) the same through a user namespace; where user namespaces
+# are refused, `urnic run` says so and fails.
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 URNIC=${1:?usage: urnic_run.sh URNIC}
 . "$(dirname "$0")/common.sh"
@@ -60,6 +61,18 @@ has "$log" "uverbs0 opens"
 lib=$(readlink -f "$LIBDIR")
 grep -Eq "^uid=0 LD_LIBRARY_PATH=$lib(:.*)? URNIC_ADDR=$SRV_ADDR\$" "$log" ||
 	fail "the program's environment is not LD_LIBRARY_PATH=$lib URNIC_ADDR=$SRV_ADDR"
+
+# --per-rank: the program gets the one address of the list at the place of its MPI
+# local rank, from Open MPI's variable or from MPICH Hydra's.
+for pick in OMPI_COMM_WORLD_LOCAL_RANK=1:$CLI_ADDR MPI_LOCALRANKID=0:$SRV_ADDR; do
+	# shellcheck disable=SC2016 # expanded by the program's shell
+	got=$(env -u OMPI_COMM_WORLD_LOCAL_RANK -u MPI_LOCALRANKID "${pick%%:*}" \
+		$SAN_ENV "$URNIC" run --addr "$SRV_ADDR,$CLI_ADDR" --per-rank -- \
+		sh -c 'echo "$URNIC_ADDR"') || fail "urnic run --per-rank exited with status $?"
+	[ "$got" = "${pick#*:}" ] ||
+		fail "urnic run --per-rank with ${pick%%:*}: URNIC_ADDR=$got, not ${pick#*:}"
+done
+say "--per-rank: each local rank its address"
 
 # URNIC_ADDR from the environment; ibv_devinfo reads board_id from the view.
 vlog=$SYS_WORK/ibv_devinfo_v.log

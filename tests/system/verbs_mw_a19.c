@@ -379,6 +379,30 @@ int main(void)
 	printf("ok type 2 window: ibv_wr_bind_mw, WRITE, ibv_wr_send_inv -> IBV_WC_WITH_INV 0x%x\n",
 	       mw2->rkey);
 
+	/* An empty inline SEND from address 0 through the builders, as UCX sends an empty
+	 * message: no byte is read (ibv_wr_set_inline_data(3)), a 0-byte message arrives. */
+	{
+		struct ibv_poll_cq_attr pa = { 0 };
+		time_t end = time(NULL) + 10;
+		int ret;
+
+		post_recv(&t, 25, 32768, 2048);
+		ibv_wr_start(c.qpx);
+		c.qpx->wr_id = 26;
+		c.qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(c.qpx);
+		ibv_wr_set_inline_data(c.qpx, NULL, 0);
+		CHECK(ibv_wr_complete(c.qpx) == 0);
+		expect(&c, 26, IBV_WC_SUCCESS, IBV_WC_SEND);
+		while ((ret = ibv_start_poll(t.cqx, &pa)) == ENOENT)
+			CHECK(time(NULL) < end);
+		CHECK(ret == 0);
+		CHECK(t.cqx->wr_id == 25 && t.cqx->status == IBV_WC_SUCCESS);
+		CHECK(ibv_wc_read_byte_len(t.cqx) == 0);
+		ibv_end_poll(t.cqx);
+	}
+	printf("ok empty inline SEND from address 0: a 0-byte message\n");
+
 	/* Bound again with ibv_post_send IBV_WR_BIND_MW, invalidated by IBV_WR_SEND_WITH_INV. */
 	{
 		struct ibv_send_wr wr = { .wr_id = 31,

@@ -794,6 +794,19 @@ static void post_send_with_bad_work_requests_fails_with_bad_wr(void)
 	CHECK_EQ(ibv_post_send(qp, &wr, &bad), EINVAL);
 	CHECK(bad == &wr2);
 	wr.next = NULL;
+	/* Not an error: an inline SEND of no bytes from address 0, as UCX posts an empty
+	 * message (MPI_Send of count 0); no byte of the SGE is read (ibv_post_send(3)). */
+	{
+		struct ibv_sge s = { 0, 0, 0 };
+		struct ibv_send_wr w = { .sg_list = &s,
+					 .num_sge = 1,
+					 .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_INLINE };
+
+		bad = NULL;
+		CHECK_EQ(ibv_post_send(qp, &w, &bad), 0);
+		CHECK(bad == NULL);
+	}
 	/* Inline data beyond max_inline_data. */
 	{
 		static char big[1u << 16];

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run.c - `urnic run [--addr IP[,IP...]] [--] PROGRAM [ARGS]`: runs a program over
- * urnic with the view of its devices that tools expect from a kernel driver. Sets
- * LD_LIBRARY_PATH to the directory of urnic's libibverbs.so.1 (the one this tool runs
- * with) and URNIC_ADDR, enters a mount namespace of its own (mounts.h), mounts the
- * sysfs view there (sysfs_tree.h) and executes the program in its place. The view is
- * the namespace's alone: the host and its other processes see nothing of it.
+ * run.c - `urnic run [--addr IP[,IP...]] [--per-rank] [--] PROGRAM [ARGS]`: runs a
+ * program over urnic with the view of its devices that tools expect from a kernel
+ * driver. Sets LD_LIBRARY_PATH to the directory of urnic's libibverbs.so.1 (the one this
+ * tool runs with) and URNIC_ADDR (with --per-rank, the one address of the list that is
+ * this MPI rank's), enters a mount namespace of its own (mounts.h), mounts the sysfs
+ * view there (sysfs_tree.h) and executes the program in its place. The view is the
+ * namespace's alone: the host and its other processes see nothing of it.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -62,9 +64,72 @@ static int set_library_path(void)
 	return ret ? -errno : 0;
 }
 
+/* The variables in which MPI launchers give each process its rank among those of its
+ * machine: Open MPI's mpirun, MPICH's Hydra mpiexec, Slurm's srun. */
+static const char *const local_rank_vars[] = {
+	"OMPI_COMM_WORLD_LOCAL_RANK",
+	"MPI_LOCALRANKID",
+	"SLURM_LOCALID",
+};
+
+/* Replaces the list in URNIC_ADDR with its entry number <local rank>: ranks on one
+ * machine each get an address of their own, as ranks on separate hosts have. */
+static int pick_rank_addr(void)
+{
+	const char *list = getenv("URNIC_ADDR"), *var = NULL, *val = NULL, *p;
+	unsigned long rank, i = 0;
+	char *end, *addr;
+	size_t len;
+	int ret;
+
+	for (size_t k = 0; k < sizeof(local_rank_vars) / sizeof(local_rank_vars[0]); k++) {
+		val = getenv(local_rank_vars[k]);
+		if (val && *val) {
+			var = local_rank_vars[k];
+			break;
+		}
+	}
+	if (!var) {
+		fprintf(stderr, "urnic run: --per-rank: none of OMPI_COMM_WORLD_LOCAL_RANK, "
+				"MPI_LOCALRANKID, SLURM_LOCALID is set (run it under mpirun, "
+				"mpiexec or srun)\n");
+		return -EINVAL;
+	}
+	errno = 0;
+	rank = strtoul(val, &end, 10);
+	if (errno || *end || !isdigit((unsigned char)*val)) {
+		fprintf(stderr, "urnic run: --per-rank: %s=\"%s\" is not a rank\n", var, val);
+		return -EINVAL;
+	}
+	if (!list || !*list) {
+		fprintf(stderr, "urnic run: --per-rank needs addresses (--addr IP,IP,... or "
+				"URNIC_ADDR)\n");
+		return -EINVAL;
+	}
+	for (p = list; i < rank; p++) {
+		if (!*p)
+			break;
+		if (*p == ',')
+			i++;
+	}
+	len = strcspn(p, ",");
+	if (i < rank || !len) {
+		fprintf(stderr,
+			"urnic run: --per-rank: local rank %lu (%s) has no address in \"%s\"\n",
+			rank, var, list);
+		return -EINVAL;
+	}
+	addr = strndup(p, len);
+	if (!addr)
+		return -ENOMEM;
+	ret = setenv("URNIC_ADDR", addr, 1) ? -errno : 0;
+	free(addr);
+	return ret;
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: urnic run [--addr IP[,IP...]] [--] PROGRAM [ARGS]\n");
+	fprintf(stderr, "usage: urnic run [--addr IP[,IP...]] [--per-rank] [--] PROGRAM [ARGS]\n");
 	return URNIC_EXIT_USAGE;
 }
 
@@ -84,7 +149,7 @@ int urnic_run_exec(const char *cmd, const char *addr, char **argv)
 int urnic_cmd_run(int argc, char **argv)
 {
 	const char *addr = NULL;
-	int i;
+	int i, per_rank = 0;
 
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {
@@ -95,6 +160,8 @@ int urnic_cmd_run(int argc, char **argv)
 			addr = argv[++i];
 		else if (strncmp(argv[i], "--addr=", 7) == 0)
 			addr = argv[i] + 7;
+		else if (strcmp(argv[i], "--per-rank") == 0)
+			per_rank = 1;
 		else if (argv[i][0] == '-')
 			return usage();
 		else
@@ -102,5 +169,11 @@ int urnic_cmd_run(int argc, char **argv)
 	}
 	if (i >= argc || (addr && !*addr))
 		return usage();
+	if (per_rank) {
+		/* The rank's address out of the list: the list first, as --addr gives it. */
+		if ((addr && setenv("URNIC_ADDR", addr, 1)) || pick_rank_addr())
+			return URNIC_EXIT_FAIL;
+		addr = NULL;
+	}
 	return urnic_run_exec("run", addr, argv + i);
 }
