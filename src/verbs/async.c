@@ -7,7 +7,10 @@
  * made it non-blocking, and works with poll/epoll. Events raised today: QP fatal when a
  * QP falls into error by itself (IBTA 11.6.3.1; as rxe raises IB_EVENT_QP_FATAL), Last
  * WQE Reached when a QP on an SRQ enters error, SRQ limit reached when an armed SRQ
- * falls below its limit (IBTA 10.2.9, 11.6.3).
+ * falls below its limit (IBTA 10.2.9, 11.6.3). As with the kernel's uverbs, the
+ * destroy of a QP or SRQ drops its records the application has not read and waits
+ * until those it read are acknowledged (ibv_get_async_event(3)): an event never names
+ * freed memory, and an acknowledgement never reaches it.
  *
  * Port events, as rxe raises them from its netdev (rxe_net.c rxe_notify: NETDEV_UP,
  * NETDEV_DOWN, NETDEV_CHANGE -> rxe_port_up/down): the port is ACTIVE while an
@@ -37,10 +40,54 @@
 
 #include "verbs/verbs.h"
 
+static struct urnic_vcontext *vctx_of(struct ibv_context *context)
+{
+	return urnic_container_of(context, struct urnic_vcontext, vctx.context);
+}
+
+/* The entry of element, under async_lock: the live one, or (dead) the oldest entry of
+ * a destroyed object at that address whose records are still in the pipe. NULL if
+ * none; with add, a new live entry (NULL when out of memory). */
+static struct urnic_async_track *track_of(struct urnic_vcontext *c, const void *element, bool dead,
+					  bool add)
+{
+	for (size_t i = 0; i < c->ntrack; i++)
+		if (c->track[i].element == element && c->track[i].dead == dead &&
+		    (!dead || c->track[i].dead_unread))
+			return &c->track[i];
+	if (!add)
+		return NULL;
+	if (c->ntrack == c->track_cap) {
+		size_t cap = c->track_cap ? 2 * c->track_cap : 8;
+		struct urnic_async_track *t = realloc(c->track, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		c->track = t;
+		c->track_cap = cap;
+	}
+	c->track[c->ntrack] = (struct urnic_async_track){ .element = element };
+	return &c->track[c->ntrack++];
+}
+
+static void track_drop(struct urnic_vcontext *c, struct urnic_async_track *t)
+{
+	*t = c->track[--c->ntrack];
+}
+
+static bool has_element(enum ibv_event_type type)
+{
+	return type != IBV_EVENT_PORT_ACTIVE && type != IBV_EVENT_PORT_ERR &&
+	       type != IBV_EVENT_DEVICE_FATAL && type != IBV_EVENT_LID_CHANGE &&
+	       type != IBV_EVENT_PKEY_CHANGE && type != IBV_EVENT_SM_CHANGE &&
+	       type != IBV_EVENT_CLIENT_REREGISTER && type != IBV_EVENT_GID_CHANGE;
+}
+
 void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, void *element)
 {
-	struct urnic_vcontext *c = urnic_container_of(context, struct urnic_vcontext, vctx.context);
+	struct urnic_vcontext *c = vctx_of(context);
 	struct ibv_async_event ev = { .event_type = type };
+	struct urnic_async_track *t = NULL;
 	ssize_t n;
 
 	switch (type) {
@@ -59,16 +106,89 @@ void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, vo
 		ev.element.qp = element;
 		break;
 	}
+	pthread_mutex_lock(&c->async_lock);
+	if (has_element(type)) {
+		t = track_of(c, element, false, true);
+		if (!t) { /* no memory to follow it: not raised, as a full queue */
+			pthread_mutex_unlock(&c->async_lock);
+			return;
+		}
+	}
 	/* A full pipe means the application is not reading its events: drop, as a full
 	 * event queue on a real device overflows. */
 	n = write(c->async_write_fd, &ev, sizeof(ev));
-	(void)n;
+	if (t && n == (ssize_t)sizeof(ev))
+		t->raised++;
+	else if (t && !t->raised)
+		track_drop(c, t);
+	pthread_mutex_unlock(&c->async_lock);
+}
+
+/* A record read from the pipe: false when it belongs to an object destroyed since it
+ * was written (the kernel drops those too: ib_uverbs_release_uevent). */
+static bool deliver(struct urnic_vcontext *c, const struct ibv_async_event *ev)
+{
+	const void *element = ev->element.qp; /* the union's pointer members alias */
+	struct urnic_async_track *t;
+	bool ok = true;
+
+	if (!has_element(ev->event_type))
+		return true;
+	pthread_mutex_lock(&c->async_lock);
+	t = track_of(c, element, true, false);
+	if (t) {
+		ok = false;
+		if (--t->dead_unread == 0)
+			track_drop(c, t);
+	} else {
+		t = track_of(c, element, false, false);
+		if (t)
+			t->read++;
+	}
+	pthread_mutex_unlock(&c->async_lock);
+	return ok;
+}
+
+uint32_t urnic_async_forget(struct ibv_context *context, const void *element)
+{
+	struct urnic_vcontext *c = vctx_of(context);
+	struct urnic_async_track *t;
+	uint32_t read = 0;
+
+	pthread_mutex_lock(&c->async_lock);
+	t = track_of(c, element, false, false);
+	if (t) {
+		read = t->read;
+		t->dead = true;
+		t->dead_unread = t->raised - t->read;
+		if (!t->dead_unread)
+			track_drop(c, t);
+	}
+	pthread_mutex_unlock(&c->async_lock);
+	return read;
+}
+
+void urnic_async_wait_acked(pthread_mutex_t *mutex, pthread_cond_t *cond, const uint32_t *completed,
+			    uint32_t read)
+{
+	pthread_mutex_lock(mutex);
+	while (*completed != read)
+		pthread_cond_wait(cond, mutex);
+	pthread_mutex_unlock(mutex);
+}
+
+void urnic_async_fini(struct urnic_vcontext *c)
+{
+	free(c->track);
+	pthread_mutex_destroy(&c->async_lock);
 }
 
 URNIC_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
 {
-	if (read(context->async_fd, event, sizeof(*event)) != sizeof(*event))
-		return -1;
+	do {
+		if (read(context->async_fd, event, sizeof(*event)) != sizeof(*event))
+			return -1;
+	} while (!deliver(vctx_of(context), event));
 	return 0;
 }
 

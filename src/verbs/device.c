@@ -466,6 +466,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = d;
+	pthread_mutex_init(&c->async_lock, NULL);
 	urnic_dev_events_set(d, &urnic_verbs_events);
 	ctx = &c->vctx.context;
 	ctx->device = device;
@@ -475,6 +476,7 @@ URNIC_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		ret = ret ? ret : errno;
 		urnic_import_close(c);
 		urnic_dev_put(d);
+		urnic_async_fini(c);
 		free(c);
 		errno = ret;
 		return NULL;
@@ -536,6 +538,7 @@ URNIC_EXPORT int ibv_close_device(struct ibv_context *context)
 	close(c->async_write_fd);
 	pthread_mutex_destroy(&context->mutex);
 	urnic_dev_put(c->dev);
+	urnic_async_fini(c);
 	free(c);
 	return 0;
 }

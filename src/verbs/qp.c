@@ -328,7 +328,9 @@ URNIC_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	 * use count) and refuses to destroy it until it is detached. */
 	if (v->mcast_attached)
 		return EBUSY;
-	urnic_dev_qp_destroy(v->dev, &v->qp);
+	urnic_dev_qp_destroy(v->dev, &v->qp); /* no event is raised for it after this */
+	urnic_async_wait_acked(&ibqp->mutex, &ibqp->cond, &ibqp->events_completed,
+			       urnic_async_forget(ibqp->context, ibqp));
 	if (v->qp.rss) {
 		struct urnic_vrss *r = urnic_container_of(v->qp.rss, struct urnic_vrss, rss);
 

@@ -150,7 +150,9 @@ URNIC_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	if (v->tmcq)
 		urnic_tm_srq_detach(v);
 	v->vpd->users--;
-	urnic_dev_srq_destroy(&v->srq);
+	urnic_dev_srq_destroy(&v->srq); /* no event is raised for it after this */
+	urnic_async_wait_acked(&ibsrq->mutex, &ibsrq->cond, &ibsrq->events_completed,
+			       urnic_async_forget(ibsrq->context, ibsrq));
 	urnic_parent_release(v->parent);
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);

@@ -38,11 +38,22 @@ struct urnic_vdevice {
 	struct urnic_dev *dev;
 };
 
+/* The async events of one QP, SRQ or CQ (async.c): raised and read; after its destroy,
+ * how many of its records the pipe still holds (they are skipped, not delivered). */
+struct urnic_async_track {
+	const void *element;
+	uint32_t raised, read, dead_unread;
+	bool dead;
+};
+
 struct urnic_vcontext {
 	struct verbs_context vctx;
 	struct urnic_dev *dev;
-	int async_write_fd;	 /* async events: context.async_fd is the read end */
-	struct urnic_uctx *uctx; /* what it shares with its imports (import.c) */
+	int async_write_fd;	    /* async events: context.async_fd is the read end */
+	struct urnic_uctx *uctx;    /* what it shares with its imports (import.c) */
+	pthread_mutex_t async_lock; /* guards track */
+	struct urnic_async_track *track;
+	size_t ntrack, track_cap;
 };
 
 /* A PD's or MR's place among the objects a context offers for import (import.c). */
@@ -280,6 +291,16 @@ void urnic_wr_ops_init(struct urnic_vqp *v);
 /* Async events (async.c): queue one for the context's async_fd; the engine's events,
  * installed in every opened device. */
 void urnic_async_event(struct ibv_context *context, enum ibv_event_type type, void *element);
+/* Before element (a QP, SRQ or CQ) is freed: its records the application has not read
+ * will not be delivered; returns how many it has read, which the destroy waits to see
+ * acknowledged (ibv_get_async_event(3)). */
+uint32_t urnic_async_forget(struct ibv_context *context, const void *element);
+/* Waits until *completed (the object's ibv_ack_async_event count, under mutex/cond)
+ * reaches read, urnic_async_forget's answer: ibv_destroy_qp(3) and ibv_destroy_srq(3)
+ * wait for the events the application got to be acknowledged. */
+void urnic_async_wait_acked(pthread_mutex_t *mutex, pthread_cond_t *cond, const uint32_t *completed,
+			    uint32_t read);
+void urnic_async_fini(struct urnic_vcontext *c);
 extern const struct urnic_dev_events urnic_verbs_events;
 
 /* Port events (async.c): every open context is watched from ibv_open_device to
