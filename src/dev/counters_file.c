@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -36,11 +37,31 @@ static int shm_create(const char *path)
 	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
+/* True when path is a file of this user that no process holds (every urnic process
+ * holds a flock on its own files): left by a killed process that had our pid. It is
+ * unlinked then, the very file checked (same inode). A held one belongs to a live
+ * process of another PID namespace that shares /dev/shm and has our pid number. */
+static bool shm_take_stale(const char *path)
+{
+	struct stat st, now;
+	bool gone = false;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &now) == 0 &&
+	    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
+		gone = unlink(path) == 0;
+	close(fd);
+	return gone;
+}
+
 /* Creates d's counters file, bytes long, with mode; its name in d->shm_path.
- * A file at the name that is ours was left by a killed process of this user that had
- * our pid: it goes. Another user's (or a link of theirs) stays, and ours gets a name
- * beside it that no one can guess, which `urnic counters` finds all the same (it reads
- * every urnic.<pid>.* file). Returns the fd or -errno. */
+ * A stale file of ours at the name goes (shm_take_stale). Another user's (or a link of
+ * theirs), or one a live process holds, stays, and ours gets a name beside it that no
+ * one can guess, which `urnic counters` finds all the same (it reads every
+ * urnic.<pid>.* file). Returns the fd or -errno. */
 static int shm_create_counters(struct urnic_dev *d, size_t bytes, mode_t mode)
 {
 	struct stat st;
@@ -49,9 +70,12 @@ static int shm_create_counters(struct urnic_dev *d, size_t bytes, mode_t mode)
 	snprintf(d->shm_path, sizeof(d->shm_path), "/dev/shm/" URNIC_SHM_PREFIX "%d.%s",
 		 (int)getpid(), d->name);
 	fd = shm_create(d->shm_path);
-	if (fd < 0 && errno == EEXIST && lstat(d->shm_path, &st) == 0 && st.st_uid == geteuid() &&
-	    unlink(d->shm_path) == 0)
-		fd = shm_create(d->shm_path);
+	if (fd < 0 && errno == EEXIST) {
+		if (shm_take_stale(d->shm_path))
+			fd = shm_create(d->shm_path);
+		else
+			errno = EEXIST; /* as it was: the name is taken */
+	}
 	if (fd < 0 && errno == EEXIST) {
 		char taken[sizeof(d->shm_path)];
 		uint64_t r = 0;
@@ -63,10 +87,16 @@ static int shm_create_counters(struct urnic_dev *d, size_t bytes, mode_t mode)
 		snprintf(d->shm_path, sizeof(d->shm_path),
 			 "/dev/shm/" URNIC_SHM_PREFIX "%d.%s.%016llx", (int)getpid(), d->name,
 			 (unsigned long long)r);
-		fprintf(stderr,
-			"urnic: %s: %s belongs to another user (uid %d), not used: the counters "
-			"file is %s\n",
-			d->name, taken, uid == UINT32_MAX ? -1 : (int)uid, d->shm_path);
+		if (uid == (uint32_t)geteuid())
+			fprintf(stderr,
+				"urnic: %s: %s is held by another process with this pid (another "
+				"PID namespace): the counters file is %s\n",
+				d->name, taken, d->shm_path);
+		else
+			fprintf(stderr,
+				"urnic: %s: %s belongs to another user (uid %d), not used: the "
+				"counters file is %s\n",
+				d->name, taken, uid == UINT32_MAX ? -1 : (int)uid, d->shm_path);
 		fd = shm_create(d->shm_path);
 	}
 	if (fd < 0)
