@@ -396,6 +396,107 @@ static void test_sidr_backlog(void)
 	teardown();
 }
 
+/* The active application gives up on its REQ before any answer: cm_destroy_id sends a
+ * REJ 'timeout' with its CA GUID, by which the passive side finds the connection its
+ * REQ made (the REJ cannot name it). */
+static void test_abandoned_req(void)
+{
+	const struct urnic_cm_event *ev;
+	uint32_t conn;
+
+	setup();
+	nheld = 0;
+	link.side[1].handler = hold_requests;
+	listen_on(1, 6000, 2);
+	conn = connect_from0(6000, 0x11, 0);
+	link_run(&link, 10 * MS);
+	CHECK_EQ(nheld, 1);
+	CHECK_EQ(urnic_cm_destroy(link.side[0].cm, conn, link.now_ns), 0);
+	CHECK_EQ(urnic_cm_conns_in_use(link.side[0].cm), 0);
+	link_run(&link, 20 * MS);
+	ev = link_last(&link, 1, URNIC_CM_EVENT_REJECTED);
+	CHECK(ev && ev->conn == held[0] && ev->status == URNIC_CM_REJ_TIMEOUT);
+	CHECK_EQ(ev->mad.msg.rej.ari_length, 8);
+	CHECK_EQ(link_state(&link, 1, held[0]), -1); /* the handler destroyed it */
+	teardown();
+}
+
+/* Unlistening leaves the requests already made; new ones find no listener. */
+static void test_unlisten(void)
+{
+	struct urnic_cm_accept_param ap = { .qpn = 0x40, .responder_resources = 1 };
+	uint32_t h;
+
+	setup();
+	nheld = 0;
+	link.side[1].handler = hold_requests;
+	h = listen_on(1, 6000, 2);
+	connect_from0(6000, 0x11, 0);
+	link_run(&link, 10 * MS);
+	CHECK_EQ(urnic_cm_unlisten(link.side[1].cm, h), 0);
+	CHECK_EQ(urnic_cm_unlisten(link.side[1].cm, h), -ENOENT);
+	connect_from0(6000, 0x12, 0);
+	link_run(&link, 20 * MS);
+	CHECK_EQ(link_last(&link, 0, URNIC_CM_EVENT_REJECTED)->status,
+		 URNIC_CM_REJ_INVALID_SERVICE_ID);
+	CHECK_EQ(urnic_cm_accept(link.side[1].cm, held[0], &ap, link.now_ns), 0);
+	link_run(&link, 30 * MS);
+	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_ESTABLISHED], 1);
+	/* The listener's slot can take another service. */
+	listen_on(1, 6001, 1);
+	teardown();
+}
+
+/* Both sides disconnect at once: the DREQs cross, each side is told once and answers
+ * the other's DREQ; both end in TimeWait. */
+static void test_crossing_dreqs(void)
+{
+	uint32_t conn, pconn;
+
+	setup();
+	listen_on(1, 6000, 2);
+	conn = connect_from0(6000, 0x11, 0);
+	link_run(&link, 10 * MS);
+	pconn = link_last(&link, 1, URNIC_CM_EVENT_ESTABLISHED)->conn;
+	CHECK_EQ(urnic_cm_disconnect(link.side[0].cm, conn, NULL, 0, link.now_ns), 0);
+	CHECK_EQ(urnic_cm_disconnect(link.side[1].cm, pconn, NULL, 0, link.now_ns), 0);
+	link_run(&link, link.now_ns + 10 * MS);
+	CHECK_EQ(link_state(&link, 0, conn), URNIC_CM_TIMEWAIT);
+	CHECK_EQ(link_state(&link, 1, pconn), URNIC_CM_TIMEWAIT);
+	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_DISCONNECTED], 1);
+	CHECK_EQ(link.side[1].events[URNIC_CM_EVENT_DISCONNECTED], 1);
+	CHECK_EQ(link.side[0].sent[5] + link.side[1].sent[5], 2); /* DREQs */
+	CHECK_EQ(link.side[0].sent[6] + link.side[1].sent[6], 2); /* DREPs */
+	teardown();
+}
+
+/* Traffic comes before the RTU (IB_EVENT_COMM_EST): the passive side establishes
+ * without it and stops sending its REP. */
+static bool drop_rtu(struct cm_link *l, int from, const struct urnic_cm_mad *m)
+{
+	return m->hdr.attr_id == URNIC_CM_ATTR_RTU;
+}
+
+static void test_established_without_rtu(void)
+{
+	uint32_t pconn;
+
+	setup();
+	link.filter = drop_rtu;
+	listen_on(1, 6000, 2);
+	connect_from0(6000, 0x11, 0);
+	link_run(&link, 100 * MS);
+	CHECK_EQ(link.side[1].events[URNIC_CM_EVENT_ESTABLISHED], 0);
+	pconn = link_last(&link, 1, URNIC_CM_EVENT_CONNECT_REQUEST)->conn;
+	CHECK_EQ(urnic_cm_establish(link.side[1].cm, pconn, NULL, 0, link.now_ns), 0);
+	link_pump(&link);
+	CHECK_EQ(link.side[1].events[URNIC_CM_EVENT_ESTABLISHED], 1);
+	link_run(&link, 10 * S);
+	CHECK_EQ(link.side[1].sent[3], 1); /* the REP was not sent again */
+	link.filter = NULL;
+	teardown();
+}
+
 static void test_names(void)
 {
 	CHECK(!strcmp(urnic_cm_state_name(URNIC_CM_MRA_REP_RCVD), "MRA_REP_RCVD"));
@@ -423,5 +524,9 @@ int main(void)
 	RUN(test_timewait);
 	RUN(test_sidr);
 	RUN(test_sidr_backlog);
+	RUN(test_abandoned_req);
+	RUN(test_unlisten);
+	RUN(test_crossing_dreqs);
+	RUN(test_established_without_rtu);
 	return 0;
 }
