@@ -20,6 +20,7 @@ bool urnic_rc_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pk
 bool urnic_rc_op_progress(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_rc_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
 			uint64_t *hold);
+/* Flushes both work queues of a QP in error: every type's ops share it (uc.c, ud.c). */
 void urnic_rc_op_flush(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_rc_op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting);
 void urnic_rc_op_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal);

@@ -171,12 +171,6 @@ static void uc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *nex
 		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
 }
 
-static void uc_flush(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	urnic_rc_flush(e, qp);
-	urnic_roce_flush_rq(e, qp);
-}
-
 /* Send completions held for the answer are reported before the QP changes state or
  * goes away. */
 static void uc_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
@@ -202,7 +196,7 @@ const struct urnic_qp_ops urnic_roce_uc_ops = {
 	.from_peer = uc_from_peer,
 	.progress = uc_progress,
 	.timers = uc_timers,
-	.flush = uc_flush,
+	.flush = urnic_rc_op_flush,
 	.release_held = uc_release_held,
 	.enter_error = uc_enter_error,
 };

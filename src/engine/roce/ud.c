@@ -179,12 +179,6 @@ static void ud_no_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *
 	(void)e, (void)qp, (void)next, (void)hold;
 }
 
-static void ud_flush(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	urnic_rc_flush(e, qp);
-	urnic_roce_flush_rq(e, qp);
-}
-
 static void ud_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
 	(void)e, (void)qp, (void)parting; /* nothing is held on UD */
@@ -204,7 +198,7 @@ const struct urnic_qp_ops urnic_roce_ud_ops = {
 	.from_peer = ud_from_peer,
 	.progress = ud_progress,
 	.timers = ud_no_timers,
-	.flush = ud_flush,
+	.flush = urnic_rc_op_flush,
 	.release_held = ud_release_held,
 	.enter_error = ud_enter_error,
 };
