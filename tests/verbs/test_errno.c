@@ -101,32 +101,44 @@ static struct ibv_ah_attr self_av(void)
 	return av;
 }
 
+/* What INIT -> RTR and RTR -> RTS require of an RC QP (IBTA 10.3.1 table 91). */
+#define RC_RTR_MASK                                                                                \
+	(IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |            \
+	 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)
+#define RC_RTS_MASK                                                                                \
+	(IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |     \
+	 IBV_QP_MAX_QP_RD_ATOMIC)
+
+/* INIT -> RTR towards QP dest_qpn of our own address, valid attributes. */
+static struct ibv_qp_attr rtr_attr(uint32_t dest_qpn)
+{
+	return (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR,
+				     .path_mtu = IBV_MTU_1024,
+				     .dest_qp_num = dest_qpn,
+				     .max_dest_rd_atomic = 1,
+				     .min_rnr_timer = 12,
+				     .ah_attr = self_av() };
+}
+
+/* RTR -> RTS, valid attributes. */
+static struct ibv_qp_attr rts_attr(void)
+{
+	return (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS,
+				     .timeout = 14,
+				     .retry_cnt = 7,
+				     .rnr_retry = 7,
+				     .max_rd_atomic = 1 };
+}
+
 /* An RC QP in RTS towards QP dest_qpn of our own address. */
 static void to_rts(struct ibv_qp *qp, uint32_t dest_qpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR,
-				 .path_mtu = IBV_MTU_1024,
-				 .dest_qp_num = dest_qpn,
-				 .max_dest_rd_atomic = 1,
-				 .min_rnr_timer = 12,
-				 .ah_attr = self_av() };
+	struct ibv_qp_attr a = rtr_attr(dest_qpn);
 
 	to_init(qp);
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				       IBV_QP_MIN_RNR_TIMER),
-		 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		 0);
+	CHECK_EQ(ibv_modify_qp(qp, &a, RC_RTR_MASK), 0);
+	a = rts_attr();
+	CHECK_EQ(ibv_modify_qp(qp, &a, RC_RTS_MASK), 0);
 }
 
 /* ---- device, port, GID, P_Key ---- */
@@ -646,8 +658,8 @@ static void modify_qp_invalid_transition_or_attribute_is_einval(void)
 	struct ibv_qp *qp = new_qp(IBV_QPT_RC, cq, NULL);
 	struct ibv_qp_attr a, q;
 	struct ibv_qp_init_attr qi;
-	int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	int init = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	int rtr = RC_RTR_MASK;
 
 	/* RESET -> RTR and RESET -> RTS skip states (IBTA 10.3.1 table 91). */
 	memset(&a, 0, sizeof(a));
@@ -661,37 +673,22 @@ static void modify_qp_invalid_transition_or_attribute_is_einval(void)
 	/* ... with an attribute RESET -> INIT does not take (path MTU). */
 	a.port_num = 1;
 	a.path_mtu = IBV_MTU_1024;
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				       IBV_QP_ACCESS_FLAGS | IBV_QP_PATH_MTU),
-		 EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, init | IBV_QP_PATH_MTU), EINVAL);
 	/* ... with a port or P_Key index that does not exist. */
 	a.port_num = 2;
-	CHECK_EQ(
-		ibv_modify_qp(qp, &a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-		EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, init), EINVAL);
 	a.port_num = 1;
 	a.pkey_index = 1;
-	CHECK_EQ(
-		ibv_modify_qp(qp, &a,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-		EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, init), EINVAL);
 	CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE, &qi), 0);
 	CHECK_EQ(q.qp_state, IBV_QPS_RESET);
 	CHECK_EQ(qp->state, IBV_QPS_RESET);
 
 	to_init(qp);
 	/* INIT -> RTR without an address vector. */
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = 0x123;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
+	a = rtr_attr(0x123);
 	CHECK_EQ(ibv_modify_qp(qp, &a, rtr & ~IBV_QP_AV), EINVAL);
 	/* ... with a path MTU that is no MTU. */
-	a.ah_attr = self_av();
 	a.path_mtu = (enum ibv_mtu)7;
 	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), EINVAL);
 	/* ... with more responder resources than the device has. */
@@ -719,28 +716,15 @@ static void modify_qp_invalid_transition_or_attribute_is_einval(void)
 	/* RTR -> RTS with a timeout or retry count out of range. */
 	a.ah_attr.grh.sgid_index = 1;
 	CHECK_EQ(ibv_modify_qp(qp, &a, rtr), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
+	a = rts_attr();
 	a.timeout = 32;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		 EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, RC_RTS_MASK), EINVAL);
 	a.timeout = 14;
 	a.retry_cnt = 8;
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		 EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, RC_RTS_MASK), EINVAL);
 	a.retry_cnt = 7;
 	a.max_rd_atomic = (uint8_t)(dev_attr.max_qp_init_rd_atom + 1);
-	CHECK_EQ(ibv_modify_qp(qp, &a,
-			       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				       IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-		 EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, RC_RTS_MASK), EINVAL);
 	CHECK_EQ(qp->state, IBV_QPS_RTR);
 
 	/* Any state may go to ERR and to RESET, but with nothing else in the mask. */
