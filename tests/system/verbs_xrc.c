@@ -21,12 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_xrc.h"
 
 #define BUF 65536
 #define NO_SRQ 0x00abcd /* no SRQ of D has this number: slot 0xbcd, generation 0xa */
@@ -72,116 +72,17 @@ static void side_close(struct side *s, bool device)
 	free(s->buf);
 }
 
-static void modify(struct ibv_qp *qp, const union ibv_gid *dgid, uint32_t dest, uint32_t psn)
-{
-	bool recv = qp->qp_type == IBV_QPT_XRC_RECV;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = recv ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC
-					: 0,
-	};
-
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
-	      0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	CHECK(ibv_modify_qp(
-		      qp, &a,
-		      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			      (recv ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)) == 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				    (recv ? 0
-					  : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						     IBV_QP_MAX_QP_RD_ATOMIC)) == 0);
-}
-
-static void poll1(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	time_t end = time(NULL) + 10;
-	int n;
-
-	while ((n = ibv_poll_cq(cq, 1, wc)) == 0)
-		CHECK(time(NULL) < end);
-	CHECK(n == 1);
-}
-
-static struct ibv_wc expect(struct ibv_cq *cq, uint64_t id, enum ibv_wc_status st)
-{
-	struct ibv_wc wc;
-
-	poll1(cq, &wc);
-	if (wc.wr_id != id || wc.status != st)
-		fprintf(stderr, "completion %llu: %s\n", (unsigned long long)wc.wr_id,
-			ibv_wc_status_str(wc.status));
-	CHECK(wc.wr_id == id && wc.status == st);
-	return wc;
-}
-
 static void post(struct ibv_qp *qp, struct side *c, enum ibv_wr_opcode op, uint64_t id,
 		 uint32_t srqn, uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge sge = { (uintptr_t)(c->buf + off), len, c->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = id,
-				  .sg_list = &sge,
-				  .num_sge = 1,
-				  .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED,
-				  .imm_data = htobe32(0x1234) },
-			   *bad;
 
-	wr.qp_type.xrc.remote_srqn = srqn;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 5;
-		wr.wr.atomic.swap = 0x0102030405060708ull;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	CHECK(ibv_post_send(qp, &wr, &bad) == 0);
-}
-
-static void post_srq(struct ibv_srq *srq, uint64_t id, struct side *t, uint32_t off)
-{
-	struct ibv_sge sge = { (uintptr_t)(t->buf + off), 4096, t->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	CHECK(ibv_post_srq_recv(srq, &wr, &bad) == 0);
+	CHECK(xrc_post(qp, op, id, srqn, &sge, raddr, rkey) == 0);
 }
 
 static struct ibv_srq *xrc_srq(struct side *t, struct ibv_xrcd *x)
 {
-	struct ibv_srq_init_attr_ex a = {
-		.attr = { .max_wr = 8, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
-		.pd = t->pd,
-		.xrcd = x,
-		.cq = t->cq,
-	};
-	struct ibv_srq *srq = ibv_create_srq_ex(t->ctx, &a);
+	struct ibv_srq *srq = xrc_srq_create(t->ctx, x, t->pd, t->cq, 8);
 
 	CHECK(srq);
 	return srq;
@@ -232,60 +133,60 @@ int main(void)
 	ra.xrcd = x;
 	t = ibv_create_qp_ex(ta.ctx, &ra);
 	CHECK(s && t);
-	modify(t, &c.gid, s->qp_num, 0x100);
-	modify(s, &ta.gid, t->qp_num, 0x100);
+	xrc_connect(t, &c.gid, s->qp_num, 0x100, 0x100);
+	xrc_connect(s, &ta.gid, t->qp_num, 0x100, 0x100);
 	printf("ok connect send qp 0x%x -> receive qp 0x%x\n", s->qp_num, t->qp_num);
 
-	post_srq(srq_a, 100, &ta, 0);
-	post_srq(srq_a, 101, &ta, 4096);
-	post_srq(srq_b, 200, &tb, 0);
+	xrc_post_srq(srq_a, 100, ta.buf, 4096, ta.mr);
+	xrc_post_srq(srq_a, 101, ta.buf + 4096, 4096, ta.mr);
+	xrc_post_srq(srq_b, 200, tb.buf, 4096, tb.mr);
 	post(s, &c, IBV_WR_SEND, 1, na, 0, 3000, 0, 0);
-	expect(c.cq, 1, IBV_WC_SUCCESS);
-	wc = expect(ta.cq, 100, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 1, IBV_WC_SUCCESS);
+	wc = xrc_expect(ta.cq, 100, IBV_WC_SUCCESS);
 	CHECK(wc.opcode == IBV_WC_RECV && wc.byte_len == 3000 && wc.qp_num == t->qp_num);
 	CHECK(memcmp(ta.buf, c.buf, 3000) == 0);
 	post(s, &c, IBV_WR_SEND_WITH_IMM, 2, nb, 5000, 100, 0, 0);
-	expect(c.cq, 2, IBV_WC_SUCCESS);
-	wc = expect(tb.cq, 200, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 2, IBV_WC_SUCCESS);
+	wc = xrc_expect(tb.cq, 200, IBV_WC_SUCCESS);
 	CHECK(wc.byte_len == 100 && (wc.wc_flags & IBV_WC_WITH_IMM) &&
-	      wc.imm_data == htobe32(0x1234));
+	      wc.imm_data == htobe32(XRC_IMM));
 	CHECK(memcmp(tb.buf, c.buf + 5000, 100) == 0);
 	printf("ok send to A (3 packets), send with immediate to B\n");
 
 	post(s, &c, IBV_WR_RDMA_WRITE, 3, nb, 8000, 2000, (uintptr_t)tb.buf + 20000, tb.mr->rkey);
-	expect(c.cq, 3, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 3, IBV_WC_SUCCESS);
 	CHECK(memcmp(tb.buf + 20000, c.buf + 8000, 2000) == 0);
 	post(s, &c, IBV_WR_RDMA_WRITE_WITH_IMM, 4, na, 11000, 300, (uintptr_t)ta.buf + 30000,
 	     ta.mr->rkey);
-	expect(c.cq, 4, IBV_WC_SUCCESS);
-	wc = expect(ta.cq, 101, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 4, IBV_WC_SUCCESS);
+	wc = xrc_expect(ta.cq, 101, IBV_WC_SUCCESS);
 	CHECK(wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.byte_len == 300);
 	CHECK(memcmp(ta.buf + 30000, c.buf + 11000, 300) == 0);
 	post(s, &c, IBV_WR_RDMA_READ, 5, na, 40000, 2500, (uintptr_t)ta.buf + 12000, ta.mr->rkey);
-	expect(c.cq, 5, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 5, IBV_WC_SUCCESS);
 	CHECK(memcmp(c.buf + 40000, ta.buf + 12000, 2500) == 0);
 	printf("ok write in B's PD, write with immediate in A's, read from A's\n");
 
 	memcpy(&before, ta.buf + 50000, 8);
 	post(s, &c, IBV_WR_ATOMIC_FETCH_AND_ADD, 6, na, 50000, 8, (uintptr_t)ta.buf + 50000,
 	     ta.mr->rkey);
-	expect(c.cq, 6, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 6, IBV_WC_SUCCESS);
 	memcpy(&v, ta.buf + 50000, 8);
-	CHECK(v == before + 5);
+	CHECK(v == before + XRC_ADD);
 	memcpy(&v, c.buf + 50000, 8);
 	CHECK(v == before);
-	v = 5;
+	v = XRC_ADD;
 	memcpy(tb.buf + 50000, &v, 8);
 	post(s, &c, IBV_WR_ATOMIC_CMP_AND_SWP, 7, nb, 50008, 8, (uintptr_t)tb.buf + 50000,
 	     tb.mr->rkey);
-	expect(c.cq, 7, IBV_WC_SUCCESS);
+	xrc_expect(c.cq, 7, IBV_WC_SUCCESS);
 	memcpy(&v, tb.buf + 50000, 8);
-	CHECK(v == 0x0102030405060708ull);
+	CHECK(v == XRC_SWAP);
 	printf("ok fetch and add on A's, compare and swap on B's\n");
 
 	/* No SRQ of the domain: NAK invalid request, the QPs end in error. */
 	post(s, &c, IBV_WR_SEND, 8, NO_SRQ, 0, 64, 0, 0);
-	expect(c.cq, 8, IBV_WC_REM_INV_REQ_ERR);
+	xrc_expect(c.cq, 8, IBV_WC_REM_INV_REQ_ERR);
 	CHECK(ibv_poll_cq(ta.cq, 1, &wc) == 0 && ibv_poll_cq(tb.cq, 1, &wc) == 0);
 	printf("ok a number of no SRQ refused\n");
 

@@ -14,17 +14,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_xrc.h"
 
 enum { BUF = 65536 };
 
@@ -49,17 +48,7 @@ static struct ibv_xrcd *open_xrcd(int fd, int oflags)
 
 static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_pd *pd, struct ibv_cq *scq)
 {
-	struct ibv_srq_init_attr_ex a = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
-		.pd = pd,
-		.xrcd = x,
-		.cq = scq,
-	};
-
-	return ibv_create_srq_ex(ctx, &a);
+	return xrc_srq_create(ctx, x, pd, scq, 16);
 }
 
 static struct ibv_qp *recv_qp(struct ibv_xrcd *x)
@@ -103,72 +92,16 @@ static uint32_t srq_num(struct ibv_srq *srq)
 	return n;
 }
 
-/* RESET -> RTS towards the peer QP, with the masks of the kernel's XRC columns. */
+/* RESET -> RTS towards the peer QP on this device. */
 static void connect(struct ibv_qp *qp, uint32_t dest, uint32_t psn_out, uint32_t psn_in)
 {
-	bool recv = qp->qp_type == IBV_QPT_XRC_RECV;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = recv ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC
-					: 0,
-	};
-
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
-	      0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = psn_in;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	/* A send QP has no responder attributes at RTR (IBTA A14, ib_modify_qp_is_ok). */
-	CHECK(ibv_modify_qp(
-		      qp, &a,
-		      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			      (recv ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)) == 0);
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = psn_out;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	/* A receive QP has no requester attributes but its timeout. */
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				    (recv ? 0
-					  : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						     IBV_QP_MAX_QP_RD_ATOMIC)) == 0);
-	CHECK(qp->state == IBV_QPS_RTS);
-}
-
-static void poll1(struct ibv_cq *c, struct ibv_wc *wc)
-{
-	time_t end = time(NULL) + 10;
-	int n;
-
-	while ((n = ibv_poll_cq(c, 1, wc)) == 0)
-		CHECK(time(NULL) < end);
-	CHECK(n == 1);
+	xrc_connect(qp, &gid, dest, psn_out, psn_in);
 }
 
 static void expect(struct ibv_cq *c, uint64_t id, enum ibv_wc_status st, uint32_t len)
 {
-	struct ibv_wc wc;
+	struct ibv_wc wc = xrc_expect(c, id, st);
 
-	poll1(c, &wc);
-	if (wc.wr_id != id || wc.status != st)
-		fprintf(stderr, "completion %llu: %s\n", (unsigned long long)wc.wr_id,
-			ibv_wc_status_str(wc.status));
-	CHECK(wc.wr_id == id && wc.status == st);
 	if (st == IBV_WC_SUCCESS && len != UINT32_MAX)
 		CHECK(wc.byte_len == len);
 }
@@ -177,32 +110,8 @@ static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, uint32_t 
 		uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct ibv_sge sge = { (uintptr_t)(la + off), len, lmr->lkey };
-	struct ibv_send_wr wr = { .wr_id = id,
-				  .sg_list = &sge,
-				  .num_sge = 1,
-				  .opcode = op,
-				  .send_flags = IBV_SEND_SIGNALED },
-			   *bad = NULL;
 
-	wr.qp_type.xrc.remote_srqn = srqn;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 3;
-		wr.wr.atomic.swap = 0x5a5a;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return ibv_post_send(qp, &wr, &bad);
-}
-
-static void post_srq(struct ibv_srq *srq, uint64_t id, uint8_t *buf, struct ibv_mr *mr)
-{
-	struct ibv_sge sge = { (uintptr_t)buf, 8192, mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	CHECK(ibv_post_srq_recv(srq, &wr, &bad) == 0);
+	return xrc_post(qp, op, id, srqn, &sge, raddr, rkey);
 }
 
 static void test_device_says_xrc(void)
@@ -346,8 +255,8 @@ static void test_xrc_traffic_to_two_srqs(void)
 
 	for (int i = 0; i < BUF; i++)
 		la[i] = (uint8_t)(i * 13 + 1);
-	post_srq(sa, 100, ra, amr);
-	post_srq(sb, 200, rb, bmr);
+	xrc_post_srq(sa, 100, ra, 8192, amr);
+	xrc_post_srq(sb, 200, rb, 8192, bmr);
 	CHECK(post(s, IBV_WR_SEND, 1, srq_num(sa), 0, 3000, 0, 0) == 0);
 	expect(cq, 1, IBV_WC_SUCCESS, UINT32_MAX);
 	expect(ca, 100, IBV_WC_SUCCESS, 3000);
@@ -369,7 +278,7 @@ static void test_xrc_traffic_to_two_srqs(void)
 		   amr->rkey) == 0);
 	expect(cq, 5, IBV_WC_SUCCESS, UINT32_MAX);
 	memcpy(&v, ra + 30000, 8);
-	CHECK(v == 3);
+	CHECK(v == XRC_ADD);
 	/* B's PD does not hold A's R_Key: remote access error (the QPs go to error). */
 	CHECK(post(s, IBV_WR_RDMA_WRITE, 6, srq_num(sb), 0, 64, (uintptr_t)ra, amr->rkey) == 0);
 	expect(cq, 6, IBV_WC_REM_ACCESS_ERR, 0);
@@ -395,7 +304,7 @@ static void test_xrc_srq_of_another_domain_is_refused(void)
 	CHECK(x && y);
 	sy = xrc_srq(y, pa, ca);
 	CHECK(sy);
-	post_srq(sy, 300, ra, amr);
+	xrc_post_srq(sy, 300, ra, 8192, amr);
 	t = recv_qp(x);
 	CHECK(t);
 	s = send_qp();
