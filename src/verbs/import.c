@@ -189,11 +189,11 @@ void urnic_import_offer_mr(struct urnic_vmr *v)
  * last of them: imports left behind still name it.
  */
 /*
- * What a PD and an MR share on their way out, under the lock: an import (imported) lets
- * go of its original, an original is marked dead; withdraw also ends the original's
- * offer. True when the original's memory goes now.
+ * What a PD and an MR share on their way out: under the lock, an import (w, of original
+ * v) lets go of its original, an original (w == v) is marked dead; withdraw also ends the
+ * original's offer. Then the import's memory goes, and the original's if it was the last.
  */
-static bool let_go(struct urnic_import_link *link, int *imports, bool *dead, bool imported,
+static void let_go(void *w, void *v, struct urnic_import_link *link, int *imports, bool *dead,
 		   bool withdraw)
 {
 	bool last;
@@ -201,58 +201,32 @@ static bool let_go(struct urnic_import_link *link, int *imports, bool *dead, boo
 	pthread_mutex_lock(&lock);
 	if (withdraw)
 		link_del(link);
-	if (imported)
+	if (w != v)
 		(*imports)--;
 	else
 		*dead = true;
 	last = *dead && !*imports;
 	pthread_mutex_unlock(&lock);
-	return last;
+	if (w != v)
+		free(w);
+	if (last)
+		free(v);
 }
 
 void urnic_import_release_pd(struct ibv_pd *pd)
 {
-	struct urnic_vpd *w = urnic_container_of(pd, struct urnic_vpd, ibpd);
 	struct urnic_vpd *v = to_vpd(pd);
-	bool free_v = let_go(&v->link, &v->imports, &v->dead, w != v, true);
 
-	if (w != v)
-		free(w);
-	if (free_v)
-		free(v);
-}
-
-/* ibv_unimport_pd: the import alone goes; the original stays as it is. */
-static void unimport_pd(struct urnic_vpd *w)
-{
-	struct urnic_vpd *v = w->shared;
-	bool free_v = let_go(&v->link, &v->imports, &v->dead, true, false);
-
-	free(w);
-	if (free_v)
-		free(v);
+	let_go(urnic_container_of(pd, struct urnic_vpd, ibpd), v, &v->link, &v->imports, &v->dead,
+	       true);
 }
 
 void urnic_import_release_mr(struct ibv_mr *mr)
 {
-	struct urnic_vmr *w = urnic_container_of(mr, struct urnic_vmr, ibmr);
 	struct urnic_vmr *v = to_vmr(mr);
-	bool free_v = let_go(&v->link, &v->imports, &v->dead, w != v, true);
 
-	if (w != v)
-		free(w);
-	if (free_v)
-		free(v);
-}
-
-static void unimport_mr(struct urnic_vmr *w)
-{
-	struct urnic_vmr *v = w->shared;
-	bool free_v = let_go(&v->link, &v->imports, &v->dead, true, false);
-
-	free(w);
-	if (free_v)
-		free(v);
+	let_go(urnic_container_of(mr, struct urnic_vmr, ibmr), v, &v->link, &v->imports, &v->dead,
+	       true);
 }
 
 /* The uctx an fd names, a reference taken, and its device; or an errno: EINVAL for an
@@ -361,8 +335,10 @@ URNIC_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
 {
 	struct urnic_vpd *w = urnic_container_of(pd, struct urnic_vpd, ibpd);
 
+	/* The import alone goes; the original stays as it is. */
 	if (w->shared)
-		unimport_pd(w);
+		let_go(w, w->shared, &w->shared->link, &w->shared->imports, &w->shared->dead,
+		       false);
 }
 
 /* ibv_import_mr(3): as rdma-core's ibv_cmd_query_mr fills it, keys, length and handle,
@@ -404,5 +380,6 @@ URNIC_EXPORT void ibv_unimport_mr(struct ibv_mr *mr)
 	struct urnic_vmr *w = urnic_container_of(mr, struct urnic_vmr, ibmr);
 
 	if (w->shared)
-		unimport_mr(w);
+		let_go(w, w->shared, &w->shared->link, &w->shared->imports, &w->shared->dead,
+		       false);
 }
