@@ -83,6 +83,26 @@ static bool odp_atomic_ok(struct urnic_engine *e, struct urnic_qp *qp, uint32_t 
 	return false;
 }
 
+/* The 8 bytes an atomic or ATOMIC_WRITE names at va: granted by rkey, else NAK remote
+ * access error; aligned in the address space and in memory too, else invalid request (a
+ * region registered at an IOVA whose offset differs from its address's would make an
+ * aligned VA an unaligned, split-lock access here; rxe NAKs it the same way); mapped if
+ * on demand. True when the request may go on, *at naming the target. */
+static bool atomic_target(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint32_t rkey,
+			  uint64_t va, uint32_t access, struct urnic_mr_at *at)
+{
+	if (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, rkey, va, 8, access, at) !=
+	    URNIC_MR_OK) {
+		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+		return false;
+	}
+	if ((va & 7) || ((uintptr_t)at->host & 7)) {
+		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
+		return false;
+	}
+	return odp_atomic_ok(e, qp, psn, at);
+}
+
 /*
  * ATOMIC_WRITE and FLUSH (IBTA 1.5, Annex A19, as rxe 6.2+): ATOMIC_WRITE stores
  * its 8 bytes at an aligned address in one store; FLUSH makes earlier writes visible
@@ -128,18 +148,9 @@ static void a19_request(struct urnic_engine *e, struct urnic_qp *qp, const struc
 			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
 			return;
 		}
-		if (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va,
-					    8, URNIC_ACCESS_REMOTE_WRITE, &at) != URNIC_MR_OK) {
-			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
-			return;
-		}
-		/* oA19-28 / rxe RESPST_ERR_MISALIGNED_ATOMIC: an aligned 8-byte target, in
-		 * the address space and in memory. */
-		if ((pkt->reth.va & 7) || ((uintptr_t)at.host & 7)) {
-			urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
-			return;
-		}
-		if (!odp_atomic_ok(e, qp, psn, &at))
+		/* oA19-28 / rxe RESPST_ERR_MISALIGNED_ATOMIC: as an atomic's target. */
+		if (!atomic_target(e, qp, psn, pkt->reth.rkey, pkt->reth.va,
+				   URNIC_ACCESS_REMOTE_WRITE, &at))
 			return;
 	}
 	if (urnic_rc_res_exhausted(e, qp, psn))
@@ -335,27 +346,14 @@ static void rx_atomic(struct urnic_engine *e, struct urnic_qp *qp, const struct 
 {
 	uint32_t psn = pkt->bth.psn;
 	struct urnic_mr_at at;
-	enum urnic_mr_check chk;
 
 	/* IBTA 9.4.5: the target must be 8-byte aligned, else invalid request. */
 	if (pkt->atmeth.va & 7) {
 		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
 		return;
 	}
-	chk = urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->atmeth.rkey, pkt->atmeth.va, 8,
-				      URNIC_ACCESS_REMOTE_ATOMIC, &at);
-	if (chk != URNIC_MR_OK) {
-		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
-		return;
-	}
-	/* The memory itself must be aligned too: a region registered at an IOVA
-	 * whose offset differs from its address's would make an aligned VA an
-	 * unaligned (split-lock, undefined) access here. rxe NAKs it the same way. */
-	if ((uintptr_t)at.host & 7) {
-		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_INVALID_REQ);
-		return;
-	}
-	if (!odp_atomic_ok(e, qp, psn, &at))
+	if (!atomic_target(e, qp, psn, pkt->atmeth.rkey, pkt->atmeth.va, URNIC_ACCESS_REMOTE_ATOMIC,
+			   &at))
 		return;
 	if (urnic_rc_res_exhausted(e, qp, psn))
 		return;
