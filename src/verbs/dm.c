@@ -146,17 +146,13 @@ struct ibv_mr *urnic_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm, uint64_t 
 
 	if (!ret && urnic_ctx_dev(ibdm->context) != d)
 		ret = EINVAL; /* memory of another device */
-	if (!ret)
-		ret = urnic_key_random(&key_rand);
 	if (ret) {
 		errno = ret;
 		return NULL;
 	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		errno = ENOMEM;
+	v = urnic_key_calloc(sizeof(*v), &key_rand);
+	if (!v)
 		return NULL;
-	}
 	ret = urnic_dev_dm_mr_register(d, &vpd->pd, vdm->dm, dm_offset, length, access, key_rand,
 				       &v->mr);
 	if (ret) {

@@ -81,9 +81,19 @@ static int key_random(uint32_t *out)
 	return n < 0 ? errno : EAGAIN;
 }
 
-int urnic_key_random(uint32_t *out)
+void *urnic_key_calloc(size_t size, uint32_t *key_rand)
 {
-	return key_random(out);
+	int ret = key_random(key_rand);
+	void *v;
+
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	v = calloc(1, size);
+	if (!v)
+		errno = ENOMEM;
+	return v;
 }
 
 /* Access flags for a region (ib_check_mr_access): 0 or an errno. The optional range
@@ -137,16 +147,9 @@ URNIC_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size
 		errno = ret;
 		return NULL;
 	}
-	ret = key_random(&key_rand);
-	if (ret) {
-		errno = ret;
+	v = urnic_key_calloc(sizeof(*v), &key_rand);
+	if (!v)
 		return NULL;
-	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	ret = urnic_dev_mr_register(d, &vpd->pd, addr, iova, length, access, key_rand, &v->mr);
 	if (ret) {
 		free(v);
@@ -282,16 +285,9 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = key_random(&key_rand);
-	if (ret) {
-		errno = ret;
+	v = urnic_key_calloc(sizeof(*v), &key_rand);
+	if (!v)
 		return NULL;
-	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	ret = urnic_dev_mw_alloc(d, &vpd->pd, (enum urnic_key_kind)type, key_rand, &v->mw);
 	if (ret) {
 		free(v);

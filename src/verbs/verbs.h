@@ -327,8 +327,9 @@ struct ibv_mw *urnic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int urnic_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
 int urnic_dealloc_mw(struct ibv_mw *mw);
 
-/* 32 random bits for a new memory key (memory.c): 0 or an errno. */
-int urnic_key_random(uint32_t *out);
+/* A zeroed wrapper of size bytes for a new MR or MW and the 32 random bits of its key
+ * (memory.c); NULL with errno set (the CSPRNG's failure, or ENOMEM) if either fails. */
+void *urnic_key_calloc(size_t size, uint32_t *key_rand);
 
 /* Device memory (dm.c): the context ops behind ibv_alloc_dm, ibv_free_dm, ibv_reg_dm_mr. */
 struct ibv_dm *urnic_alloc_dm(struct ibv_context *context, struct ibv_alloc_dm_attr *attr);
