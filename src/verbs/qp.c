@@ -70,6 +70,24 @@ static int tm_check(const struct ibv_qp_init_attr *init, uint32_t *reserve)
 	return 0;
 }
 
+/* The device's max_qp (dev/limits.def): ENOMEM, "not enough resources". */
+struct urnic_vqp *urnic_vqp_new(struct urnic_dev *d)
+{
+	int ret = urnic_dev_res_get(d, URNIC_RES_QP);
+	struct urnic_vqp *v;
+
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		urnic_dev_res_put(d, URNIC_RES_QP);
+		errno = ENOMEM;
+	}
+	return v;
+}
+
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
 {
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
@@ -106,18 +124,9 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = -ret;
 		return NULL;
 	}
-	/* The device's max_qp (dev/limits.def): ENOMEM, "not enough resources". */
-	ret = urnic_dev_res_get(d, URNIC_RES_QP);
-	if (ret) {
-		errno = -ret;
+	v = urnic_vqp_new(d);
+	if (!v)
 		return NULL;
-	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		urnic_dev_res_put(d, URNIC_RES_QP);
-		errno = ENOMEM;
-		return NULL;
-	}
 	/* What we grant: the depths asked for, every SGE slot, the full inline area. */
 	cap->max_inline_data = URNIC_MAX_INLINE;
 	v->cap = *cap;

@@ -262,6 +262,9 @@ const char *ibv_get_sysfs_path(void);
 struct ibv_cq_ex *urnic_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr);
 int urnic_query_rt_values(struct ibv_context *context, struct ibv_values_ex *values);
 struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr);
+/* A zeroed QP wrapper holding one of the device's QPs (qp.c); NULL with errno set
+ * (ENOMEM when the device has none left). */
+struct urnic_vqp *urnic_vqp_new(struct urnic_dev *d);
 /* flow.c: ibv_create_flow(3), ibv_destroy_flow(3). */
 struct ibv_flow *urnic_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int urnic_destroy_flow(struct ibv_flow *flow);

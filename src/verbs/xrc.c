@@ -252,18 +252,13 @@ struct ibv_qp *urnic_xrc_create_recv_qp(struct ibv_context *context, struct ibv_
 		return NULL;
 	}
 	ret = urnic_dev_start_io(d); /* the first QP takes the address's UDP port */
-	if (!ret)
-		ret = urnic_dev_res_get(d, URNIC_RES_QP);
 	if (ret) {
 		errno = -ret;
 		return NULL;
 	}
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		urnic_dev_res_put(d, URNIC_RES_QP);
-		errno = ENOMEM;
+	v = urnic_vqp_new(d);
+	if (!v)
 		return NULL;
-	}
 	v->qp.type = URNIC_QPT_XRC_RECV;
 	v->qp.xrcd = &x->xrcd;
 	v->qp.owner = &v->ibqp;
