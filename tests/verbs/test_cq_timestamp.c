@@ -22,6 +22,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 #include "verbs_loop.h"
 
 enum { MSGS = 200, IMM = 0x12345678 };
@@ -191,16 +192,7 @@ static void wallclock_timestamps_in_window_and_monotonic(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.8", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.8");
 	pd = ibv_alloc_pd(ctx);
 	CHECK(pd);
 	RUN(device_clock_ticks_at_hca_core_clock);

@@ -15,6 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -108,16 +109,7 @@ static void no_pd_is_einval(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.4", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.4");
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	CHECK(pd && cq);

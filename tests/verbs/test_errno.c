@@ -24,6 +24,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 
 /* rdma-core exports them without a public prototype (infiniband/driver.h). */
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
@@ -1001,16 +1002,7 @@ static void rate_conversions_refuse_what_is_no_rate(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.1", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.1");
 	CHECK_EQ(ibv_query_device(ctx, &dev_attr), 0);
 	pd = ibv_alloc_pd(ctx);
 	CHECK(pd);

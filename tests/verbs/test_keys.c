@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 
 enum { NKEYS = 512 };
 
@@ -95,16 +96,7 @@ static void window_keys_are_unpredictable(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.1", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.1");
 	pd = ibv_alloc_pd(ctx);
 	CHECK(pd);
 	RUN(region_keys_are_unpredictable);

@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 #include "queue/wq.h"
 #include "verbs_loop.h"
 
@@ -317,16 +318,7 @@ static void failing_allocator_is_enomem(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.7", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.7");
 	pd = ibv_alloc_pd(ctx);
 	CHECK(pd);
 	RUN(td_and_parent_domain_arguments);

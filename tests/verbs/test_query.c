@@ -16,6 +16,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 
 /* rdma-core's enum ibv_gid_type_sysfs (infiniband/driver.h, not installed). */
 enum { GID_TYPE_SYSFS_IB_ROCE_V1 = 0, GID_TYPE_SYSFS_ROCE_V2 = 1 };
@@ -117,16 +118,7 @@ static void query_gid_type_agrees_with_query_gid_ex(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.3", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.3");
 
 	RUN(query_device_ex_reports_the_port_count);
 	RUN(query_gid_table_lists_the_valid_entries);

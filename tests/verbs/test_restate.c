@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_open.h"
 #include "verbs_loop.h"
 
 enum { MSG = 64 };
@@ -268,16 +269,7 @@ static void rereg_pd_then_restart_carries_traffic(void)
 
 int main(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	if (!getenv("URNIC_ADDR"))
-		setenv("URNIC_ADDR", "127.0.5.2", 1);
-	list = ibv_get_device_list(&n);
-	CHECK(list && n >= 1);
-	ctx = ibv_open_device(list[0]);
-	CHECK(ctx);
-	ibv_free_device_list(list);
+	ctx = verbs_open_first("127.0.5.2");
 
 	RUN(reset_discards_the_qps_unpolled_completions);
 	RUN(rereg_translation_then_restart_carries_traffic);
