@@ -44,6 +44,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_loop.h"
 #include "verbs_side.h"
 
 enum {
@@ -96,49 +97,14 @@ static struct ibv_qp *create_qp(struct side *s, struct ibv_cq *recv_cq)
 	return qp;
 }
 
-/* INIT, RTR towards (gid, qpn), RTS: IBTA 10.3.1 table 91's attributes for RC. */
-static void connect_qp(struct ibv_qp *qp, const union ibv_gid *gid, uint32_t qpn)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
-				 .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
-	      0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr =
-		(struct ibv_ah_attr){ .is_global = 1,
-				      .port_num = 1,
-				      .grh = { .dgid = *gid, .sgid_index = 1, .hop_limit = 64 } };
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER) == 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK(ibv_modify_qp(qp, &a,
-			    IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
-}
-
 /* A pair: qa on urnic0, qb on urnic1, receives completing on rcq0 / rcq1. */
 static void make_pair(struct ibv_qp **qa, struct ibv_cq *rcq0, struct ibv_qp **qb,
 		      struct ibv_cq *rcq1)
 {
 	*qa = create_qp(&s0, rcq0);
 	*qb = create_qp(&s1, rcq1);
-	connect_qp(*qa, &s1.gid, (*qb)->qp_num);
-	connect_qp(*qb, &s0.gid, (*qa)->qp_num);
+	loop_connect_to(*qa, &s1.gid, (*qb)->qp_num);
+	loop_connect_to(*qb, &s0.gid, (*qa)->qp_num);
 }
 
 /* One 8-byte receive into slot 0 of the side's buffer (the message itself is not

@@ -2,8 +2,9 @@
 /*
  * verbs_loop.h - two RC QPs of one device connected to each other over its own address
  * (GID 1), for verbs tests that need a completion from real traffic (test_parent_domain.c,
- * test_cq_timestamp.c, test_import.c, test_restate.c), one READ or atomic in flight, and a bounded
- * wait for one completion on an extended CQ. Header-only, like check.h.
+ * test_cq_timestamp.c, test_import.c, test_restate.c; tests/dev/test_handover_live.c
+ * connects two devices with loop_connect_to), one READ or atomic in flight, and a
+ * bounded wait for one completion on an extended CQ. Header-only, like check.h.
  */
 #ifndef URNIC_TESTS_VERBS_LOOP_H
 #define URNIC_TESTS_VERBS_LOOP_H
@@ -15,8 +16,9 @@
 
 #include "check.h"
 
-/* INIT, then RTR and RTS towards QP qpn at this device's own GID 1. */
-static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
+/* INIT, then RTR and RTS towards QP qpn at GID dgid (IBTA 10.3.1 table 91's attributes
+ * for RC). */
+static inline void loop_connect_to(struct ibv_qp *qp, const union ibv_gid *dgid, uint32_t qpn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
 				 .port_num = 1,
@@ -25,15 +27,16 @@ static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
 	CHECK(ibv_modify_qp(qp, &a,
 			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ==
 	      0);
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR,
-				  .path_mtu = IBV_MTU_1024,
-				  .dest_qp_num = qpn,
-				  .max_dest_rd_atomic = 1,
-				  .min_rnr_timer = 1,
-				  .ah_attr = { .is_global = 1,
-					       .port_num = 1,
-					       .grh = { .sgid_index = 1, .hop_limit = 64 } } };
-	CHECK(ibv_query_gid(qp->context, 1, 1, &a.ah_attr.grh.dgid) == 0);
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = qpn,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1,
+			     .port_num = 1,
+			     .grh = { .dgid = *dgid, .sgid_index = 1, .hop_limit = 64 } }
+	};
 	CHECK(ibv_modify_qp(qp, &a,
 			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -46,6 +49,15 @@ static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
 	CHECK(ibv_modify_qp(qp, &a,
 			    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+}
+
+/* The same towards QP qpn at this device's own GID 1. */
+static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
+{
+	union ibv_gid gid;
+
+	CHECK(ibv_query_gid(qp->context, 1, 1, &gid) == 0);
+	loop_connect_to(qp, &gid, qpn);
 }
 
 /* Starts an extended poll that found a completion, waiting up to 10 s for one. The
