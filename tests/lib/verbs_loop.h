@@ -2,15 +2,18 @@
 /*
  * verbs_loop.h - two RC QPs of one device connected to each other over its own address
  * (GID 1), for verbs tests that need a completion from real traffic (test_parent_domain.c,
- * test_cq_timestamp.c, test_import.c, test_restate.c; tests/dev/test_handover_live.c
- * connects two devices with loop_connect_to), one READ or atomic in flight, and a
- * bounded wait for one completion on an extended CQ. Header-only, like check.h.
+ * test_cq_timestamp.c, test_import.c, test_restate.c; test_handover_live.c connects two
+ * devices with loop_connect_to): the QPs, their connection, one READ or atomic in flight,
+ * and bounded waits for one completion. Header-only, like check.h.
  */
 #ifndef URNIC_TESTS_VERBS_LOOP_H
 #define URNIC_TESTS_VERBS_LOOP_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -58,6 +61,38 @@ static inline void loop_connect(struct ibv_qp *qp, uint32_t qpn)
 
 	CHECK(ibv_query_gid(qp->context, 1, 1, &gid) == 0);
 	loop_connect_to(qp, &gid, qpn);
+}
+
+/* An RC QP of pd, both queues completing on cq, eight WRs of one SGE each way. */
+static inline struct ibv_qp *loop_new_rc(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	CHECK(qp);
+	return qp;
+}
+
+/* The next completion of cq, waiting up to 2 s for it. */
+static inline struct ibv_wc loop_next_wc(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 2000; i++) {
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		CHECK(n >= 0);
+		if (n)
+			return wc;
+		usleep(1000);
+	}
+	fprintf(stderr, "no completion within 2 s\n");
+	exit(1);
 }
 
 /* Starts an extended poll that found a completion, waiting up to 10 s for one. The

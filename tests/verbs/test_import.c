@@ -28,36 +28,6 @@ enum { LEN = 4096, MSG = 256 };
 
 static struct ibv_device *dev;
 
-static struct ibv_qp *new_rc(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr init = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &init);
-
-	CHECK(qp);
-	return qp;
-}
-
-static struct ibv_wc next_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-
-	for (int i = 0; i < 2000; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		CHECK(n >= 0);
-		if (n)
-			return wc;
-		usleep(1000);
-	}
-	fprintf(stderr, "no completion within 2 s\n");
-	exit(1);
-}
-
 /* qp posts one signaled WRITE of MSG bytes from laddr/lkey to raddr/rkey: success. */
 static void write_ok(struct ibv_qp *qp, struct ibv_cq *cq, void *laddr, uint32_t lkey,
 		     uint64_t raddr, uint32_t rkey)
@@ -74,7 +44,7 @@ static void write_ok(struct ibv_qp *qp, struct ibv_cq *cq, void *laddr, uint32_t
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
-	wc = next_wc(cq);
+	wc = loop_next_wc(cq);
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 	CHECK_EQ(wc.wr_id, 5);
 }
@@ -138,8 +108,8 @@ static void imported_pd_and_mr_carry_traffic(void)
 	icq = ibv_create_cq(imp, 16, NULL, NULL, 0);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	CHECK(icq && cq);
-	iqp = new_rc(ipd, icq);
-	qp = new_rc(peer_pd, cq);
+	iqp = loop_new_rc(ipd, icq);
+	qp = loop_new_rc(peer_pd, cq);
 	loop_connect(iqp, qp->qp_num);
 	loop_connect(qp, iqp->qp_num);
 	/* The peer writes into the region through the imported MR's R_Key... */

@@ -32,20 +32,6 @@ struct end {
 	uint8_t buf[4096];
 };
 
-static struct ibv_qp *new_rc(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr init = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &init);
-
-	CHECK(qp);
-	return qp;
-}
-
 static void set_state(struct ibv_qp *qp, enum ibv_qp_state s)
 {
 	struct ibv_qp_attr a = { .qp_state = s };
@@ -59,7 +45,7 @@ static void open_end(struct end *e)
 	CHECK(e->pd);
 	e->cq = ibv_create_cq(ctx, 32, NULL, NULL, 0);
 	CHECK(e->cq);
-	e->qp = new_rc(e->pd, e->cq);
+	e->qp = loop_new_rc(e->pd, e->cq);
 	e->mr = ibv_reg_mr(e->pd, e->buf, sizeof(e->buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(e->mr);
 }
@@ -76,23 +62,6 @@ static void connect_ends(struct end *a, struct end *b)
 {
 	loop_connect(a->qp, b->qp->qp_num);
 	loop_connect(b->qp, a->qp->qp_num);
-}
-
-/* The next completion of cq, waiting up to 2 s for it. */
-static struct ibv_wc next_wc(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-
-	for (int i = 0; i < 2000; i++) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		CHECK(n >= 0);
-		if (n)
-			return wc;
-		usleep(1000);
-	}
-	fprintf(stderr, "no completion within 2 s\n");
-	exit(1);
 }
 
 /* No completion shows up within 20 ms. */
@@ -149,10 +118,10 @@ static void send_ok(struct end *a, struct end *b, uint8_t *addr, uint32_t lkey, 
 	memset(addr, 0, MSG);
 	post_recv(b->qp, addr, lkey, 7);
 	post_send(a, 8);
-	wc = next_wc(a->cq);
+	wc = loop_next_wc(a->cq);
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 	CHECK_EQ(wc.wr_id, 8);
-	wc = next_wc(b->cq);
+	wc = loop_next_wc(b->cq);
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 	CHECK_EQ(wc.wr_id, 7);
 	CHECK_EQ(wc.opcode, IBV_WC_RECV);
@@ -171,10 +140,10 @@ static void send_fails(struct end *a, struct end *b, uint8_t *addr, uint32_t lke
 	post_recv(b->qp, b->buf, b->mr->lkey, 2);
 	post_recv(a->qp, a->buf, a->mr->lkey, 3);
 	post_send(a, 4);
-	wc = next_wc(a->cq);
+	wc = loop_next_wc(a->cq);
 	CHECK_EQ(wc.wr_id, 4);
 	CHECK_EQ(wc.status, IBV_WC_REM_OP_ERR);
-	wc = next_wc(b->cq);
+	wc = loop_next_wc(b->cq);
 	CHECK_EQ(wc.wr_id, 1);
 	CHECK_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
 	usleep(20000); /* the flushes of wr 2 and 3 are in the CQs, unpolled */
@@ -192,8 +161,8 @@ static void reset_discards_the_qps_unpolled_completions(void)
 	struct ibv_wc wc;
 
 	CHECK(pd && cq);
-	mine = new_rc(pd, cq);
-	other = new_rc(pd, cq);
+	mine = loop_new_rc(pd, cq);
+	other = loop_new_rc(pd, cq);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr);
 	loop_connect(mine, 0xabcde);
@@ -206,11 +175,11 @@ static void reset_discards_the_qps_unpolled_completions(void)
 	set_state(other, IBV_QPS_ERR);
 	usleep(20000); /* four flushed receives in the CQ */
 	set_state(mine, IBV_QPS_RESET);
-	wc = next_wc(cq);
+	wc = loop_next_wc(cq);
 	CHECK_EQ(wc.qp_num, other->qp_num);
 	CHECK_EQ(wc.wr_id, 10);
 	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
-	wc = next_wc(cq);
+	wc = loop_next_wc(cq);
 	CHECK_EQ(wc.qp_num, other->qp_num);
 	CHECK_EQ(wc.wr_id, 11);
 	check_empty(cq);
