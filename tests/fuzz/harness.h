@@ -7,8 +7,9 @@
  * checksum switch) with two QPs in RTS towards a fake peer: QP R, a responder with
  * posted receives and regions of every kind of remote right, and QP Q, a requester with
  * work outstanding so its completer is live. The mode (one per target) says what they
- * are: RC, UC (no ACKs), UD (Q_Keys, multicast groups), or RC with both QPs taking
- * their receives from one SRQ. The input is a sequence of records, each one packet from
+ * are: RC, UC (no ACKs), UD (Q_Keys, multicast groups), RC with both QPs taking
+ * their receives from one SRQ, R an XRC receive QP whose requests name XRC SRQs, or R
+ * an RC QP on a tag-matching SRQ. The input is a sequence of records, each one packet from
  * the peer (urnic_engine_rx) or one action of the application (deregister, rebind,
  * destroy a QP...), after which the harness runs a device pass (progress, timers,
  * progress, flush) on a fake clock and checks its invariants (harness.c). Out of scope:
