@@ -1398,7 +1398,8 @@ static void xsrq_destroy(struct harness *h, unsigned k)
 	s->cq = NULL;
 }
 
-static void tm_op(struct harness *h, struct urnic_tm_op *op)
+/* ibv_post_srq_ops: 0, or -ENOMEM (its CQ full: nothing changed). */
+static int tm_op(struct harness *h, struct urnic_tm_op *op)
 {
 	int ret;
 
@@ -1406,6 +1407,7 @@ static void tm_op(struct harness *h, struct urnic_tm_op *op)
 	op->flags |= URNIC_TM_OP_SIGNALED;
 	ret = urnic_engine_tm_op(&h->e, &h->srq, op);
 	FUZZ_CHECK(ret == 0 || ret == -ENOMEM);
+	return ret;
 }
 
 /* IBV_WR_TAG_ADD of slot a[0]'s buffer in FR_WIN, tag a[1], a[2] bit 0: any tag. */
@@ -1426,9 +1428,8 @@ static void tm_add(struct harness *h, const uint8_t *a)
 	op.wqe.num_sge = 1;
 	op.wqe.sge[0] = sge_of(h, FR_WIN, off, len);
 	op.wqe.length = len;
-	if (!urnic_cq_has_room(&h->tmcq))
+	if (tm_op(h, &op))
 		return;
-	tm_op(h, &op);
 	t->state = TS_POSTED;
 	t->handle = op.handle;
 	t->wr_id = op.wqe.wr_id;
@@ -1450,9 +1451,8 @@ static void tm_del(struct harness *h, const uint8_t *a)
 	memset(&op, 0, sizeof(op));
 	op.opcode = URNIC_TM_OP_DEL;
 	op.handle = t->handle;
-	if (!urnic_cq_has_room(&h->tmcq))
+	if (tm_op(h, &op))
 		return;
-	tm_op(h, &op);
 	if (was_posted) {
 		FUZZ_CHECK(h->tml.tags[t->handle].state == URNIC_TM_TAG_FREE);
 		t->state = TS_FREE;
@@ -1467,7 +1467,7 @@ static void tm_sync(struct harness *h)
 	op.opcode = URNIC_TM_OP_SYNC;
 	op.flags = URNIC_TM_OP_SYNC_CNT;
 	op.unexpected_cnt = h->tm_unexp_seen;
-	tm_op(h, &op);
+	(void)tm_op(h, &op);
 }
 
 static void mcast(struct harness *h, struct qpx *x, unsigned g, bool attach)
