@@ -35,8 +35,10 @@
 #include "engine/engine.h"
 #include "engine/roce/roce.h"
 #include "mem/mw.h"
+#include "queue/tm.h"
 #include "wire/byteorder.h"
 #include "wire/psn.h"
+#include "wire/tmh.h"
 
 enum {
 	GUARD = 64,
@@ -51,8 +53,16 @@ enum {
 	PEER_SPORT = 0xc0de,
 	PEER_QPN_R = 0x000123, /* the peer's QP that R talks to */
 	PEER_QPN_Q = 0x000456,
-	END_PASSES = 24, /* clock jumps after the last record: retries and RNR waits run */
+	END_PASSES = 24,    /* clock jumps after the last record: retries and RNR waits run */
+	MAX_XSRQ_IDS = 256, /* receives tracked per XRC SRQ; no more are posted */
+	TM_MAX_TAGS = 2 * FUZZ_TM_SLOTS,
+	RVH_SEEN = 16, /* the rendezvous headers last sent to R */
 };
+
+/* wr_ids on a tag-matching SRQ's CQ: plain receives count from 0, tagged buffers and
+ * list operations are told apart by these bits. */
+#define TM_TAG_ID (1ull << 62)
+#define TM_OP_ID (1ull << 61)
 
 static const uint8_t local_ip[16] = { 10, 0, 0, 1 };
 static const uint8_t peer_ip[16] = { 10, 0, 0, 2 };
@@ -181,6 +191,32 @@ struct grant_sig {
 		uint32_t key, access, qpn;
 		uint8_t state;
 	} w[FUZZ_MW_SLOTS];
+	struct {
+		uint32_t state, len;
+	} t[FUZZ_TM_SLOTS];
+};
+
+/* An XRC SRQ slot (FUZZ_MODE_XRC): heap objects, so that a use after destroy is ASan's. */
+struct xsrq {
+	struct urnic_srq *srq; /* NULL: not created */
+	struct urnic_cq *cq;
+	uint32_t srqn;	       /* the number it last had: a selector names it when stale */
+	uint64_t posted, next; /* wr_ids posted; the lowest one that may complete next */
+	uint32_t len[MAX_XSRQ_IDS];
+};
+
+/* Where a tagged buffer is in the application's view (FUZZ_MODE_TM). */
+enum tag_state {
+	TS_FREE,   /* not posted: the buffer is the application's */
+	TS_POSTED, /* added, not matched, not removed */
+	TS_RNDV,   /* matched by a rendezvous: its READ may still write the buffer */
+};
+
+struct tag_slot {
+	uint8_t state; /* enum tag_state */
+	uint32_t handle;
+	uint64_t wr_id;
+	uint32_t len;
 };
 
 struct qpx {
@@ -217,6 +253,18 @@ struct harness {
 	uint8_t srq_done[MAX_SRQ_IDS];
 	uint32_t srq_armed; /* the limit last armed, 0 once the event fired */
 	unsigned srq_events;
+	/* XRC: R's domain and another one, the SRQ slots */
+	struct urnic_xrcd xrcd, xrcd_other;
+	struct xsrq xs[FUZZ_XSRQ_SLOTS];
+	unsigned xpost_next;
+	/* TM: h->srq's tag list and CQ, the tagged buffers, the RVHs R was sent */
+	struct urnic_tm_list tml;
+	struct urnic_cq tmcq;
+	struct tag_slot tag[FUZZ_TM_SLOTS];
+	uint64_t tm_seq;
+	uint32_t tm_unexp_seen;
+	struct urnic_rvh rvh[RVH_SEEN];
+	unsigned nrvh;
 	uint64_t qp_seq;
 	const struct fuzz_wqe_plan *plan;
 	unsigned plan_len, plan_next, recv_next;
@@ -305,6 +353,10 @@ static void mark_local(const struct harness *h, uint8_t *w, enum fuzz_region r)
 		for (uint32_t i = 0; i < recv_tmpl[t].nsge; i++)
 			if (recv_tmpl[t].sge[i].r == r)
 				mark(w, recv_tmpl[t].sge[i].off, recv_tmpl[t].sge[i].len);
+	if (r == FR_WIN && h->mode == FUZZ_MODE_TM)
+		for (unsigned k = 0; k < FUZZ_TM_SLOTS; k++)
+			if (h->tag[k].state != TS_FREE)
+				mark(w, FUZZ_TM_BUF_OFF + k * FUZZ_TM_BUF_MAX, h->tag[k].len);
 	if (r != FR_DST)
 		return;
 	for (unsigned k = 0; k < h->plan_len; k++)
@@ -419,6 +471,10 @@ static void sig_take(const struct harness *h, struct grant_sig *s)
 		s->w[k].qpn = mw->mw_qpn;
 		s->w[k].state = mw->mw_state;
 	}
+	for (int k = 0; k < FUZZ_TM_SLOTS; k++) {
+		s->t[k].state = h->tag[k].state;
+		s->t[k].len = h->tag[k].state != TS_FREE ? h->tag[k].len : 0;
+	}
 }
 
 /* After a pass or an action: a window newly bound dates its binding now, and if any
@@ -532,6 +588,26 @@ static bool readable(const struct harness *h, const void *p, size_t len, bool re
 	return false;
 }
 
+/* R posts no READ of its own in TM mode: each is a rendezvous's, and reads only from
+ * the buffer (R_Key, range) an RVH sent to R named (tag_matching.md). A retry may ask
+ * for the rest of it. */
+static void check_rndv_read(const struct harness *h, const struct urnic_pkt *pkt)
+{
+	unsigned n = h->nrvh < RVH_SEEN ? h->nrvh : RVH_SEEN;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct urnic_rvh *v = &h->rvh[i];
+
+		if (v->rkey == pkt->reth.rkey && pkt->reth.va >= v->va &&
+		    pkt->reth.va - v->va <= v->len &&
+		    pkt->reth.len <= v->len - (pkt->reth.va - v->va))
+			return;
+	}
+	fprintf(stderr, "fuzz: R reads va %#llx rkey %#x len %u, which no RVH named\n",
+		(unsigned long long)pkt->reth.va, pkt->reth.rkey, pkt->reth.len);
+	FUZZ_CHECK(!"a rendezvous READ from what the RVH named");
+}
+
 static void check_tx(struct harness *h, const struct urnic_txpkt *p)
 {
 	uint32_t total = 0, len;
@@ -567,6 +643,10 @@ static void check_tx(struct harness *h, const struct urnic_txpkt *p)
 	FUZZ_CHECK(n == (ssize_t)p->hdr_bytes);
 	FUZZ_CHECK(pkt.payload_bytes == p->payload_bytes);
 	FUZZ_CHECK(pkt.bth.dqpn == PEER_QPN_R || pkt.bth.dqpn == PEER_QPN_Q);
+	if (h->mode == FUZZ_MODE_TM && pkt.bth.dqpn == PEER_QPN_R &&
+	    (urnic_opcode_info(pkt.bth.opcode)->flags & (URNIC_OPF_READ | URNIC_OPF_REQ)) ==
+		    (URNIC_OPF_READ | URNIC_OPF_REQ))
+		check_rndv_read(h, &pkt);
 	free(buf);
 }
 
@@ -599,7 +679,8 @@ static void last_wqe_cb(struct urnic_engine *e, struct urnic_qp *qp)
 	struct qpx *x = qp == &h->r.qp ? &h->r : &h->q;
 
 	FUZZ_CHECK(qp == &h->r.qp || qp == &h->q.qp);
-	FUZZ_CHECK(qp->srq == &h->srq && qp->state == URNIC_QPS_ERR);
+	FUZZ_CHECK(h->mode == FUZZ_MODE_XRC || qp->srq == &h->srq);
+	FUZZ_CHECK(qp->state == URNIC_QPS_ERR);
 	FUZZ_CHECK(++x->last_wqe_events == 1);
 }
 
@@ -615,17 +696,25 @@ static int modify(struct harness *h, struct qpx *x, const struct urnic_qp_attr *
 	return ret;
 }
 
-static enum urnic_qp_type qp_type(const struct harness *h)
+static enum urnic_qp_type qp_type(const struct harness *h, const struct qpx *x)
 {
+	if (h->mode == FUZZ_MODE_XRC && x->is_r)
+		return URNIC_QPT_XRC_RECV;
 	return h->mode == FUZZ_MODE_UC	 ? URNIC_QPT_UC
 	       : h->mode == FUZZ_MODE_UD ? URNIC_QPT_UD
 					 : URNIC_QPT_RC;
 }
 
+/* The QPs whose receives come from h->srq: both in SRQ mode, R on the tag-matching one. */
+static bool on_srq(const struct harness *h, const struct qpx *x)
+{
+	return h->mode == FUZZ_MODE_SRQ || (h->mode == FUZZ_MODE_TM && x->is_r);
+}
+
 /* As src/verbs/qp.c ibv_create_qp + ibv_modify_qp to RTS, and tests/engine/fabric.c. */
 static void qp_new(struct harness *h, struct qpx *x)
 {
-	enum urnic_qp_type t = qp_type(h);
+	enum urnic_qp_type t = qp_type(h, x);
 	uint32_t state = URNIC_QP_STATE;
 	struct urnic_qp_attr a;
 
@@ -643,7 +732,15 @@ static void qp_new(struct harness *h, struct qpx *x)
 	x->qp.pd = &h->pd;
 	x->qp.send_cq = &x->scq;
 	x->qp.recv_cq = &x->rcq;
-	x->qp.srq = h->mode == FUZZ_MODE_SRQ ? &h->srq : NULL;
+	x->qp.srq = on_srq(h, x) ? &h->srq : NULL;
+	if (t == URNIC_QPT_XRC_RECV) {
+		/* IBTA A14: no PD, CQ or queue of its own; each request names an SRQ. */
+		x->qp.pd = NULL;
+		x->qp.send_cq = x->qp.recv_cq = NULL;
+		x->qp.xrcd = &h->xrcd;
+	}
+	if (h->mode == FUZZ_MODE_TM && x->is_r) /* src/verbs/qp.c: rendezvous slots */
+		x->qp.sq.max_wr = SQ_DEPTH - URNIC_TM_SQ_RESERVE;
 	x->qp.attr.path_mtu = t == URNIC_QPT_UD ? FUZZ_MTU : 256;
 	FUZZ_CHECK(urnic_engine_qp_add(&h->e, &x->qp) == 0);
 	x->live = true;
@@ -692,6 +789,13 @@ static void qp_new(struct harness *h, struct qpx *x)
 				  state | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
 					  URNIC_QP_RQ_PSN) == 0);
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTS, state | URNIC_QP_SQ_PSN) == 0);
+	} else if (t == URNIC_QPT_XRC_RECV) {
+		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTR,
+				  state | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
+					  URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
+					  URNIC_QP_MIN_RNR_TIMER) == 0);
+		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTS,
+				  state | URNIC_QP_SQ_PSN | URNIC_QP_TIMEOUT) == 0);
 	} else {
 		FUZZ_CHECK(modify(h, x, &a, URNIC_QPS_RTR,
 				  state | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
@@ -710,9 +814,37 @@ static struct urnic_sge sge_of(struct harness *h, enum fuzz_region r, uint32_t o
 }
 
 /* As src/verbs/post.c ibv_post_recv (ibv_post_srq_recv in SRQ mode): the next template. */
+static void xsrq_post(struct harness *h, unsigned k)
+{
+	struct xsrq *s = &h->xs[k];
+	struct urnic_wq *rq;
+	uint32_t prod, cons, total = 0;
+	unsigned t = h->recv_next++ % RECV_TMPLS;
+	struct urnic_recv_wqe *w;
+
+	if (!s->srq)
+		return;
+	rq = &s->srq->rq;
+	prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
+	cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
+	if (prod - cons >= rq->max_wr || s->posted >= MAX_XSRQ_IDS)
+		return;
+	w = urnic_wq_slot(rq, prod);
+	w->wr_id = s->posted;
+	w->num_sge = recv_tmpl[t].nsge;
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		w->sge[i] = sge_of(h, recv_tmpl[t].sge[i].r, recv_tmpl[t].sge[i].off,
+				   recv_tmpl[t].sge[i].len);
+		total += recv_tmpl[t].sge[i].len;
+	}
+	w->length = total;
+	s->len[s->posted++] = total;
+	atomic_store_explicit(&rq->prod, prod + 1, memory_order_release);
+}
+
 static void post_recv(struct harness *h, struct qpx *x)
 {
-	bool srq = h->mode == FUZZ_MODE_SRQ;
+	bool srq = on_srq(h, x);
 	struct urnic_wq *rq = srq ? &h->srq.rq : &x->qp.rq;
 	uint32_t prod = atomic_load_explicit(&rq->prod, memory_order_relaxed);
 	uint32_t cons = atomic_load_explicit(&rq->cons, memory_order_acquire);
@@ -720,6 +852,10 @@ static void post_recv(struct harness *h, struct qpx *x)
 	struct urnic_recv_wqe *w;
 	uint32_t total = 0;
 
+	if (h->mode == FUZZ_MODE_XRC) { /* R has no queue: ibv_post_srq_recv to a slot */
+		xsrq_post(h, h->xpost_next++ % FUZZ_XSRQ_SLOTS);
+		return;
+	}
 	if (prod - cons >= rq->max_wr || (srq ? h->srq_posted >= MAX_SRQ_IDS : !x->live))
 		return;
 	w = urnic_wq_slot(rq, prod);
@@ -751,8 +887,8 @@ static void post_wqe(struct harness *h, struct qpx *x, const struct urnic_send_w
 	uint32_t cons = atomic_load_explicit(&sq->cons, memory_order_acquire);
 	struct urnic_send_wqe *w;
 
-	if (!x->live || prod - cons >= sq->max_wr)
-		return;
+	if (!x->live || prod - cons >= sq->max_wr || x->qp.type == URNIC_QPT_XRC_RECV)
+		return; /* an XRC receive QP has no send queue (IBTA A14) */
 	w = urnic_wq_slot(sq, prod);
 	*w = *tw;
 	w->wr_id = x->send_posted;
@@ -801,8 +937,8 @@ static void post_send(struct harness *h)
  * planned work, and in UD receives too, for the datagrams of the groups it joins. */
 static void qp_fill(struct harness *h, struct qpx *x)
 {
-	if (x->is_r || h->mode == FUZZ_MODE_UD) {
-		if (h->mode != FUZZ_MODE_SRQ || h->srq_posted == 0)
+	if ((x->is_r && h->mode != FUZZ_MODE_XRC) || h->mode == FUZZ_MODE_UD) {
+		if (!on_srq(h, x) || h->srq_posted == 0)
 			for (unsigned t = 0; t < RECV_TMPLS; t++)
 				post_recv(h, x);
 	}
@@ -890,6 +1026,9 @@ static void check_recv(struct harness *h, struct qpx *x, const struct urnic_cqe 
 	}
 }
 
+static void check_xsrq(struct harness *h, unsigned k);
+static void check_tm(struct harness *h);
+
 static void check_cqs(struct harness *h, struct qpx *x)
 {
 	struct urnic_cqe c[32];
@@ -897,6 +1036,11 @@ static void check_cqs(struct harness *h, struct qpx *x)
 
 	if (!x->live)
 		return;
+	if (x->is_r && h->mode == FUZZ_MODE_XRC)
+		for (unsigned k = 0; k < FUZZ_XSRQ_SLOTS; k++)
+			check_xsrq(h, k);
+	if (x->is_r && h->mode == FUZZ_MODE_TM)
+		check_tm(h);
 	while ((n = urnic_cq_poll(&x->scq, c, 32)) > 0) {
 		for (int i = 0; i < n; i++) {
 			FUZZ_CHECK(c[i].status <= URNIC_WC_GENERAL_ERR);
@@ -914,6 +1058,101 @@ static void check_cqs(struct harness *h, struct qpx *x)
 			FUZZ_CHECK(c[i].status <= URNIC_WC_GENERAL_ERR);
 			FUZZ_CHECK(c[i].qp_num == x->qp.qpn);
 			check_recv(h, x, &c[i]);
+		}
+	}
+}
+
+/* An XRC SRQ's CQ: receives of R only, each once, in the order R took them; the SRQ of
+ * another domain is never reached (IBTA A14: a request reaches the SRQs of the receive
+ * QP's domain only). */
+static void check_xsrq(struct harness *h, unsigned k)
+{
+	struct xsrq *s = &h->xs[k];
+	struct urnic_cqe c[32];
+	int n;
+
+	if (!s->srq)
+		return;
+	if (k == FUZZ_XSRQ_FOREIGN)
+		FUZZ_CHECK(atomic_load(&s->srq->rq.cons) == 0);
+	while ((n = urnic_cq_poll(s->cq, c, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			FUZZ_CHECK(k != FUZZ_XSRQ_FOREIGN);
+			FUZZ_CHECK(c[i].status <= URNIC_WC_GENERAL_ERR);
+			FUZZ_CHECK(h->r.live && c[i].qp_num == h->r.qp.qpn);
+			FUZZ_CHECK(c[i].opcode == URNIC_WC_RECV ||
+				   c[i].opcode == URNIC_WC_RECV_RDMA_WITH_IMM);
+			FUZZ_CHECK(c[i].wr_id < s->posted && c[i].wr_id >= s->next);
+			s->next = c[i].wr_id + 1;
+			if (c[i].status == URNIC_WC_SUCCESS && c[i].opcode == URNIC_WC_RECV)
+				FUZZ_CHECK(c[i].byte_len <= s->len[c[i].wr_id]);
+		}
+	}
+}
+
+/* A completion of a tagged buffer: only while the application has it posted (added, not
+ * removed, not completed), its matched message no longer than the buffer. */
+static void tm_tag_done(struct harness *h, const struct urnic_cqe *c)
+{
+	bool ok = c->status == URNIC_WC_SUCCESS;
+	struct tag_slot *t = NULL;
+
+	for (unsigned k = 0; k < FUZZ_TM_SLOTS; k++)
+		if (h->tag[k].state != TS_FREE && h->tag[k].wr_id == c->wr_id)
+			t = &h->tag[k];
+	FUZZ_CHECK(t != NULL);
+	FUZZ_CHECK(c->opcode == URNIC_WC_TM_RECV);
+	if (ok && (c->wc_flags & URNIC_WC_TM_MATCH) && !(c->wc_flags & URNIC_WC_TM_DATA_VALID)) {
+		FUZZ_CHECK(t->state == TS_POSTED); /* a rendezvous matched: its READ follows */
+		t->state = TS_RNDV;
+		return;
+	}
+	if (ok && (c->wc_flags & URNIC_WC_TM_MATCH))
+		FUZZ_CHECK(t->state == TS_POSTED); /* an eager message, whole */
+	else if (ok)
+		FUZZ_CHECK(t->state == TS_RNDV && (c->wc_flags & URNIC_WC_TM_DATA_VALID));
+	if (ok)
+		FUZZ_CHECK(c->byte_len <= t->len);
+	t->state = TS_FREE;
+}
+
+/* The tag-matching SRQ's CQ: R's receives (plain WQEs in order, tagged buffers), the
+ * list operations' completions. */
+static void check_tm(struct harness *h)
+{
+	struct urnic_cqe c[32];
+	int n;
+
+	while ((n = urnic_cq_poll(&h->tmcq, c, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			const struct urnic_cqe *e = &c[i];
+
+			FUZZ_CHECK(e->status <= URNIC_WC_TM_RNDV_INCOMPLETE);
+			if (e->opcode == URNIC_WC_TM_ADD || e->opcode == URNIC_WC_TM_DEL ||
+			    e->opcode == URNIC_WC_TM_SYNC) {
+				FUZZ_CHECK(e->wr_id & TM_OP_ID);
+				continue;
+			}
+			FUZZ_CHECK(e->opcode == URNIC_WC_RECV ||
+				   e->opcode == URNIC_WC_RECV_RDMA_WITH_IMM ||
+				   e->opcode == URNIC_WC_TM_RECV ||
+				   e->opcode == URNIC_WC_TM_NO_TAG);
+			if (e->wr_id & TM_TAG_ID) {
+				tm_tag_done(h, e);
+				continue;
+			}
+			/* A plain WQE: once, in the order R took them; an unexpected message
+			 * whole, TMH included. */
+			FUZZ_CHECK(!(e->wc_flags & URNIC_WC_TM_MATCH));
+			FUZZ_CHECK(e->wr_id < h->srq_posted && e->wr_id >= h->r.srq_next);
+			FUZZ_CHECK(!h->srq_done[e->wr_id]);
+			h->srq_done[e->wr_id] = 1;
+			h->r.srq_next = e->wr_id + 1;
+			if (e->status != URNIC_WC_SUCCESS)
+				continue;
+			if (e->opcode != URNIC_WC_RECV_RDMA_WITH_IMM)
+				FUZZ_CHECK(e->byte_len <= h->srq_len[e->wr_id]);
+			h->tm_unexp_seen += e->opcode == URNIC_WC_TM_RECV;
 		}
 	}
 }
@@ -946,8 +1185,13 @@ static void check_all(struct harness *h)
 	check_table(h);
 	check_memory(h);
 	FUZZ_CHECK(h->e.tx.n == 0);
-	if (h->mode == FUZZ_MODE_SRQ)
+	if (h->mode == FUZZ_MODE_SRQ || h->mode == FUZZ_MODE_TM)
 		FUZZ_CHECK(urnic_srq_count(&h->srq) <= h->srq.rq.depth);
+	if (h->mode == FUZZ_MODE_XRC)
+		for (unsigned k = 0; k < FUZZ_XSRQ_SLOTS; k++)
+			check_xsrq(h, k);
+	if (h->mode == FUZZ_MODE_TM)
+		check_tm(h);
 }
 
 /* One pass of src/dev/device.c: urnic_engine_pass, then the flush. Returns the next
@@ -1112,6 +1356,120 @@ static void qp_create(struct harness *h, struct qpx *x, unsigned churn)
 	qp_fill(h, x);
 }
 
+/* ---- XRC SRQs and tags ---- */
+
+/* ibv_create_srq_ex(IBV_SRQT_XRC): slot 1 with the other PD, FUZZ_XSRQ_FOREIGN in
+ * another domain; its receives posted. */
+static void xsrq_create(struct harness *h, unsigned k)
+{
+	struct xsrq *s = &h->xs[k];
+
+	if (s->srq)
+		return;
+	s->srq = xcalloc(1, sizeof(*s->srq));
+	s->cq = xcalloc(1, sizeof(*s->cq));
+	FUZZ_CHECK(urnic_srq_init(s->srq, FUZZ_SRQ_DEPTH, URNIC_MAX_SGE) == 0);
+	FUZZ_CHECK(urnic_cq_init(s->cq, CQ_DEPTH) == 0);
+	s->srq->pd = k == 1 ? &h->pd2 : &h->pd;
+	s->srq->xrcd = k == FUZZ_XSRQ_FOREIGN ? &h->xrcd_other : &h->xrcd;
+	s->srq->cq = s->cq;
+	FUZZ_CHECK(urnic_engine_srq_add(&h->e, s->srq) == 0);
+	s->srqn = s->srq->srqn;
+	s->posted = s->next = 0;
+	for (unsigned t = 0; t < RECV_TMPLS; t++)
+		xsrq_post(h, k);
+}
+
+/* ibv_destroy_srq, then ibv_destroy_cq of its CQ: what it holds is checked first. */
+static void xsrq_destroy(struct harness *h, unsigned k)
+{
+	struct xsrq *s = &h->xs[k];
+
+	if (!s->srq)
+		return;
+	check_xsrq(h, k);
+	urnic_engine_srq_remove(&h->e, s->srq);
+	check_xsrq(h, k);
+	urnic_srq_fini(s->srq);
+	urnic_cq_fini(s->cq);
+	free(s->srq);
+	free(s->cq);
+	s->srq = NULL;
+	s->cq = NULL;
+}
+
+/* ibv_post_srq_ops: 0, or -ENOMEM (its CQ full: nothing changed). */
+static int tm_op(struct harness *h, struct urnic_tm_op *op)
+{
+	int ret;
+
+	op->wr_id = TM_OP_ID | ++h->tm_seq;
+	op->flags |= URNIC_TM_OP_SIGNALED;
+	ret = urnic_engine_tm_op(&h->e, &h->srq, op);
+	FUZZ_CHECK(ret == 0 || ret == -ENOMEM);
+	return ret;
+}
+
+/* IBV_WR_TAG_ADD of slot a[0]'s buffer in FR_WIN, tag a[1], a[2] bit 0: any tag. */
+static void tm_add(struct harness *h, const uint8_t *a)
+{
+	struct tag_slot *t = &h->tag[a[0] % FUZZ_TM_SLOTS];
+	uint32_t off = FUZZ_TM_BUF_OFF + (uint32_t)(t - h->tag) * FUZZ_TM_BUF_MAX;
+	uint32_t len = 64u << (a[3] % 5);
+	struct urnic_tm_op op;
+
+	if (t->state != TS_FREE || h->tml.posted == h->tml.max_tags)
+		return; /* the application's buffer is still posted; or ENOMEM */
+	memset(&op, 0, sizeof(op));
+	op.opcode = URNIC_TM_OP_ADD;
+	op.tag = a[1];
+	op.mask = a[2] & 1 ? 0 : ~0ull;
+	op.wqe.wr_id = TM_TAG_ID | ++h->tm_seq;
+	op.wqe.num_sge = 1;
+	op.wqe.sge[0] = sge_of(h, FR_WIN, off, len);
+	op.wqe.length = len;
+	if (tm_op(h, &op))
+		return;
+	t->state = TS_POSTED;
+	t->handle = op.handle;
+	t->wr_id = op.wqe.wr_id;
+	t->len = len;
+}
+
+/* IBV_WR_TAG_DEL: the buffer is the application's again if the tag was still posted;
+ * one a message took stays the message's (ibv_post_srq_ops(3): IBV_WC_TM_ERR). */
+static void tm_del(struct harness *h, const uint8_t *a)
+{
+	struct tag_slot *t = &h->tag[a[0] % FUZZ_TM_SLOTS];
+	struct urnic_tm_op op;
+	bool was_posted;
+
+	if (t->state == TS_FREE)
+		return;
+	was_posted = h->tml.tags[t->handle].state == URNIC_TM_TAG_POSTED &&
+		     h->tml.tags[t->handle].wqe.wr_id == t->wr_id;
+	memset(&op, 0, sizeof(op));
+	op.opcode = URNIC_TM_OP_DEL;
+	op.handle = t->handle;
+	if (tm_op(h, &op))
+		return;
+	if (was_posted) {
+		FUZZ_CHECK(h->tml.tags[t->handle].state == URNIC_TM_TAG_FREE);
+		t->state = TS_FREE;
+	}
+}
+
+static void tm_sync(struct harness *h)
+{
+	struct urnic_tm_op op;
+
+	memset(&op, 0, sizeof(op));
+	op.opcode = URNIC_TM_OP_SYNC;
+	op.flags = URNIC_TM_OP_SYNC_CNT;
+	op.unexpected_cnt = h->tm_unexp_seen;
+	(void)tm_op(h, &op);
+}
+
 static void mcast(struct harness *h, struct qpx *x, unsigned g, bool attach)
 {
 	bool changed;
@@ -1199,6 +1557,31 @@ static void act(struct harness *h, struct qpx *x, const uint8_t *p, size_t len)
 			h->srq_armed = h->srq.limit;
 		}
 		break;
+	case FA_XSRQ_CREATE:
+	case FA_XSRQ_DESTROY:
+	case FA_XSRQ_POST:
+		if (h->mode != FUZZ_MODE_XRC)
+			break;
+		if (what == FA_XSRQ_CREATE)
+			xsrq_create(h, a[1] % FUZZ_XSRQ_SLOTS);
+		else if (what == FA_XSRQ_DESTROY)
+			xsrq_destroy(h, a[1] % FUZZ_XSRQ_SLOTS);
+		else
+			xsrq_post(h, a[1] % FUZZ_XSRQ_SLOTS);
+		break;
+	case FA_TM_ADD:
+	case FA_TM_DEL:
+	case FA_TM_SYNC:
+		if (h->mode != FUZZ_MODE_TM)
+			break;
+		check_tm(h); /* the application has seen what the tags did */
+		if (what == FA_TM_ADD)
+			tm_add(h, a + 1);
+		else if (what == FA_TM_DEL)
+			tm_del(h, a + 1);
+		else
+			tm_sync(h);
+		break;
 	case FA_COUNT:
 		break;
 	}
@@ -1232,10 +1615,20 @@ static struct harness *harness_new(enum fuzz_mode mode, enum fuzz_role role)
 	h->reg[FR_DEAD].mr = NULL;
 	for (int k = 0; k < FUZZ_MW_SLOTS; k++)
 		h->mw[k].region = FR_WIN;
-	if (mode == FUZZ_MODE_SRQ) {
+	if (mode == FUZZ_MODE_SRQ || mode == FUZZ_MODE_TM) {
 		FUZZ_CHECK(urnic_srq_init(&h->srq, FUZZ_SRQ_DEPTH, URNIC_MAX_SGE) == 0);
 		h->srq.pd = &h->pd;
 	}
+	if (mode == FUZZ_MODE_TM) {
+		/* ibv_create_srq_ex(IBV_SRQT_TM): its tag list, its CQ for everything. */
+		FUZZ_CHECK(urnic_tm_list_init(&h->tml, TM_MAX_TAGS, URNIC_TM_MAX_OPS) == 0);
+		FUZZ_CHECK(urnic_cq_init(&h->tmcq, CQ_DEPTH) == 0);
+		h->srq.tm = &h->tml;
+		h->srq.cq = &h->tmcq;
+	}
+	if (mode == FUZZ_MODE_XRC)
+		for (unsigned k = 0; k < FUZZ_XSRQ_SLOTS; k++)
+			xsrq_create(h, k);
 
 	h->r.is_r = true;
 	qp_new(h, &h->r);
@@ -1299,7 +1692,14 @@ static void harness_free(struct harness *h)
 		if (h->reg[r].mr)
 			FUZZ_CHECK(urnic_mr_deregister(&h->e.mrs, h->reg[r].mr) == 0);
 	FUZZ_CHECK(h->e.mrs.nlive == 0);
-	if (h->mode == FUZZ_MODE_SRQ)
+	for (unsigned k = 0; k < FUZZ_XSRQ_SLOTS; k++)
+		xsrq_destroy(h, k);
+	if (h->mode == FUZZ_MODE_TM) {
+		check_tm(h);
+		urnic_tm_list_fini(&h->tml);
+		urnic_cq_fini(&h->tmcq);
+	}
+	if (h->mode == FUZZ_MODE_SRQ || h->mode == FUZZ_MODE_TM)
 		urnic_srq_fini(&h->srq);
 	for (unsigned b = 0; b < NBUFS; b++) {
 		free(h->buf[b].mem);
@@ -1374,6 +1774,12 @@ static const uint8_t *rewrite(struct harness *h, uint8_t *buf, size_t len, uint8
 		map_key(h, &p.atmeth.rkey, &p.atmeth.va);
 	if (flags & URNIC_OPF_IETH)
 		map_key(h, &p.ieth_rkey, NULL);
+	if ((flags & URNIC_OPF_XRCETH) && p.xrc_srqn < FUZZ_XSRQ_SLOTS)
+		p.xrc_srqn = h->xs[p.xrc_srqn].srqn;
+	if (h->mode == FUZZ_MODE_TM && x == &h->r && (flags & URNIC_OPF_SEND) &&
+	    (flags & URNIC_OPF_FIRST) && p.payload_bytes >= URNIC_TMH_BYTES + URNIC_RVH_BYTES &&
+	    urnic_tmh_get(p.payload).op == URNIC_TMH_RNDV)
+		h->rvh[h->nrvh++ % RVH_SEEN] = urnic_rvh_get(p.payload + URNIC_TMH_BYTES);
 	if ((flags & URNIC_OPF_DETH) && p.deth.qkey == 0)
 		p.deth.qkey = x->qp.attr.qkey;
 	FUZZ_CHECK(urnic_pkt_encode_hdr(&p, buf, (size_t)n) == n);

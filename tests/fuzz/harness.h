@@ -7,8 +7,9 @@
  * checksum switch) with two QPs in RTS towards a fake peer: QP R, a responder with
  * posted receives and regions of every kind of remote right, and QP Q, a requester with
  * work outstanding so its completer is live. The mode (one per target) says what they
- * are: RC, UC (no ACKs), UD (Q_Keys, multicast groups), or RC with both QPs taking
- * their receives from one SRQ. The input is a sequence of records, each one packet from
+ * are: RC, UC (no ACKs), UD (Q_Keys, multicast groups), RC with both QPs taking
+ * their receives from one SRQ, R an XRC receive QP whose requests name XRC SRQs, or R
+ * an RC QP on a tag-matching SRQ. The input is a sequence of records, each one packet from
  * the peer (urnic_engine_rx) or one action of the application (deregister, rebind,
  * destroy a QP...), after which the harness runs a device pass (progress, timers,
  * progress, flush) on a fake clock and checks its invariants (harness.c). Out of scope:
@@ -61,6 +62,8 @@ enum fuzz_mode {
 	FUZZ_MODE_UC,  /* fuzz_uc: R a UC responder, Q a UC requester */
 	FUZZ_MODE_UD,  /* fuzz_ud: UD QPs, Q_Key FUZZ_QKEY, two multicast groups */
 	FUZZ_MODE_SRQ, /* fuzz_srq: RC, both QPs take their receives from one SRQ */
+	FUZZ_MODE_XRC, /* fuzz_xrc: R an XRC receive QP, its SRQs named by each request */
+	FUZZ_MODE_TM,  /* fuzz_tm: R an RC QP on a tag-matching SRQ (IBV_SRQT_TM) */
 	FUZZ_MODE_COUNT
 };
 
@@ -83,6 +86,16 @@ enum {
 	FUZZ_MCAST_GROUPS = 2,
 	FUZZ_QKEY = 0x11111111, /* R's and Q's Q_Key (UD), the one the rxe capture uses */
 	FUZZ_SRQ_DEPTH = 16,
+	/* XRC SRQ slots (FUZZ_MODE_XRC): 0 and 1 in R's domain (1 with the other PD), 2 in
+	 * another domain. An XRCETH SRQ number below this selects a slot's number (the last
+	 * one it had: stale once destroyed); any other is used as it is. */
+	FUZZ_XSRQ_SLOTS = 3,
+	FUZZ_XSRQ_FOREIGN = 2,
+	/* Tag slots (FUZZ_MODE_TM): a tagged buffer each, at FUZZ_TM_BUF_OFF + slot *
+	 * FUZZ_TM_BUF_MAX in region FR_WIN, which nothing else writes but windows. */
+	FUZZ_TM_SLOTS = 4,
+	FUZZ_TM_BUF_OFF = 4096,
+	FUZZ_TM_BUF_MAX = 1024,
 	/* A QPN carries an 8-bit generation that skips 0: a slot reused at once would give
 	 * out the same QPN after this many creations. engine.c takes slots in turn, so it
 	 * does not; the seeds churn this many QPs to look for a new QP under an old number. */
@@ -123,6 +136,13 @@ enum fuzz_action {
 	FA_MCAST_ATTACH, /* a0 group: ibv_attach_mcast (UD only) */
 	FA_MCAST_DETACH, /* a0 group: ibv_detach_mcast */
 	FA_SRQ_ARM,	 /* a0 limit (modulo FUZZ_SRQ_DEPTH + 1): ibv_modify_srq IBV_SRQ_LIMIT */
+	FA_XSRQ_CREATE,	 /* a0 slot: ibv_create_srq_ex IBV_SRQT_XRC, its receives posted (XRC) */
+	FA_XSRQ_DESTROY, /* a0 slot: ibv_destroy_srq, its CQ with it (XRC) */
+	FA_XSRQ_POST,	 /* a0 slot: ibv_post_srq_recv of the next receive template (XRC) */
+	FA_TM_ADD,	 /* a0 slot, a1 tag, a2 bit 0: mask 0 (any tag), a3 length (64 << a3 %
+			  * 5): IBV_WR_TAG_ADD of the slot's buffer, signaled (TM) */
+	FA_TM_DEL,	 /* a0 slot: IBV_WR_TAG_DEL of its handle, signaled (TM) */
+	FA_TM_SYNC,	 /* IBV_WR_TAG_SYNC with the unexpected messages polled so far (TM) */
 	FA_COUNT
 };
 

@@ -33,6 +33,7 @@
 #include "wire/byteorder.h"
 #include "wire/pkt.h"
 #include "wire/psn.h"
+#include "wire/tmh.h"
 
 enum { OUT_MAX = 1 << 20, MAX_GOLDEN_RECORDS = 96, PEER_SQPN = 0x123 };
 
@@ -995,6 +996,220 @@ static void srq_seeds(void)
 	save("srq", "error", &o);
 }
 
+/* ---- hand-made: XRC (R an XRC receive QP; XRCETH SRQ 0..2 select harness slots) ---- */
+
+static struct urnic_pkt xrc(uint8_t opcode, uint32_t psn, uint32_t srq)
+{
+	struct urnic_pkt h = hdr(opcode, psn);
+
+	h.xrc_srqn = srq;
+	return h;
+}
+
+static struct urnic_pkt xrc_reth(uint8_t opcode, uint32_t psn, uint32_t srq, uint32_t r,
+				 uint64_t off, uint32_t len)
+{
+	struct urnic_pkt h = req_reth(opcode, psn, r, off, len);
+
+	h.xrc_srqn = srq;
+	return h;
+}
+
+static void xrc_seeds(void)
+{
+	static struct out o;
+	struct urnic_pkt h;
+
+	/* A SEND to each SRQ of R's domain; slot 1's PD is not FR_RECV's: the receive
+	 * fails its local protection check. */
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 0, 0);
+	rec(&o, 0, &h, 100);
+	h = xrc(URNIC_OP_XRC_SEND_ONLY_WITH_IMMEDIATE, 1, 0);
+	rec(&o, 0, &h, 8);
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 2, 1);
+	rec(&o, 0, &h, 8);
+	save("xrc", "send", &o);
+
+	/* WRITE, READ and atomics through SRQ 0 (R's PD), then a WRITE through SRQ 1 (the
+	 * other PD: refused). */
+	h = xrc_reth(URNIC_OP_XRC_RDMA_WRITE_ONLY, 0, 0, FR_RW, 64, 200);
+	rec(&o, 0, &h, 200);
+	h = xrc_reth(URNIC_OP_XRC_RDMA_READ_REQUEST, 1, 0, FR_RO, 0, 3000);
+	rec(&o, 0, &h, 0);
+	h = req_atomic(URNIC_OP_XRC_COMPARE_SWAP, 4, FR_ATOMIC, 8);
+	h.xrc_srqn = 0;
+	rec(&o, 0, &h, 0);
+	h = req_atomic(URNIC_OP_XRC_FETCH_ADD, 5, FR_ATOMIC, 16);
+	h.xrc_srqn = 0;
+	rec(&o, 0, &h, 0);
+	h = xrc_reth(URNIC_OP_XRC_RDMA_WRITE_ONLY, 6, 1, FR_RW, 0, 16);
+	rec(&o, 0, &h, 16);
+	save("xrc", "rdma", &o);
+
+	/* The SRQ of another domain, a number no SRQ has, an SRQ changed in mid-message. */
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 0, FUZZ_XSRQ_FOREIGN);
+	rec(&o, 0, &h, 8);
+	save("xrc", "foreign", &o);
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 0, 0x00ab12);
+	rec(&o, 0, &h, 8);
+	save("xrc", "nonexistent", &o);
+	h = xrc(URNIC_OP_XRC_SEND_FIRST, 0, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = xrc(URNIC_OP_XRC_SEND_LAST, 1, 1);
+	rec(&o, 0, &h, 10);
+	save("xrc", "switch", &o);
+
+	/* SRQ 0 destroyed: before a message, in the middle of a SEND and of a WRITE; made
+	 * again (a new number: the old one stays stale). */
+	ACT(&o, 0, FA_XSRQ_DESTROY, 0);
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 0, 0);
+	rec(&o, 0, &h, 8);
+	ACT(&o, 0, FA_XSRQ_CREATE, 0);
+	rec(&o, 0, &h, 8);
+	save("xrc", "destroyed", &o);
+	h = xrc(URNIC_OP_XRC_SEND_FIRST, 0, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_XSRQ_DESTROY, 0);
+	h = xrc(URNIC_OP_XRC_SEND_LAST, 1, 0);
+	rec(&o, 0, &h, 10);
+	ACT(&o, 0, FA_XSRQ_CREATE, 0);
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 1, 0);
+	rec(&o, 0, &h, 10);
+	save("xrc", "destroy-mid-send", &o);
+	h = xrc_reth(URNIC_OP_XRC_RDMA_WRITE_FIRST, 0, 0, FR_RW, 0, 3 * FUZZ_MTU);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_XSRQ_DESTROY, 0);
+	h = xrc(URNIC_OP_XRC_RDMA_WRITE_MIDDLE, 1, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = xrc(URNIC_OP_XRC_RDMA_WRITE_LAST, 2, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	save("xrc", "destroy-mid-write", &o);
+
+	/* The region deregistered between the packets of a WRITE. */
+	h = xrc_reth(URNIC_OP_XRC_RDMA_WRITE_FIRST, 0, 0, FR_RW, 0, 3 * FUZZ_MTU);
+	rec(&o, 0, &h, FUZZ_MTU);
+	ACT(&o, 0, FA_DEREG, FR_RW);
+	h = xrc(URNIC_OP_XRC_RDMA_WRITE_MIDDLE, 1, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	h = xrc(URNIC_OP_XRC_RDMA_WRITE_LAST, 2, 0);
+	rec(&o, 0, &h, FUZZ_MTU);
+	save("xrc", "write-dereg", &o);
+
+	/* SRQ 0 emptied (RNR), receives posted by action and by ctl. */
+	for (uint32_t k = 0; k < 5; k++) {
+		h = xrc(URNIC_OP_XRC_SEND_ONLY, k, 0);
+		rec(&o, 0, &h, 8);
+	}
+	ACT(&o, 0, FA_XSRQ_POST, 0);
+	h = xrc(URNIC_OP_XRC_SEND_ONLY, 4, 0);
+	rec(&o, FUZZ_CTL_POST | (6 << FUZZ_CTL_CLOCK_SHIFT), &h, 8);
+	save("xrc", "rnr", &o);
+}
+
+/* ---- hand-made: tag matching (R on a tag-matching SRQ; tags added by action) ---- */
+
+/* A SEND with a TMH (and an RVH when rvh_len) first, then extra pattern bytes. */
+static void rec_tm(struct out *o, uint8_t ctl, uint8_t opcode, uint32_t psn, uint8_t op,
+		   uint64_t tag, uint32_t rvh_len, uint32_t extra)
+{
+	static uint8_t pkt[8192];
+	struct urnic_pkt h = hdr(opcode, psn);
+	struct urnic_tmh t = { .op = op, .app_ctx = 0xc0ffee, .tag = tag };
+	uint32_t len = URNIC_TMH_BYTES + (rvh_len ? URNIC_RVH_BYTES : 0) + extra;
+	uint32_t pad = (4 - (len & 3)) & 3;
+	ssize_t n;
+
+	h.bth.pad = (uint8_t)pad;
+	h.bth.pkey = URNIC_DEFAULT_PKEY;
+	n = urnic_pkt_encode_hdr(&h, pkt, sizeof(pkt));
+	if (n < 0 || (size_t)n + len + pad + 4 > sizeof(pkt))
+		exit(1);
+	memset(pkt + n, 0, len + pad + 4);
+	urnic_tmh_put(pkt + n, &t);
+	if (rvh_len) {
+		urnic_put_be64(pkt + n + URNIC_TMH_BYTES + URNIC_RVH_OFF_VA, 0x7f0000001000ull);
+		urnic_put_be32(pkt + n + URNIC_TMH_BYTES + URNIC_RVH_OFF_RKEY, 0x4242);
+		urnic_put_be32(pkt + n + URNIC_TMH_BYTES + URNIC_RVH_OFF_LEN, rvh_len);
+	}
+	for (uint32_t i = len - extra; i < len; i++)
+		pkt[n + i] = (uint8_t)(i * 7 + 3);
+	rec_raw(o, ctl, pkt, (size_t)n + len + pad + 4);
+}
+
+static void tm_seeds(void)
+{
+	static struct out o;
+	struct urnic_pkt h;
+
+	/* Eager: a tag of 256 bytes matched, then a message no tag takes (unexpected),
+	 * a NO_TAG one, one too short for a TMH, one with an unknown op. */
+	ACT(&o, 0, FA_TM_ADD, 0, 5, 0, 2);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_EAGER, 5, 0, 100);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 1, URNIC_TMH_EAGER, 6, 0, 20);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 2, URNIC_TMH_NO_TAG, 0, 0, 8);
+	h = hdr(URNIC_OP_RC_SEND_ONLY, 3);
+	rec(&o, 0, &h, 8);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 4, 7, 5, 0, 8);
+	save("tm", "eager", &o);
+
+	/* Phase: a tag posted after an unexpected message waits for the sync. */
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_EAGER, 9, 0, 30);
+	ACT(&o, 0, FA_TM_ADD, 1, 9, 0, 1);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 1, URNIC_TMH_EAGER, 9, 0, 30);
+	ACT(&o, 0, FA_TM_SYNC);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 2, URNIC_TMH_EAGER, 9, 0, 30);
+	save("tm", "sync", &o);
+
+	/* A multi-packet eager message longer than its tag (1024 - the TMH is not enough);
+	 * a wildcard tag. */
+	ACT(&o, 0, FA_TM_ADD, 2, 3, 0, 4);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_FIRST, 0, URNIC_TMH_EAGER, 3, 0, FUZZ_MTU - 16);
+	h = hdr(URNIC_OP_RC_SEND_LAST, 1);
+	rec(&o, 0, &h, 200);
+	ACT(&o, 0, FA_TM_ADD, 3, 0, 1, 3);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 2, URNIC_TMH_EAGER, 77, 0, 300);
+	save("tm", "eager-long", &o);
+
+	/* A tag removed, then its message (unexpected); a tag whose region goes away. */
+	ACT(&o, 0, FA_TM_ADD, 0, 4, 0, 2);
+	ACT(&o, 0, FA_TM_DEL, 0);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_EAGER, 4, 0, 50);
+	ACT(&o, 0, FA_TM_ADD, 1, 8, 0, 2);
+	ACT(&o, 0, FA_DEREG, FR_WIN);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 1, URNIC_TMH_EAGER, 8, 0, 50);
+	save("tm", "removed", &o);
+
+	/* Rendezvous: matched, R READs the RVH's 600 bytes (its first request, PSN 0 of its
+	 * stream), the response comes, R sends the FIN, it is ACKed. */
+	ACT(&o, 0, FA_TM_ADD, 0, 7, 0, 4);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_RNDV, 7, 600, 0);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, 0, 0, 1);
+	rec(&o, 0, &h, 600);
+	h = resp(URNIC_OP_RC_ACKNOWLEDGE, 1, 0, 2);
+	rec(&o, 0, &h, 0);
+	save("tm", "rndv", &o);
+
+	/* The same with the tag removed, or its region deregistered, while the READ is
+	 * out; a READ too long for the tag; a rendezvous without an RVH. */
+	ACT(&o, 0, FA_TM_ADD, 0, 7, 0, 4);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_RNDV, 7, 600, 0);
+	ACT(&o, 0, FA_TM_DEL, 0);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, 0, 0, 1);
+	rec(&o, 0, &h, 600);
+	save("tm", "rndv-del", &o);
+	ACT(&o, 0, FA_TM_ADD, 0, 7, 0, 4);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_RNDV, 7, 600, 0);
+	ACT(&o, 0, FA_DEREG, FR_WIN);
+	h = resp(URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, 0, 0, 1);
+	rec(&o, 0, &h, 600);
+	save("tm", "rndv-dereg", &o);
+	ACT(&o, 0, FA_TM_ADD, 0, 7, 0, 0);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 0, URNIC_TMH_RNDV, 7, 600, 0);
+	ACT(&o, 0, FA_TM_ADD, 1, 7, 0, 4);
+	rec_tm(&o, 0, URNIC_OP_RC_SEND_ONLY, 1, URNIC_TMH_RNDV, 7, 0, 0);
+	save("tm", "rndv-bad", &o);
+}
+
 /* ---- hand-made: the completer (QP Q; PSN 0 = its first request) ---- */
 
 struct planned {
@@ -1190,6 +1405,8 @@ int main(int argc, char **argv)
 	mkdir_p("uc");
 	mkdir_p("ud");
 	mkdir_p("srq");
+	mkdir_p("xrc");
+	mkdir_p("tm");
 	from_golden(argv[1]);
 	responder_seeds("responder");
 	responder_seeds("srq");
@@ -1199,6 +1416,8 @@ int main(int argc, char **argv)
 	uc_seeds();
 	ud_seeds();
 	srq_seeds();
+	xrc_seeds();
+	tm_seeds();
 	completer_seeds();
 	printf("wrote %u seed files under %s\n", written, out_dir);
 	return 0;
