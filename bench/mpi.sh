@@ -13,8 +13,8 @@
 #
 # Each configuration runs -r times (default 5), interleaved: every repetition runs them
 # all, so slow phases of a shared machine spread over every figure; the median is kept.
-# Prints latency and bandwidth of each, and urnic's over Open MPI TCP's with the targets
-# of the issue "UCX, MPI and libfabric over urnic": bandwidth >= 2x, latency <= 0.7x.
+# Prints latency and bandwidth of each, and urnic's over Open MPI TCP's with urnic's
+# targets for MPI (docs/performance.md, "MPI over urnic"): bandwidth >= 2x, latency <= 0.7x.
 # A program that prints figures, not a test. Writes raw outputs and report.txt to the
 # output directory (default build/bench-mpi).
 #
