@@ -111,9 +111,7 @@ int urnic_cm_connect(struct urnic_cm *cm, const struct urnic_cm_connect_param *p
 	take_connect(cm, c, p);
 	m.hdr.tid = c->tid;
 	m.msg.req.local_comm_id = c->local_id;
-	urnic_cm_send(cm, c, &m);
-	urnic_cm_set_state(cm, c, URNIC_CM_REQ_SENT);
-	urnic_cm_arm_retry(cm, c, now_ns);
+	urnic_cm_send_awaiting(cm, c, &m, URNIC_CM_REQ_SENT, now_ns);
 	*conn = c->local_id;
 	return 0;
 }

@@ -37,8 +37,11 @@ void urnic_cm_disarm(struct cm_conn *c)
 	c->deadline_ns = 0;
 }
 
-void urnic_cm_arm_retry(struct urnic_cm *cm, struct cm_conn *c, uint64_t now_ns)
+void urnic_cm_send_awaiting(struct urnic_cm *cm, struct cm_conn *c, const struct urnic_cm_mad *m,
+			    enum urnic_cm_state next, uint64_t now_ns)
 {
+	urnic_cm_send(cm, c, m);
+	urnic_cm_set_state(cm, c, next);
 	/* ib_post_send_mad with retries = max_cm_retries: 1 + max_cm_retries sends,
 	 * timeout_ms apart, then the send fails (IBTA 12.6: Max CM Retries). */
 	c->retries_left = c->max_retries;

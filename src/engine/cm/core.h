@@ -175,8 +175,10 @@ uint64_t urnic_cm_gid_key(const uint8_t *gid);
 void urnic_cm_set_state(struct urnic_cm *cm, struct cm_conn *c, enum urnic_cm_state next);
 void urnic_cm_arm(struct urnic_cm *cm, struct cm_conn *c, uint64_t at_ns);
 void urnic_cm_disarm(struct cm_conn *c);
-/* Arms the retransmission of the MAD just sent: max_retries more sends, timeout_ns apart. */
-void urnic_cm_arm_retry(struct urnic_cm *cm, struct cm_conn *c, uint64_t now_ns);
+/* Sends m (urnic_cm_send), moves c to next and arms m's retransmission until its answer
+ * comes: max_retries more sends, timeout_ns apart. */
+void urnic_cm_send_awaiting(struct urnic_cm *cm, struct cm_conn *c, const struct urnic_cm_mad *m,
+			    enum urnic_cm_state next, uint64_t now_ns);
 void urnic_cm_enter_timewait(struct urnic_cm *cm, struct cm_conn *c, uint64_t now_ns);
 void urnic_cm_reset_to_idle(struct urnic_cm *cm, struct cm_conn *c);
 /* The TID of a message c starts: cm.c's cm_form_tid. */

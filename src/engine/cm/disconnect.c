@@ -26,9 +26,7 @@ void urnic_cm_send_dreq(struct urnic_cm *cm, struct cm_conn *c, const void *pdat
 	m.msg.dreq.remote_qpn_eecn = c->remote_qpn;
 	if (pdata && pdata_len <= sizeof(m.msg.dreq.private_data))
 		memcpy(m.msg.dreq.private_data, pdata, pdata_len);
-	urnic_cm_send(cm, c, &m);
-	urnic_cm_set_state(cm, c, URNIC_CM_DREQ_SENT);
-	urnic_cm_arm_retry(cm, c, now_ns);
+	urnic_cm_send_awaiting(cm, c, &m, URNIC_CM_DREQ_SENT, now_ns);
 }
 
 void urnic_cm_send_drep(struct urnic_cm *cm, struct cm_conn *c, const void *pdata,

@@ -190,9 +190,7 @@ int urnic_cm_accept(struct urnic_cm *cm, uint32_t conn, const struct urnic_cm_ac
 	c->rq_psn = p->starting_psn;
 	c->responder_resources = p->responder_resources;
 	c->initiator_depth = p->initiator_depth;
-	urnic_cm_send(cm, c, &m);
-	urnic_cm_set_state(cm, c, URNIC_CM_REP_SENT);
-	urnic_cm_arm_retry(cm, c, now_ns);
+	urnic_cm_send_awaiting(cm, c, &m, URNIC_CM_REP_SENT, now_ns);
 	return 0;
 }
 

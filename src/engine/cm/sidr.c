@@ -49,9 +49,7 @@ int urnic_cm_sidr_request(struct urnic_cm *cm, const struct urnic_cm_sidr_param 
 	req->request_id = c->local_id;
 	req->pkey = p->pkey;
 	req->service_id = p->service_id;
-	urnic_cm_send(cm, c, &m);
-	urnic_cm_set_state(cm, c, URNIC_CM_SIDR_REQ_SENT);
-	urnic_cm_arm_retry(cm, c, now_ns);
+	urnic_cm_send_awaiting(cm, c, &m, URNIC_CM_SIDR_REQ_SENT, now_ns);
 	*conn = c->local_id;
 	return 0;
 }
