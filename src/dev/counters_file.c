@@ -37,22 +37,24 @@ static int shm_create(const char *path)
 	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-/* True when path is a file of this user that no process holds (every urnic process
- * holds a flock on its own files): left by a killed process that had our pid. It is
- * unlinked then, the very file checked (same inode). A held one belongs to a live
- * process of another PID namespace that shares /dev/shm and has our pid number. */
-static bool shm_take_stale(const char *path)
+/* True when name (in the directory dfd, or AT_FDCWD for a path) is a file of this user
+ * that no process holds (every urnic process holds a flock on its own files): left by a
+ * killed process. It is unlinked then, the very file checked (same inode), so a new
+ * process that made its file under the name meanwhile keeps it. A held one belongs to a
+ * live process: one of another PID namespace sharing /dev/shm with our pid number, say. */
+static bool shm_take_stale(int dfd, const char *name)
 {
 	struct stat st, now;
 	bool gone = false;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-	    flock(fd, LOCK_EX | LOCK_NB) == 0 && lstat(path, &now) == 0 &&
-	    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
-		gone = unlink(path) == 0;
+	    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+	    fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
+	    now.st_dev == st.st_dev)
+		gone = unlinkat(dfd, name, 0) == 0;
 	close(fd);
 	return gone;
 }
@@ -71,7 +73,7 @@ static int shm_create_counters(struct urnic_dev *d, size_t bytes, mode_t mode)
 		 (int)getpid(), d->name);
 	fd = shm_create(d->shm_path);
 	if (fd < 0 && errno == EEXIST) {
-		if (shm_take_stale(d->shm_path))
+		if (shm_take_stale(AT_FDCWD, d->shm_path))
 			fd = shm_create(d->shm_path);
 		else
 			errno = EEXIST; /* as it was: the name is taken */
@@ -215,20 +217,10 @@ void urnic_dev_counters_sweep(void)
 		return;
 	while ((e = readdir(dir))) {
 		pid_t pid = name_pid(e->d_name);
-		struct stat st, now;
-		int fd;
 
 		if (!pid || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
-		fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-		    flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-		    fstatat(dirfd(dir), e->d_name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    now.st_ino == st.st_ino && now.st_dev == st.st_dev)
-			unlinkat(dirfd(dir), e->d_name, 0);
-		close(fd);
+		shm_take_stale(dirfd(dir), e->d_name);
 	}
 	closedir(dir);
 }
