@@ -274,6 +274,7 @@ static void without_cap_net_raw_eperm(void)
 		struct ibv_context *c;
 		struct ibv_pd *p;
 		struct ibv_cq *cq;
+		struct ibv_qp *qp;
 		struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RAW_PACKET,
 					       .cap = { 1, 1, 1, 1, 0 } };
 
@@ -287,7 +288,12 @@ static void without_cap_net_raw_eperm(void)
 		errno = 0;
 		CHECK(!ibv_create_qp(p, &ia) && errno == EPERM);
 		ia.qp_type = IBV_QPT_UD;
-		CHECK(ibv_create_qp(p, &ia));
+		qp = ibv_create_qp(p, &ia);
+		CHECK(qp);
+		/* Closed before _exit, which runs no atexit handler: the device's counters
+		 * file, nobody's, would stay, and root's sweep leaves another user's file. */
+		CHECK(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq) && !ibv_dealloc_pd(p));
+		CHECK_EQ(ibv_close_device(c), 0);
 		_exit(0);
 	}
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
