@@ -23,26 +23,15 @@
 #define URNIC_DEV_CM_EXPORT __attribute__((visibility("default")))
 
 /*
- * Where a device's CM events go: event() runs under the device lock in whichever thread
- * ran the pass that made them (the engine thread, or the caller of urnic_dev_cm_end), in
- * the order the CM made them. It must not call into the device; it queues the event for
- * the application and wakes it. ev->user is what connect/listen/set_user stored (a
- * passive connection starts with its listener's).
- */
-struct urnic_dev_cm_sink {
-	void (*event)(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev);
-	void *ctx;
-};
-
-/*
  * Opens device d's CM for this process: a reference on the device (urnic_dev_get), its
  * port bound and its engine thread started (urnic_dev_start_io), the CM created on first
  * open (owner: the process's slot on the address, as QPNs carry it; CA GUID: the
  * device's). Every open names the same sink. Returns 0 or -errno (-EADDRINUSE: the
  * address is taken, -EINVAL: another sink). close drops the reference; the last close
- * frees the CM after destroying what it still holds.
+ * frees the CM and what it still holds, sending nothing (destroy connections first).
  */
-URNIC_DEV_CM_EXPORT int urnic_dev_cm_open(struct urnic_dev *d, const struct urnic_dev_cm_sink *sink);
+URNIC_DEV_CM_EXPORT int urnic_dev_cm_open(struct urnic_dev *d,
+					  const struct urnic_dev_cm_sink *sink);
 URNIC_DEV_CM_EXPORT void urnic_dev_cm_close(struct urnic_dev *d);
 
 /* Takes the device lock and returns the CM (NULL, lock not taken, if not open) and in

@@ -43,6 +43,21 @@ enum {
  * applications that poll drive the pipeline themselves (urnic_dev_progress). */
 #define URNIC_DEFAULT_SPIN_NS 50000u
 
+/*
+ * Where a device's CM events go: event() runs under the device lock in whichever thread
+ * ran the pass that made them (the engine thread, or the caller of urnic_dev_cm_end), in
+ * the order the CM made them. It must not call into the device; it queues the event for
+ * the application and wakes it. ev->user is what connect/listen/set_user stored (a
+ * passive connection starts with its listener's).
+ */
+struct urnic_dev;
+struct urnic_cm_event;
+
+struct urnic_dev_cm_sink {
+	void (*event)(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev);
+	void *ctx;
+};
+
 /* The configurable limits (limits.def), process-wide, from the config file and
  * URNIC_LIMITS. */
 struct urnic_limits {
@@ -103,6 +118,11 @@ struct urnic_dev {
 	uint64_t *shm_counters; /* the counters file under /dev/shm, or NULL */
 	char shm_path[128];
 	int shm_fd; /* open, holding a shared flock: the file is alive (counters_file.c) */
+	/* QP 1's connection manager while this process's librdmacm has the device open
+	 * (cm.h), its opens and where its events go. Under the lock. */
+	struct urnic_cm *cm;
+	uint32_t cm_refs;
+	struct urnic_dev_cm_sink cm_sink;
 };
 
 /* Fills the process-wide device list from URNIC_ADDR / the config / the host's

@@ -141,6 +141,7 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	if (rx && d->raw_qps)
 		urnic_dev_raw_recv(d, now_ns);
 	did |= urnic_engine_pass(e, now_ns, deadline);
+	urnic_dev_cm_pass(d, now_ns, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;

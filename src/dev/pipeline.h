@@ -31,6 +31,11 @@ bool urnic_dev_beside_app(uint64_t now);
  * socket. */
 void urnic_dev_flush_tx(struct urnic_engine *e);
 
+/* The connection manager's part of a pass (cm.c), under the lock: its timers due at
+ * now_ns, its MADs into the tx batch, its events to the sink; its next timer lowers
+ * *deadline (0: none). Nothing when no CM is open. */
+void urnic_dev_cm_pass(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline);
+
 /* The engine thread's body (engine_thread.c). arg: the device. */
 void *urnic_dev_engine_thread(void *arg);
 

@@ -194,6 +194,8 @@ struct urnic_engine_hooks {
 	void *io; /* the device or the test fabric */
 };
 
+struct urnic_cm;
+
 struct urnic_engine {
 	/* The time the running entry point was given (each takes it as an argument). */
 	uint64_t now_ns;
@@ -214,6 +216,10 @@ struct urnic_engine {
 	struct urnic_engine_hooks hooks;
 	uint64_t rng;
 	struct urnic_raw *raw; /* raw packet QPs' frames and flow rules (raw.h), or NULL */
+	/* QP 1's connection manager (gsi.h), the driver's, or NULL: MADs are dropped. */
+	struct urnic_cm *cm;
+	uint32_t gsi_psn;   /* the PSN of QP 1's next packet */
+	uint16_t gsi_sport; /* its UDP source port, the transport's (gsi.h) */
 };
 
 /* ---- services for the protocol parts ---- */

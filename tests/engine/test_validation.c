@@ -215,8 +215,8 @@ static void test_unknown_qp(void)
 	set_dqpn(v.buf, URNIC_MCAST_QPN);
 	expect_drop(&v, ip_of(&v, 0), v.len, true, URNIC_CTR_drop_mcast_no_group);
 	fresh(&v);
-	set_dqpn(v.buf, 1); /* QP1: no such QP on this device */
-	expect_drop(&v, ip_of(&v, 0), v.len, true, URNIC_CTR_drop_unknown_qp);
+	set_dqpn(v.buf, 1); /* QP1: no connection manager runs on this engine (gsi.h) */
+	expect_drop(&v, ip_of(&v, 0), v.len, true, URNIC_CTR_drop_gsi_no_cm);
 	deliver_original(&v);
 	env_close(&v);
 }

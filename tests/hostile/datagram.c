@@ -335,8 +335,9 @@ void sc_ud_qkey(void)
 	expect_silent_drop(&s, "datagrams with a Q_Key not the QP's");
 	EXPECT_CTR(s, "drop_bad_qkey", 6);
 
-	/* QP0 and QP1 (IBTA 3.5.3: SMI and GSI, which urnic does not serve), QP1 in the
-	 * index of the current generation, another generation of QP 1, a free slot. */
+	/* QP0 (IBTA 3.5.3: the SMI, which RoCE does not serve), QP1 (the GSI) with no
+	 * connection manager open in the target, QP1 in the index of the current
+	 * generation, another generation of QP 1, a free slot. */
 	snap(&s);
 	bad_qpn[0] = 0;
 	bad_qpn[1] = 1;
@@ -346,7 +347,8 @@ void sc_ud_qkey(void)
 	for (int i = 0; i < 5; i++)
 		ud_send(bad_qpn[i], i < 2 ? 0x80010000u : k1, 0x000125, A.taddr, data, 64, true);
 	expect_silent_drop(&s, "datagrams to QP0, QP1 and QPNs not there");
-	EXPECT_CTR(s, "drop_unknown_qp", 5);
+	EXPECT_CTR(s, "drop_unknown_qp", 4);
+	EXPECT_CTR(s, "drop_gsi_no_cm", 1);
 
 	/* The DETH cut anywhere (IBTA 9.6: the headers the opcode names must all be
 	 * there), each with a right ICRC over what is left. */

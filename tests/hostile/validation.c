@@ -149,9 +149,11 @@ void sc_unknown_qp(void)
 	/* Some of these QPNs name another process's slot on the address (share.h): the
 	 * transport drops those before the engine counts them in rx_packets. */
 	A.rx_sent -= 5;
-	wait_ctr("drop_unknown_qp", snap_of(&s, "drop_unknown_qp") + 5);
+	wait_ctr("drop_unknown_qp", snap_of(&s, "drop_unknown_qp") + 4);
+	wait_ctr("drop_gsi_no_cm", snap_of(&s, "drop_gsi_no_cm") + 1);
 	expect_silent_drop(&s, "WRITEs to QPs that do not exist");
-	EXPECT_CTR(s, "drop_unknown_qp", 5);
+	EXPECT_CTR(s, "drop_unknown_qp", 4);
+	EXPECT_CTR(s, "drop_gsi_no_cm", 1); /* QP 1, with no connection manager open */
 	probe(0);
 	probe(1);
 }

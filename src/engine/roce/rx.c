@@ -10,7 +10,9 @@
  */
 #include <string.h>
 
+#include "engine/gsi.h"
 #include "engine/roce/roce.h"
+#include "wire/mad.h"
 #include "wire/byteorder.h"
 
 /*
@@ -166,6 +168,10 @@ void urnic_roce_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const 
 	 * not that QP joined, and an RC QP never joins). */
 	if (urnic_mcast_ip(e->cfg.ipv6, m->dst_ip)) {
 		urnic_count(e, URNIC_CTR_drop_mcast_unicast_qpn);
+		return;
+	}
+	if (pkt.bth.dqpn == URNIC_GSI_QPN) {
+		urnic_gsi_rx(e, &pkt, m);
 		return;
 	}
 	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cm.c - a device's connection manager on QP 1 (cm.h): created on the first open of the
+ * process's librdmacm, fed by the engine's GSI (engine/gsi.c), ticked and drained in
+ * every pass (urnic_dev_cm_pass) and after every action of the application.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/random.h>
+
+#include "dev/cm.h"
+#include "dev/pipeline.h"
+#include "engine/gsi.h"
+
+/* The CA's ACK delay the REP announces: ibv_query_device's local_ca_ack_delay (rxe's). */
+enum { CA_ACK_DELAY = 15 };
+
+static int cm_create(struct urnic_dev *d)
+{
+	struct urnic_cm_config cfg;
+	uint64_t seed;
+
+	urnic_cm_config_init(&cfg);
+	cfg.owner = (uint8_t)d->eng->cfg.qpn_owner;
+	cfg.ca_guid = be64toh(d->guid);
+	cfg.ack_delay = CA_ACK_DELAY;
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = urnic_dev_now_ns() ^ (uint64_t)getpid() << 32;
+	cfg.seed = seed;
+	cfg.hi_tid = (uint32_t)(seed >> 32) | 1;
+	return urnic_cm_new(&d->cm, &cfg);
+}
+
+int urnic_dev_cm_open(struct urnic_dev *d, const struct urnic_dev_cm_sink *sink)
+{
+	int ret = urnic_dev_get(d);
+
+	if (ret)
+		return ret;
+	ret = urnic_dev_start_io(d);
+	if (ret)
+		goto put;
+	pthread_mutex_lock(&d->lock);
+	if (d->cm_refs && (d->cm_sink.event != sink->event || d->cm_sink.ctx != sink->ctx))
+		ret = -EINVAL;
+	else if (!d->cm_refs && (ret = cm_create(d)) == 0) {
+		d->cm_sink = *sink;
+		/* The port QP 1 sends from must have a socket (4791 if it cannot). */
+		d->eng->gsi_sport = urnic_udp_prepare_sport(d->udp, URNIC_GSI_UDP_SPORT);
+		d->eng->cm = d->cm;
+	}
+	if (!ret)
+		d->cm_refs++;
+	pthread_mutex_unlock(&d->lock);
+	if (!ret)
+		return 0;
+put:
+	urnic_dev_put(d);
+	return ret;
+}
+
+void urnic_dev_cm_close(struct urnic_dev *d)
+{
+	pthread_mutex_lock(&d->lock);
+	if (d->cm_refs && --d->cm_refs == 0) {
+		d->eng->cm = NULL;
+		urnic_cm_free(d->cm);
+		d->cm = NULL;
+	}
+	pthread_mutex_unlock(&d->lock);
+	urnic_dev_put(d);
+}
+
+struct urnic_cm *urnic_dev_cm_begin(struct urnic_dev *d, uint64_t *now_ns)
+{
+	pthread_mutex_lock(&d->lock);
+	if (!d->cm) {
+		pthread_mutex_unlock(&d->lock);
+		return NULL;
+	}
+	*now_ns = urnic_dev_now_ns();
+	return d->cm;
+}
+
+void urnic_dev_cm_pass(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline)
+{
+	struct urnic_cm_event ev;
+	uint64_t next;
+
+	if (!d->cm)
+		return;
+	next = urnic_cm_next_deadline(d->cm);
+	if (next && next <= now_ns)
+		urnic_cm_tick(d->cm, now_ns);
+	urnic_gsi_send(d->eng);
+	while (urnic_cm_event_pop(d->cm, &ev))
+		d->cm_sink.event(d->cm_sink.ctx, d, &ev);
+	next = urnic_cm_next_deadline(d->cm);
+	if (next && (!*deadline || next < *deadline))
+		*deadline = next;
+}
+
+void urnic_dev_cm_end(struct urnic_dev *d)
+{
+	uint64_t deadline = 0;
+
+	urnic_dev_cm_pass(d, urnic_dev_now_ns(), &deadline);
+	if (d->eng->tx.n)
+		urnic_dev_flush_tx(d->eng);
+	pthread_mutex_unlock(&d->lock);
+	/* The engine thread may sleep past the CM's new timer: a pass recomputes its wait. */
+	if (deadline)
+		urnic_dev_kick(d);
+}
+
+int urnic_dev_cm_devices(struct urnic_dev ***out)
+{
+	return urnic_dev_list(out);
+}
