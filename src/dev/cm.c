@@ -114,6 +114,24 @@ void urnic_dev_cm_end(struct urnic_dev *d)
 		urnic_dev_kick(d);
 }
 
+int urnic_dev_cm_port_hold(struct urnic_dev *d, uint16_t ps, uint16_t *port,
+			   struct urnic_cm_port *held)
+{
+	int ret = -ENODEV;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->cm)
+		ret = urnic_cm_port_hold(held, d->udp->share.addr_str, d->udp->share.slot, ps,
+					 port);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+void urnic_dev_cm_port_release(struct urnic_cm_port *held)
+{
+	urnic_cm_port_release(held);
+}
+
 int urnic_dev_cm_devices(struct urnic_dev ***out)
 {
 	return urnic_dev_list(out);

@@ -17,6 +17,7 @@
 
 #include "dev/device.h"
 #include "engine/cm/cm.h"
+#include "transport/cm_ports.h"
 
 /* The drop-in librdmacm calls these across the library boundary (libibverbs.map,
  * URNIC_PRIVATE_1.0): it is a library of its own that must share this one's devices. */
@@ -39,6 +40,15 @@ URNIC_DEV_CM_EXPORT void urnic_dev_cm_close(struct urnic_dev *d);
  * its events to the sink, arms the engine's timer for its next deadline and unlocks. */
 URNIC_DEV_CM_EXPORT struct urnic_cm *urnic_dev_cm_begin(struct urnic_dev *d, uint64_t *now_ns);
 URNIC_DEV_CM_EXPORT void urnic_dev_cm_end(struct urnic_dev *d);
+
+/* Holds port *port (0: an ephemeral one, written back) of rdma_cm port space ps (the
+ * RDMA_PS_* value) on d's address, one port space for all the processes on it
+ * (transport/cm_ports.h: a REQ for the port is steered to the holder). The CM must be
+ * open. Returns 0 or -errno: -EADDRINUSE, -EADDRNOTAVAIL (no ephemeral port), -ENODEV
+ * (CM not open). release lets it go (any thread, no lock). */
+URNIC_DEV_CM_EXPORT int urnic_dev_cm_port_hold(struct urnic_dev *d, uint16_t ps, uint16_t *port,
+					       struct urnic_cm_port *held);
+URNIC_DEV_CM_EXPORT void urnic_dev_cm_port_release(struct urnic_cm_port *held);
 
 /* The process's devices (urnic_dev_list), for librdmacm to find the one that holds an
  * address. */

@@ -3,7 +3,9 @@
  * share.c - slots, steering and forwarding for processes sharing an address. See
  * share.h.
  */
+#include "transport/cm_ports.h"
 #include "transport/share.h"
+#include "wire/mad.h"
 
 #include <errno.h>
 #include <linux/filter.h>
@@ -207,6 +209,7 @@ int urnic_share_join(struct urnic_share *s, const char *addr_str)
 	uint32_t foreign = 0;
 
 	memset(s, 0, sizeof(*s));
+	snprintf(s->addr_str, sizeof(s->addr_str), "%s", addr_str);
 	s->fd = -1;
 	s->uid = (uint32_t)geteuid();
 	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++) {
@@ -275,12 +278,16 @@ int urnic_share_attach_steering(int udp_fd)
 	return 0;
 }
 
-int urnic_share_owner(const uint8_t *payload, size_t len)
+int urnic_share_owner(const struct urnic_share *s, const uint8_t *payload, size_t len)
 {
+	uint32_t dqpn;
+
 	if (len < BTH_DQPN_OFFSET + 3)
 		return -1;
-	return (int)(urnic_get_be24(payload + BTH_DQPN_OFFSET) >> URNIC_QPN_OWNER_SHIFT) &
-	       (URNIC_QPN_OWNERS - 1);
+	dqpn = urnic_get_be24(payload + BTH_DQPN_OFFSET);
+	if (dqpn == URNIC_GSI_QPN)
+		return urnic_cm_port_steer(s->addr_str, payload, len);
+	return (int)(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1);
 }
 
 bool urnic_share_fits(const struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r)

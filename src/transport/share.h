@@ -51,7 +51,8 @@ struct urnic_share_rec {
 };
 
 struct urnic_share {
-	int fd; /* our slot's unix datagram socket, or -1 */
+	char addr_str[64]; /* the address, as the names say it */
+	int fd;		   /* our slot's unix datagram socket, or -1 */
 	uint32_t slot;
 	uint32_t uid; /* ours: only batches from processes of this user are taken */
 	struct sockaddr_un names[URNIC_SHARE_SLOTS];
@@ -85,8 +86,9 @@ void urnic_share_leave(struct urnic_share *s);
 /* Attaches the steering program to a socket of the reuseport group. */
 int urnic_share_attach_steering(int udp_fd);
 
-/* Slot that owns the destination QP of a RoCEv2 UDP payload, or -1 if too short. */
-int urnic_share_owner(const uint8_t *payload, size_t len);
+/* Slot that owns the destination QP of a RoCEv2 UDP payload, or -1 if too short. For
+ * QP 1, the process a CM MAD is for (cm_ports.h), or -1 (ours to answer). */
+int urnic_share_owner(const struct urnic_share *s, const uint8_t *payload, size_t len);
 
 /* Whether r can join the batch for slot without a flush first (same owner, room). */
 bool urnic_share_fits(const struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r);

@@ -135,7 +135,7 @@ static void deliver(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8
 		    uint32_t len)
 {
 	struct urnic_udp *u = p->u;
-	int owner = urnic_share_owner(buf, len);
+	int owner = urnic_share_owner(&u->share, buf, len);
 	struct urnic_share_rec r = {
 		.sport = sport,
 		.ip_id_hint = p->m.ip_id_hint,

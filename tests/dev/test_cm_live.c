@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,10 +219,112 @@ static void test_not_mad(struct urnic_dev *b)
 	CHECK_EQ(ctr(b, URNIC_CTR_rx_gsi_mads), taken_before);
 }
 
-int main(void)
+static void pipe_put(int fd, char c)
+{
+	CHECK(write(fd, &c, 1) == 1);
+}
+
+static char pipe_get(int fd)
+{
+	char c = 0;
+
+	CHECK(read(fd, &c, 1) == 1);
+	return c;
+}
+
+/* The listener of the shared address: the second process on it (slot 1). */
+static int shared_listener(struct urnic_dev *d, int rd, int wr)
+{
+	struct urnic_cm_accept_param ap = {
+		.qpn = 0x122, .starting_psn = 7, .responder_resources = 1, .initiator_depth = 1
+	};
+	struct urnic_cm_port held, again;
+	struct urnic_cm_event ev;
+	uint16_t port = 7176;
+	struct urnic_cm *cm;
+	uint32_t listener;
+	uint64_t now;
+
+	CHECK_EQ(urnic_dev_cm_open(d, &sink), 0);
+	CHECK_EQ(d->udp->share.slot, 1);
+	CHECK_EQ(urnic_dev_cm_port_hold(d, URNIC_RDMA_PS_TCP, &port, &held), 0);
+	CHECK_EQ(urnic_dev_cm_port_hold(d, URNIC_RDMA_PS_TCP, &port, &again), -EADDRINUSE);
+	cm = urnic_dev_cm_begin(d, &now);
+	CHECK_EQ(urnic_cm_listen(cm, urnic_cma_service_id(URNIC_RDMA_PS_TCP, port), 4, 0xb,
+				 &listener),
+		 0);
+	urnic_dev_cm_end(d);
+	pipe_put(wr, 'L');
+	ev = next_event(d, URNIC_CM_EVENT_CONNECT_REQUEST);
+	cm = urnic_dev_cm_begin(d, &now);
+	CHECK_EQ(urnic_cm_accept(cm, ev.conn, &ap, now), 0);
+	urnic_dev_cm_end(d);
+	next_event(d, URNIC_CM_EVENT_ESTABLISHED);
+	next_event(d, URNIC_CM_EVENT_DISCONNECTED);
+	CHECK_EQ(pipe_get(rd), 'D');
+	urnic_dev_cm_port_release(&held);
+	urnic_dev_cm_close(d);
+	return 0;
+}
+
+/* Two processes on one address (share.h): the first (slot 0) receives every packet for
+ * QP 1 and must hand the second's REQ and RTU over by the port it holds and by its comm
+ * ID; the second holds the port against the first. */
+static int test_shared(void)
 {
 	struct urnic_dev **devs;
-	int n = urnic_dev_cm_devices(&devs);
+	int to_child[2], to_parent[2];
+	struct urnic_cm_connect_param p;
+	struct urnic_cm_port busy;
+	struct urnic_cm *cm;
+	uint16_t port = 7176;
+	uint32_t conn;
+	uint64_t now;
+	pid_t pid;
+	int st;
+
+	CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		CHECK_EQ(pipe_get(to_child[0]), 'G');
+		CHECK(urnic_dev_cm_devices(&devs) >= 1);
+		_exit(shared_listener(devs[0], to_child[0], to_parent[1]));
+	}
+	CHECK(urnic_dev_cm_devices(&devs) >= 1);
+	CHECK_EQ(urnic_dev_cm_open(devs[0], &sink), 0);
+	CHECK_EQ(devs[0]->udp->share.slot, 0);
+	pipe_put(to_child[1], 'G');
+	CHECK_EQ(pipe_get(to_parent[0]), 'L');
+	/* The port space is the address's: the other process holds 7176. */
+	CHECK_EQ(urnic_dev_cm_port_hold(devs[0], URNIC_RDMA_PS_TCP, &port, &busy), -EADDRINUSE);
+	connect_param(devs[0], devs[0], 7176, &p);
+	cm = urnic_dev_cm_begin(devs[0], &now);
+	CHECK_EQ(urnic_cm_connect(cm, &p, now, &conn), 0);
+	urnic_dev_cm_end(devs[0]);
+	next_event(devs[0], URNIC_CM_EVENT_CONNECT_RESPONSE);
+	cm = urnic_dev_cm_begin(devs[0], &now);
+	CHECK_EQ(urnic_cm_establish(cm, conn, NULL, 0, now), 0);
+	CHECK_EQ(urnic_cm_disconnect(cm, conn, NULL, 0, now), 0);
+	urnic_dev_cm_end(devs[0]);
+	next_event(devs[0], URNIC_CM_EVENT_ESTABLISHED);
+	pipe_put(to_child[1], 'D');
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(ctr(devs[0], URNIC_CTR_rx_forwarded) >= 3); /* REQ, RTU, DREQ */
+	urnic_dev_cm_close(devs[0]);
+	printf("ok shared\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct urnic_dev **devs;
+	int n;
+
+	if (argc > 1 && strcmp(argv[1], "shared") == 0)
+		return test_shared();
+	n = urnic_dev_cm_devices(&devs);
 
 	CHECK(n >= 2);
 	CHECK_EQ(urnic_dev_cm_open(devs[0], &sink), 0);
