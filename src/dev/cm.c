@@ -7,11 +7,31 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include "dev/cm.h"
 #include "dev/pipeline.h"
 #include "engine/gsi.h"
+
+/* The device's cm_* counters are the CM's (stats/cm_counters.def, in its order). */
+_Static_assert(URNIC_CTR_cm_rx_mads + URNIC_CM_C_COUNT <= URNIC_CTR_COUNT &&
+		       URNIC_CTR_cm_rx_mads + 1 == URNIC_CTR_cm_tx_mads,
+	       "the cm_* device counters follow stats/cm_counters.def");
+
+/* Adds what the CM counted since the last copy: a CM opened again starts from 0, the
+ * device's counters never go back. */
+static void sync_counters(struct urnic_dev *d)
+{
+	uint64_t *c = &d->eng->stats.counters[URNIC_CTR_cm_rx_mads];
+
+	for (uint32_t i = 0; i < URNIC_CM_C_COUNT; i++) {
+		uint64_t now = urnic_cm_counter(d->cm, (enum urnic_cm_counter)i);
+
+		c[i] += now - d->cm_ctr_seen[i];
+		d->cm_ctr_seen[i] = now;
+	}
+}
 
 /* The CA's ACK delay the REP announces: ibv_query_device's local_ca_ack_delay (rxe's). */
 enum { CA_ACK_DELAY = 15 };
@@ -46,6 +66,7 @@ int urnic_dev_cm_open(struct urnic_dev *d, const struct urnic_dev_cm_sink *sink)
 		ret = -EINVAL;
 	else if (!d->cm_refs && (ret = cm_create(d)) == 0) {
 		d->cm_sink = *sink;
+		memset(d->cm_ctr_seen, 0, sizeof(d->cm_ctr_seen));
 		/* The port QP 1 sends from must have a socket (4791 if it cannot). */
 		d->eng->gsi_sport = urnic_udp_prepare_sport(d->udp, URNIC_GSI_UDP_SPORT);
 		d->eng->cm = d->cm;
@@ -64,6 +85,7 @@ void urnic_dev_cm_close(struct urnic_dev *d)
 {
 	pthread_mutex_lock(&d->lock);
 	if (d->cm_refs && --d->cm_refs == 0) {
+		sync_counters(d);
 		d->eng->cm = NULL;
 		urnic_cm_free(d->cm);
 		d->cm = NULL;
@@ -96,6 +118,7 @@ void urnic_dev_cm_pass(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline)
 	urnic_gsi_send(d->eng);
 	while (urnic_cm_event_pop(d->cm, &ev))
 		d->cm_sink.event(d->cm_sink.ctx, d, &ev);
+	sync_counters(d);
 	next = urnic_cm_next_deadline(d->cm);
 	if (next && (!*deadline || next < *deadline))
 		*deadline = next;

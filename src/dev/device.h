@@ -25,6 +25,7 @@
 #include "dev/dm.h"
 #include "dev/handover.h"
 #include "dev/post_batch.h"
+#include "engine/cm/cm.h"
 #include "engine/engine.h"
 #include "queue/wq.h"
 #include "transport/packet.h"
@@ -123,6 +124,7 @@ struct urnic_dev {
 	struct urnic_cm *cm;
 	uint32_t cm_refs;
 	struct urnic_dev_cm_sink cm_sink;
+	uint64_t cm_ctr_seen[URNIC_CM_C_COUNT]; /* its counters as last copied (cm.c) */
 };
 
 /* Fills the process-wide device list from URNIC_ADDR / the config / the host's

@@ -171,6 +171,9 @@ static void test_connect_disconnect(struct urnic_dev *a, struct urnic_dev *b)
 	/* REQ, REP, RTU, DREQ, DREP: five MADs, each taken once. */
 	CHECK_EQ(ctr(a, URNIC_CTR_tx_gsi_mads) + ctr(b, URNIC_CTR_tx_gsi_mads), 5);
 	CHECK_EQ(ctr(a, URNIC_CTR_rx_gsi_mads) + ctr(b, URNIC_CTR_rx_gsi_mads), 5);
+	/* The CM's own counters are the device's cm_* ones. */
+	CHECK_EQ(ctr(a, URNIC_CTR_cm_rx_mads) + ctr(b, URNIC_CTR_cm_rx_mads), 5);
+	CHECK_EQ(ctr(a, URNIC_CTR_cm_tx_mads), 3);
 }
 
 static void test_no_listener(struct urnic_dev *a, struct urnic_dev *b)

@@ -38,10 +38,10 @@ enum urnic_cm_event_type {
 	URNIC_CM_EVENT_COUNT
 };
 
-/* Counters (counter.def): URNIC_CM_C_rx_mads, ... */
+/* Counters (stats/cm_counters.def): URNIC_CM_C_rx_mads, ... */
 enum urnic_cm_counter {
 #define URNIC_CM_COUNTER(name, text) URNIC_CM_C_##name,
-#include "engine/cm/counter.def"
+#include "stats/cm_counters.def"
 #undef URNIC_CM_COUNTER
 	URNIC_CM_C_COUNT
 };
@@ -272,7 +272,7 @@ int urnic_cm_set_user(struct urnic_cm *cm, uint32_t conn, uint64_t user);
 /*
  * A MAD received from `from` at now_ns. The MAD is checked against the connection its
  * comm IDs name and that connection's state before anything changes; a MAD refused or
- * ignored is counted by reason (counter.def). Returns 0 when the MAD was taken (answered
+ * ignored is counted by reason (stats/cm_counters.def). Returns 0 when the MAD was taken (answered
  * or acted on), -EAGAIN when the queues had no room (dropped: the peer retries), or
  * -EPROTO when it was refused or ignored. _bytes decodes first (-EBADMSG).
  */
