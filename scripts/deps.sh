@@ -8,7 +8,7 @@
 # (as root, or through sudo).
 URNIC_PACKAGES="build-essential cmake pkg-config libibverbs-dev librdmacm-dev libisal-dev
 liburing-dev ibverbs-utils perftest tshark nftables iproute2 util-linux clang clang-format-14
-python3-pyverbs groff-base man-db dpkg-dev
+python3-pyverbs groff-base man-db dpkg-dev rdmacm-utils
 qemu-system-x86 busybox-static tcpdump cpio kmod ibverbs-providers
 ucx-utils libfabric-bin openmpi-bin libopenmpi-dev mpich libmpich-dev"
 
