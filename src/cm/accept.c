@@ -61,14 +61,7 @@ static int accept_rc(struct urnic_rdma_id *id, struct rdma_conn_param *p)
 	}
 	memset(&ap, 0, sizeof(ap));
 	ap.qpn = id->id.qp ? id->id.qp->qp_num : (p ? p->qp_num : 0);
-	ap.starting_psn = 0;
-	if (id->id.qp) {
-		struct ibv_qp_attr a;
-		struct ibv_qp_init_attr ia;
-
-		if (!ibv_query_qp(id->id.qp, &a, IBV_QP_RQ_PSN, &ia))
-			ap.starting_psn = a.rq_psn;
-	}
+	ap.starting_psn = id->seq_num;
 	ap.responder_resources = id->resp_res;
 	ap.initiator_depth = id->init_depth;
 	ap.rnr_retry_count = p ? (p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count) : 7;
@@ -200,9 +193,11 @@ EXPORT int rdma_disconnect(struct rdma_cm_id *cid)
 	rc = urnic_rdma_qp_to_err(id);
 	if (rc)
 		return urnic_rdma_ret(rc);
+	/* cma.c rdma_disconnect: a DREQ, else a DREP, and no error for a connection that
+	 * is already going (the peer's DREQ answered, TimeWait). */
 	rc = WITH_CM(id, urnic_cm_disconnect(cm, id->conn, NULL, 0, now));
 	id->state = URNIC_RDMA_DISCONNECT;
-	return urnic_rdma_ret(rc);
+	return rc == -ENODEV ? urnic_rdma_ret(rc) : 0;
 }
 
 EXPORT int rdma_set_option(struct rdma_cm_id *cid, int level, int optname, void *optval,

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "cm/rdmacm.h"
 #include "cm/cma_hdr.h"
@@ -216,16 +215,12 @@ static void req_param(struct urnic_rdma_id *id, struct rdma_conn_param *p,
 		      struct urnic_cm_connect_param *cp)
 {
 	uint8_t max = max_rd_atom(id);
-	uint32_t psn;
 
 	memset(cp, 0, sizeof(*cp));
 	cp->service_id = service_id(id, ntohs(rdma_get_dst_port(&id->id)));
 	memcpy(cp->peer.gid, &id->id.route.addr.addr.ibaddr.dgid, 16);
 	memcpy(cp->local_gid, &id->id.route.addr.addr.ibaddr.sgid, 16);
 	cp->qpn = id->id.qp ? id->id.qp->qp_num : (p ? p->qp_num : 0);
-	if (getrandom(&psn, sizeof(psn), 0) != sizeof(psn))
-		psn = (uint32_t)random();
-	id->seq_num = psn & 0xffffff;
 	cp->starting_psn = id->seq_num;
 	cp->transport = URNIC_CM_TRANSPORT_RC;
 	id->conn_resp_res = p ? p->responder_resources : RDMA_MAX_RESP_RES;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -69,6 +70,10 @@ struct urnic_rdma_id *urnic_rdma_id_new(struct rdma_event_channel *ch, void *con
 	id->id.port_num = 1;
 	id->qkey = RDMA_UDP_QKEY;
 	id->afonly = -1;
+	/* cma.c __rdma_create_id: a random 24-bit PSN, the QP's receive PSN. */
+	if (getrandom(&id->seq_num, sizeof(id->seq_num), GRND_NONBLOCK) != sizeof(id->seq_num))
+		id->seq_num = (uint32_t)random();
+	id->seq_num &= 0xffffff;
 	return id;
 }
 
@@ -252,6 +257,44 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	return rc;
 }
 
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* A destination on this host is reached through lo, whose source (127.0.0.1) no device
+ * holds: the process's first device sends instead, from its own address, as a second
+ * host on the same wire would. The source becomes that address, with the id's port. */
+static struct urnic_rdma_dev *loopback_dev(struct urnic_rdma_id *id)
+{
+	struct urnic_rdma_dev *all;
+	struct sockaddr_storage s;
+	struct urnic_dev *d;
+	uint16_t port = get_port(&id->id.route.addr.src_addr);
+
+	if (urnic_rdma_devs(&all) < 1)
+		return NULL;
+	d = all[0].d;
+	memset(&s, 0, sizeof(s));
+	if (d->ipv6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&s;
+
+		s6->sin6_family = AF_INET6;
+		memcpy(&s6->sin6_addr, d->addr, 16);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&s;
+
+		s4->sin_family = AF_INET;
+		memcpy(&s4->sin_addr, d->addr, 4);
+	}
+	set_port((struct sockaddr *)&s, port);
+	memcpy(&id->id.route.addr.src_storage, &s, sizeof(s));
+	return &all[0];
+}
+
 static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct sockaddr *dst)
 {
 	struct rdma_addr *ra = &id->id.route.addr;
@@ -290,6 +333,8 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 	if (!id->dev) {
 		struct urnic_rdma_dev *rd = urnic_rdma_dev_by_addr(&ra->src_addr);
 
+		if (!rd && !src && is_loopback(&ra->src_addr))
+			rd = loopback_dev(id);
 		if (!rd || urnic_rdma_set_dev(id, rd))
 			return urnic_rdma_queue_local(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
 	}

@@ -53,7 +53,7 @@ static int conn_attr(struct urnic_rdma_id *id, struct ibv_qp_attr *a, int *mask)
 		a->ah_attr.port_num = id->id.port_num ? id->id.port_num : 1;
 		a->path_mtu = (enum ibv_mtu)info.path_mtu;
 		a->dest_qp_num = info.remote_qpn;
-		a->rq_psn = info.rq_psn;
+		a->rq_psn = id->seq_num; /* cma.c: the id's PSN, sent in the REQ or REP */
 		a->max_dest_rd_atomic = info.responder_resources;
 		a->min_rnr_timer = 0;
 		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
