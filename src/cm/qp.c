@@ -173,6 +173,46 @@ static int qp_init(struct urnic_rdma_id *id, struct ibv_qp *qp)
 	return rc;
 }
 
+/* A CQ and its completion channel for each direction the caller left without one
+ * (librdmacm ucma_create_cqs): rdma_get_send_comp(3) and rdma_get_recv_comp(3) wait on
+ * them. */
+static int create_cqs(struct rdma_cm_id *cid, uint32_t send_size, uint32_t recv_size)
+{
+	if (!cid->recv_cq && recv_size) {
+		cid->recv_cq_channel = ibv_create_comp_channel(cid->verbs);
+		if (!cid->recv_cq_channel)
+			return -errno;
+		cid->recv_cq =
+			ibv_create_cq(cid->verbs, (int)recv_size, cid, cid->recv_cq_channel, 0);
+		if (!cid->recv_cq)
+			return -errno;
+	}
+	if (!cid->send_cq && send_size) {
+		cid->send_cq_channel = ibv_create_comp_channel(cid->verbs);
+		if (!cid->send_cq_channel)
+			return -errno;
+		cid->send_cq =
+			ibv_create_cq(cid->verbs, (int)send_size, cid, cid->send_cq_channel, 0);
+		if (!cid->send_cq)
+			return -errno;
+	}
+	return 0;
+}
+
+static void destroy_cqs(struct rdma_cm_id *cid)
+{
+	if (cid->recv_cq)
+		ibv_destroy_cq(cid->recv_cq);
+	if (cid->recv_cq_channel)
+		ibv_destroy_comp_channel(cid->recv_cq_channel);
+	if (cid->send_cq && cid->send_cq != cid->recv_cq)
+		ibv_destroy_cq(cid->send_cq);
+	if (cid->send_cq_channel && cid->send_cq_channel != cid->recv_cq_channel)
+		ibv_destroy_comp_channel(cid->send_cq_channel);
+	cid->recv_cq = cid->send_cq = NULL;
+	cid->recv_cq_channel = cid->send_cq_channel = NULL;
+}
+
 EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex *attr)
 {
 	struct urnic_rdma_id *id;
@@ -194,16 +234,26 @@ EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex 
 	}
 	if (!attr->srq && cid->srq)
 		attr->srq = cid->srq;
+	rc = create_cqs(cid, attr->send_cq ? 0 : attr->cap.max_send_wr,
+			attr->recv_cq || attr->srq ? 0 : attr->cap.max_recv_wr);
+	if (rc) {
+		destroy_cqs(cid);
+		return urnic_rdma_ret(rc);
+	}
 	if (!attr->send_cq)
 		attr->send_cq = cid->send_cq;
 	if (!attr->recv_cq)
 		attr->recv_cq = cid->recv_cq;
 	qp = ibv_create_qp_ex(cid->verbs, attr);
-	if (!qp)
-		return -1;
+	if (!qp) {
+		rc = -errno;
+		destroy_cqs(cid);
+		return urnic_rdma_ret(rc);
+	}
 	rc = qp_init(id, qp);
 	if (rc) {
 		ibv_destroy_qp(qp);
+		destroy_cqs(cid);
 		return urnic_rdma_ret(rc);
 	}
 	return 0;
@@ -237,6 +287,7 @@ EXPORT void rdma_destroy_qp(struct rdma_cm_id *cid)
 		return;
 	ibv_destroy_qp(cid->qp);
 	cid->qp = NULL;
+	destroy_cqs(cid);
 }
 
 EXPORT int rdma_create_srq_ex(struct rdma_cm_id *cid, struct ibv_srq_init_attr_ex *attr)

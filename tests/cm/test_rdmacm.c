@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -284,6 +285,134 @@ static void test_connect(void)
 	rdma_destroy_event_channel(cch);
 }
 
+/* UD over the UDP port space: SIDR_REQ, the passive QP's number and Q_Key in the
+ * client's ESTABLISHED, and a datagram to it. */
+static void test_ud(void)
+{
+	struct rdma_event_channel *sch = rdma_create_event_channel(),
+				  *cch = rdma_create_event_channel();
+	struct sockaddr_in s = sin_of(SRV_ADDR, 20888), src = sin_of(CLI_ADDR, 0);
+	struct rdma_conn_param cp = { .private_data = "ud?", .private_data_len = 4 };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
+	};
+	static char sbuf[64] = "datagram", rbuf[64 + 40];
+	struct rdma_cm_id *l, *c, *child;
+	struct rdma_cm_event *ev;
+	struct ibv_mr *smr, *rmr;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	uint32_t qpn, qkey;
+	int n = 0;
+
+	CHECK_EQ(rdma_create_id(sch, &l, NULL, RDMA_PS_UDP), 0);
+	CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&s), 0);
+	CHECK_EQ(rdma_listen(l, 4), 0);
+	CHECK_EQ(rdma_create_id(cch, &c, NULL, RDMA_PS_UDP), 0);
+	CHECK_EQ(rdma_resolve_addr(c, (struct sockaddr *)&src, (struct sockaddr *)&s, 2000), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED)), 0);
+	CHECK_EQ(rdma_resolve_route(c, 2000), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED)), 0);
+	CHECK_EQ(rdma_create_qp(c, NULL, &qa), 0);
+	CHECK(c->send_cq && c->recv_cq && c->qp->state == IBV_QPS_RTS);
+	CHECK_EQ(rdma_connect(c, &cp), 0);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	CHECK(!strcmp(ev->param.ud.private_data, "ud?"));
+	child = ev->id;
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	CHECK_EQ(rdma_create_qp(child, NULL, &qa), 0);
+	rmr = ibv_reg_mr(child->qp->pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(rmr);
+	CHECK_EQ(rdma_post_recv(child, NULL, rbuf, sizeof(rbuf), rmr), 0);
+	CHECK_EQ(rdma_accept(child, NULL), 0);
+	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	qpn = ev->param.ud.qp_num;
+	qkey = ev->param.ud.qkey;
+	CHECK_EQ(qpn, child->qp->qp_num);
+	CHECK_EQ(qkey, RDMA_UDP_QKEY);
+	ah = ibv_create_ah(c->qp->pd, &ev->param.ud.ah_attr);
+	CHECK(ah);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	smr = ibv_reg_mr(c->qp->pd, sbuf, sizeof(sbuf), 0);
+	CHECK(smr);
+	CHECK_EQ(rdma_post_ud_send(c, NULL, sbuf, sizeof(sbuf), smr, IBV_SEND_SIGNALED, ah, qpn),
+		 0);
+	for (int i = 0; i < 5000 && n == 0; i++) {
+		n = ibv_poll_cq(child->recv_cq, 1, &wc);
+		if (!n)
+			usleep(1000);
+	}
+	CHECK_EQ(n, 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK(!strcmp(rbuf + 40, "datagram"));
+	for (int i = 0; i < 5000 && ibv_poll_cq(c->send_cq, 1, &wc) == 0; i++)
+		usleep(1000);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+	CHECK_EQ(ibv_dereg_mr(smr), 0);
+	CHECK_EQ(ibv_dereg_mr(rmr), 0);
+	rdma_destroy_qp(c);
+	rdma_destroy_qp(child);
+	CHECK_EQ(rdma_destroy_id(child), 0);
+	CHECK_EQ(rdma_destroy_id(c), 0);
+	CHECK_EQ(rdma_destroy_id(l), 0);
+	rdma_destroy_event_channel(sch);
+	rdma_destroy_event_channel(cch);
+}
+
+/* The synchronous calls (rdma_create_ep, rdma_get_request): the server in a thread. */
+static void *sync_server(void *arg)
+{
+	struct rdma_cm_id *l = arg, *id;
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
+	};
+
+	CHECK_EQ(rdma_get_request(l, &id), 0);
+	CHECK(id->event && !strcmp(id->event->param.conn.private_data, "sync"));
+	CHECK_EQ(rdma_create_qp(id, NULL, &qa), 0);
+	CHECK_EQ(rdma_accept(id, NULL), 0);
+	CHECK_EQ(id->qp->state, IBV_QPS_RTS);
+	return id;
+}
+
+static void test_sync(void)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *sres, *cres;
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
+	};
+	struct rdma_conn_param cp = { .private_data = "sync",
+				      .private_data_len = 5,
+				      .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct rdma_cm_id *l, *c;
+	pthread_t t;
+	void *child;
+
+	CHECK_EQ(rdma_getaddrinfo(SRV_ADDR, "20889", &hints, &sres), 0);
+	CHECK_EQ(rdma_create_ep(&l, sres, NULL, NULL), 0);
+	CHECK_EQ(rdma_listen(l, 2), 0);
+	hints.ai_flags = 0;
+	hints.ai_src_addr = (struct sockaddr *)&(struct sockaddr_in){ 0 };
+	*(struct sockaddr_in *)hints.ai_src_addr = sin_of(CLI_ADDR, 0);
+	hints.ai_src_len = sizeof(struct sockaddr_in);
+	CHECK_EQ(rdma_getaddrinfo(SRV_ADDR, "20889", &hints, &cres), 0);
+	CHECK_EQ(rdma_create_ep(&c, cres, NULL, &qa), 0);
+	CHECK(c->qp && c->send_cq_channel);
+	CHECK_EQ(pthread_create(&t, NULL, sync_server, l), 0);
+	CHECK_EQ(rdma_connect(c, &cp), 0);
+	CHECK_EQ(pthread_join(t, &child), 0);
+	traffic(c, child);
+	CHECK_EQ(rdma_disconnect(c), 0);
+	rdma_destroy_ep(c);
+	rdma_destroy_ep(child);
+	rdma_destroy_ep(l);
+	rdma_freeaddrinfo(sres);
+	rdma_freeaddrinfo(cres);
+}
+
 int main(void)
 {
 	RUN(test_event_str);
@@ -292,5 +421,7 @@ int main(void)
 	RUN(test_ports);
 	RUN(test_getaddrinfo);
 	RUN(test_connect);
+	RUN(test_ud);
+	RUN(test_sync);
 	return 0;
 }
