@@ -215,6 +215,7 @@ static int bind_src(struct urnic_rdma_id *id)
 		return rc;
 	id->port = port;
 	id->port_held = true;
+	memcpy(id->port_addr, g, 16);
 	set_port(src, port);
 	id->state = URNIC_RDMA_ADDR_BOUND;
 	return 0;
@@ -265,50 +266,57 @@ static bool is_loopback(const struct sockaddr *sa)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
-/* A destination on this host is reached through lo, whose source (127.0.0.1) no device
- * holds: the process's first device sends instead, from its own address, as a second
- * host on the same wire would. The source becomes that address, with the id's port. */
-static struct urnic_rdma_dev *loopback_dev(struct urnic_rdma_id *id)
+/* The source for dst: the routing's choice, except that a destination on this host is
+ * reached through lo from 127.0.0.1, which no device holds; then the process's first
+ * device sends, from its own address, as a second host on the same wire would. */
+static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *s)
 {
 	struct urnic_rdma_dev *all;
-	struct sockaddr_storage s;
 	struct urnic_dev *d;
-	uint16_t port = get_port(&id->id.route.addr.src_addr);
+	int rc = route_src(dst, s);
 
-	if (urnic_rdma_devs(&all) < 1)
-		return NULL;
+	if (rc || urnic_rdma_dev_by_addr((struct sockaddr *)s) ||
+	    !is_loopback((struct sockaddr *)s) || urnic_rdma_devs(&all) < 1)
+		return rc;
 	d = all[0].d;
-	memset(&s, 0, sizeof(s));
+	memset(s, 0, sizeof(*s));
 	if (d->ipv6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&s;
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)s;
 
 		s6->sin6_family = AF_INET6;
 		memcpy(&s6->sin6_addr, d->addr, 16);
 	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&s;
+		struct sockaddr_in *s4 = (struct sockaddr_in *)s;
 
 		s4->sin_family = AF_INET;
 		memcpy(&s4->sin_addr, d->addr, 4);
 	}
-	set_port((struct sockaddr *)&s, port);
-	memcpy(&id->id.route.addr.src_storage, &s, sizeof(s));
-	return &all[0];
+	return 0;
+}
+
+/* ADDR_ERROR: no device holds the source the routing picks (cma.c finds no RDMA device
+ * for it). */
+static int addr_error(struct urnic_rdma_id *id, const struct sockaddr *dst)
+{
+	memcpy(&id->id.route.addr.dst_storage, dst, sa_len(dst));
+	return urnic_rdma_queue_local(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
 }
 
 static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct sockaddr *dst)
 {
 	struct rdma_addr *ra = &id->id.route.addr;
+	struct sockaddr_storage s;
 	int rc;
 
 	if (id->state == URNIC_RDMA_IDLE) {
-		struct sockaddr_storage s;
-
 		if (src) {
 			memcpy(&s, src, sa_len(src));
 		} else {
-			rc = route_src(dst, &s);
+			rc = pick_src(dst, &s);
 			if (rc)
 				return rc;
+			if (!urnic_rdma_dev_by_addr((struct sockaddr *)&s))
+				return addr_error(id, dst);
 		}
 		memcpy(&ra->src_storage, &s, sa_len((struct sockaddr *)&s));
 		rc = bind_src(id);
@@ -318,26 +326,19 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 		return -EINVAL;
 	}
 	if (!id->dev) {
-		struct sockaddr_storage s;
-		uint16_t port = id->port;
+		struct urnic_rdma_dev *rd;
 
-		rc = route_src(dst, &s);
+		rc = pick_src(dst, &s);
 		if (rc)
 			return rc;
+		rd = urnic_rdma_dev_by_addr((struct sockaddr *)&s);
+		if (!rd || urnic_rdma_set_dev(id, rd))
+			return addr_error(id, dst);
 		memcpy(&ra->src_storage, &s, sa_len((struct sockaddr *)&s));
-		set_port(&ra->src_addr, port);
+		set_port(&ra->src_addr, id->port);
 	}
 	memcpy(&ra->dst_storage, dst, sa_len(dst));
 	addr_gid(dst, (uint8_t *)&ra->addr.ibaddr.dgid);
-	id->state = URNIC_RDMA_ADDR_QUERY;
-	if (!id->dev) {
-		struct urnic_rdma_dev *rd = urnic_rdma_dev_by_addr(&ra->src_addr);
-
-		if (!rd && !src && is_loopback(&ra->src_addr))
-			rd = loopback_dev(id);
-		if (!rd || urnic_rdma_set_dev(id, rd))
-			return urnic_rdma_queue_local(id, RDMA_CM_EVENT_ADDR_ERROR, -ENODEV);
-	}
 	id->state = URNIC_RDMA_ADDR_RESOLVED;
 	return urnic_rdma_queue_local(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 }
@@ -410,7 +411,6 @@ EXPORT int rdma_resolve_route(struct rdma_cm_id *cid, int timeout_ms)
 EXPORT int rdma_destroy_id(struct rdma_cm_id *cid)
 {
 	struct urnic_rdma_id *id;
-	uint8_t g[16];
 
 	if (!cid) {
 		errno = EINVAL;
@@ -431,10 +431,8 @@ EXPORT int rdma_destroy_id(struct rdma_cm_id *cid)
 		pthread_cond_wait(&urnic_rdma_cond, &urnic_rdma_lock);
 	pthread_mutex_unlock(&urnic_rdma_lock);
 	urnic_rdma_purge(urnic_rdma_channel_of(cid->channel), id);
-	if (id->port_held) {
-		addr_gid(&cid->route.addr.src_addr, g);
-		urnic_rdma_port_drop(g, cid->ps, id->port);
-	}
+	if (id->port_held)
+		urnic_rdma_port_drop(id->port_addr, cid->ps, id->port);
 	if (id->sync)
 		rdma_destroy_event_channel(cid->channel);
 	free(id);

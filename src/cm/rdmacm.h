@@ -84,6 +84,7 @@ struct urnic_rdma_id {
 	struct urnic_rdma_id *listen_id; /* a passive connection's listener */
 	uint16_t port;			 /* bound, host order; 0 none */
 	bool port_held;
+	uint8_t port_addr[16]; /* the address the port is held on (ports.h) */
 	struct ibv_sa_path_rec path;
 	uint8_t tos;
 	bool tos_set;

@@ -413,6 +413,31 @@ static void test_sync(void)
 	rdma_freeaddrinfo(cres);
 }
 
+/* No source: the routing's (127.0.0.1 through lo for a local destination) becomes the
+ * process's first device, 127.0.41.1; a listener on any address takes a port for all. */
+static void test_route_src(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in dst = sin_of(CLI_ADDR, 20890), any = sin_of("0.0.0.0", 0);
+	struct rdma_cm_id *id, *l;
+	struct sockaddr_in *src;
+
+	CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED)), 0);
+	src = (struct sockaddr_in *)rdma_get_local_addr(id);
+	CHECK_EQ(ntohl(src->sin_addr.s_addr), 0x7f002901);
+	CHECK(ntohs(src->sin_port) >= 32768);
+	CHECK(id->verbs != NULL);
+	CHECK_EQ(rdma_destroy_id(id), 0);
+	CHECK_EQ(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&any), 0);
+	CHECK(l->verbs == NULL);
+	CHECK_EQ(rdma_listen(l, 0), 0);
+	CHECK_EQ(rdma_destroy_id(l), 0);
+	rdma_destroy_event_channel(ch);
+}
+
 int main(void)
 {
 	RUN(test_event_str);
@@ -420,6 +445,7 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_ports);
 	RUN(test_getaddrinfo);
+	RUN(test_route_src);
 	RUN(test_connect);
 	RUN(test_ud);
 	RUN(test_sync);
