@@ -3,10 +3,12 @@
  * addrinfo.c - the convenience calls over the rest: rdma_getaddrinfo(3) (getaddrinfo
  * with the RAI_ flags and the port space's QP type), rdma_create_ep(3) and
  * rdma_destroy_ep, rdma_get_request(3), rdma_migrate_id(3), rdma_event_str(3) with
- * librdmacm's strings, and the multicast calls, not supported yet (ENOSYS).
+ * librdmacm's strings, rpoll, and the multicast calls, not supported yet (ENOSYS).
  */
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
+#include <rdma/rsocket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,9 +147,22 @@ EXPORT int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, str
 	}
 	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space))
 		return -1;
+	cid->pd = pd;
 	if (res->ai_flags & RAI_PASSIVE) {
 		if (rdma_bind_addr(cid, res->ai_src_addr))
 			goto fail;
+		if (qp_init_attr) {
+			struct urnic_rdma_id *p = urnic_rdma_id_of(cid);
+
+			p->ep_qp_attr = malloc(sizeof(*qp_init_attr));
+			if (!p->ep_qp_attr) {
+				errno = ENOMEM;
+				goto fail;
+			}
+			*p->ep_qp_attr = *qp_init_attr;
+		}
+		*id = cid;
+		return 0;
 	} else if (rdma_resolve_addr(cid, res->ai_src_addr, res->ai_dst_addr, 2000) ||
 		   rdma_resolve_route(cid, 2000)) {
 		goto fail;
@@ -211,6 +226,20 @@ EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	}
 	child->sync = true;
 	ev->id->event = ev;
+	if (l->ep_qp_attr) {
+		struct ibv_qp_init_attr a = *l->ep_qp_attr;
+
+		a.qp_type = listen->qp_type;
+		if (listen->pd && listen->pd->context == ev->id->verbs)
+			ev->id->pd = listen->pd;
+		if (rdma_create_qp(ev->id, ev->id->pd, &a)) {
+			int e = errno;
+
+			rdma_destroy_id(ev->id);
+			errno = e;
+			return -1;
+		}
+	}
 	*id = ev->id;
 	return 0;
 }
@@ -288,4 +317,11 @@ EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 	(void)id, (void)addr;
 	errno = ENOSYS;
 	return -1;
+}
+
+/* rsockets' rpoll(3) is poll(2) for descriptors that are no rsockets, and there are no
+ * rsockets yet: rdma-core's examples wait on their event channel with it. */
+EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	return poll(fds, nfds, timeout);
 }

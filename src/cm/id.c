@@ -435,6 +435,7 @@ EXPORT int rdma_destroy_id(struct rdma_cm_id *cid)
 		urnic_rdma_port_drop(id->port_addr, cid->ps, id->port);
 	if (id->sync)
 		rdma_destroy_event_channel(cid->channel);
+	free(id->ep_qp_attr);
 	free(id);
 	return 0;
 }

@@ -101,7 +101,9 @@ struct urnic_rdma_id {
 	bool swallow_established; /* the CM's ESTABLISHED after our RTU: already reported */
 	bool disconnected;	  /* DISCONNECTED reported once, as cma.c does */
 	uint8_t conn_resp_res, conn_init_depth; /* the active side's, for RTR/RTS */
-	struct ibv_pd *own_pd;			/* unused: kept for rdma_create_ep's PD */
+	/* A passive rdma_create_ep's QP attributes and PD, for the QP rdma_get_request
+	 * makes on each new connection (librdmacm's qp_init_attr). */
+	struct ibv_qp_init_attr *ep_qp_attr;
 };
 
 /* The one lock of the library's state (registry, devices, event counts) and its
