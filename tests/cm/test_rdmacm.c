@@ -364,13 +364,11 @@ static void test_ud(void)
 static void *sync_server(void *arg)
 {
 	struct rdma_cm_id *l = arg, *id;
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
-	};
 
+	/* The QP comes from the listener's rdma_create_ep attributes, as rdma_server's. */
 	CHECK_EQ(rdma_get_request(l, &id), 0);
 	CHECK(id->event && !strcmp(id->event->param.conn.private_data, "sync"));
-	CHECK_EQ(rdma_create_qp(id, NULL, &qa), 0);
+	CHECK(id->qp && id->recv_cq && id->qp->state == IBV_QPS_INIT);
 	CHECK_EQ(rdma_accept(id, NULL), 0);
 	CHECK_EQ(id->qp->state, IBV_QPS_RTS);
 	return id;
@@ -392,7 +390,8 @@ static void test_sync(void)
 	void *child;
 
 	CHECK_EQ(rdma_getaddrinfo(SRV_ADDR, "20889", &hints, &sres), 0);
-	CHECK_EQ(rdma_create_ep(&l, sres, NULL, NULL), 0);
+	CHECK_EQ(rdma_create_ep(&l, sres, NULL, &qa), 0);
+	CHECK(l->qp == NULL);
 	CHECK_EQ(rdma_listen(l, 2), 0);
 	hints.ai_flags = 0;
 	hints.ai_src_addr = (struct sockaddr *)&(struct sockaddr_in){ 0 };
