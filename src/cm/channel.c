@@ -83,24 +83,40 @@ int urnic_rdma_queue_local(struct urnic_rdma_id *id, enum rdma_cm_event_type typ
 	return 0;
 }
 
-/* Drops the events still queued for id (rdma_destroy_id, rdma_migrate_id). The fd's
- * count may then exceed the queue: a read that finds nothing reads again. */
+/* Drops the events still queued for id (rdma_destroy_id, rdma_migrate_id), and for a
+ * listener the connection requests not yet taken: their ids are destroyed, which
+ * rejects them (ucma_cleanup_ctx_events). The fd's count may then exceed the queue: a
+ * read that finds nothing reads again. */
 void urnic_rdma_purge(struct urnic_rdma_channel *c, struct urnic_rdma_id *id)
 {
-	struct urnic_rdma_item **pp, *it;
+	struct urnic_rdma_item **pp, *it, *orphans = NULL;
 
 	pthread_mutex_lock(&c->lock);
 	c->tail = NULL;
 	for (pp = &c->head; (it = *pp);) {
-		if (it->id == id) {
+		bool request = !it->local && it->ev.type == URNIC_CM_EVENT_CONNECT_REQUEST &&
+			       it->id->listen_id == id;
+
+		if (it->id == id || request) {
 			*pp = it->next;
-			free(it);
+			if (request) {
+				it->next = orphans;
+				orphans = it;
+			} else {
+				free(it);
+			}
 			continue;
 		}
 		c->tail = it;
 		pp = &it->next;
 	}
 	pthread_mutex_unlock(&c->lock);
+	while ((it = orphans)) {
+		orphans = it->next;
+		it->id->listen_id = NULL;
+		rdma_destroy_id(&it->id->id);
+		free(it);
+	}
 }
 
 /*

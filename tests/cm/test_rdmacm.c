@@ -437,6 +437,30 @@ static void test_route_src(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/* A listener destroyed with a request it never took: the request is rejected. */
+static void test_listener_gone(void)
+{
+	struct rdma_event_channel *sch = rdma_create_event_channel(),
+				  *cch = rdma_create_event_channel();
+	struct sockaddr_in s = sin_of(SRV_ADDR, 20891);
+	struct rdma_cm_id *l, *c;
+	struct rdma_cm_event *ev;
+
+	CHECK_EQ(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&s), 0);
+	CHECK_EQ(rdma_listen(l, 1), 0);
+	c = client(cch, 20891);
+	make_qp(c);
+	CHECK_EQ(rdma_connect(c, NULL), 0);
+	CHECK_EQ(rdma_destroy_id(l), 0);
+	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	drop_qp(c);
+	CHECK_EQ(rdma_destroy_id(c), 0);
+	rdma_destroy_event_channel(sch);
+	rdma_destroy_event_channel(cch);
+}
+
 int main(void)
 {
 	RUN(test_event_str);
@@ -448,5 +472,6 @@ int main(void)
 	RUN(test_connect);
 	RUN(test_ud);
 	RUN(test_sync);
+	RUN(test_listener_gone);
 	return 0;
 }
