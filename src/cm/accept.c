@@ -103,7 +103,11 @@ EXPORT int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *conn_para
 	return urnic_rdma_wait_event(id, RDMA_CM_EVENT_ESTABLISHED);
 }
 
-static int reject(struct urnic_rdma_id *id, const void *pdata, uint8_t len)
+/* IBTA 12.6, table 109: what rdma_reject_ece sends (the kernel's ucma_reject takes it
+ * and the consumer-defined reason only). */
+enum { REJ_VENDOR_OPTION_NOT_SUPPORTED = 35 };
+
+static int reject(struct urnic_rdma_id *id, const void *pdata, uint8_t len, uint16_t reason)
 {
 	if (!id->has_conn || !id->dev)
 		return -EINVAL;
@@ -116,8 +120,7 @@ static int reject(struct urnic_rdma_id *id, const void *pdata, uint8_t len)
 		rp.private_data_len = len;
 		return WITH_CM(id, urnic_cm_sidr_reply(cm, id->conn, &rp, now));
 	}
-	return WITH_CM(
-		id, urnic_cm_reject(cm, id->conn, URNIC_CM_REJ_CONSUMER_DEFINED, pdata, len, now));
+	return WITH_CM(id, urnic_cm_reject(cm, id->conn, reason, pdata, len, now));
 }
 
 EXPORT int rdma_reject(struct rdma_cm_id *cid, const void *private_data, uint8_t len)
@@ -126,12 +129,18 @@ EXPORT int rdma_reject(struct rdma_cm_id *cid, const void *private_data, uint8_t
 		errno = EINVAL;
 		return -1;
 	}
-	return urnic_rdma_ret(reject(urnic_rdma_id_of(cid), private_data, len));
+	return urnic_rdma_ret(
+		reject(urnic_rdma_id_of(cid), private_data, len, URNIC_CM_REJ_CONSUMER_DEFINED));
 }
 
 EXPORT int rdma_reject_ece(struct rdma_cm_id *cid, const void *private_data, uint8_t len)
 {
-	return rdma_reject(cid, private_data, len);
+	if (!cid || len > 148) {
+		errno = EINVAL;
+		return -1;
+	}
+	return urnic_rdma_ret(
+		reject(urnic_rdma_id_of(cid), private_data, len, REJ_VENDOR_OPTION_NOT_SUPPORTED));
 }
 
 EXPORT int rdma_establish(struct rdma_cm_id *cid)

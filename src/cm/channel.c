@@ -239,14 +239,15 @@ EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 		errno = EINVAL;
 		return -1;
 	}
+	/* The id may go as soon as its count drops (rdma_destroy_id waits for it). */
+	if (event->id->event == event)
+		event->id->event = NULL;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	e->id->events_out--;
 	if (e->ev.listen_id)
 		urnic_rdma_id_of(e->ev.listen_id)->events_out--;
 	pthread_cond_broadcast(&urnic_rdma_cond);
 	pthread_mutex_unlock(&urnic_rdma_lock);
-	if (event->id->event == event)
-		event->id->event = NULL;
 	free(e);
 	return 0;
 }

@@ -280,6 +280,19 @@ static void test_connect(void)
 	CHECK_EQ(rdma_destroy_id(child), 0);
 	drop_qp(c);
 	CHECK_EQ(rdma_destroy_id(c), 0);
+
+	/* rdma_reject_ece: reason 35, vendor option not supported. */
+	c = client(cch, 20887);
+	CHECK_EQ(rdma_connect(c, &cp), 0);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	CHECK_EQ(rdma_reject_ece(child, NULL, 0), 0);
+	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
+	CHECK_EQ(ev->status, 35);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	CHECK_EQ(rdma_destroy_id(child), 0);
+	CHECK_EQ(rdma_destroy_id(c), 0);
 	CHECK_EQ(rdma_destroy_id(l), 0);
 	rdma_destroy_event_channel(sch);
 	rdma_destroy_event_channel(cch);
