@@ -2,20 +2,24 @@
 /*
  * devcm_fake.c - a stand-in for the device CM (dev/cm.h) for building and testing the
  * library alone (-DURNIC_CM_FAKE=ON): devices urnic0, urnic1, ... on URNIC_ADDR's IPv4
- * addresses as the real list names them, each with the real engine/cm state machine,
- * whose MADs go straight to the CM of the device that holds the destination GID in this
- * process. Timers fire only when a call ends. Not in the default build.
+ * addresses as the real list names them, each with the real engine/cm state machine.
+ * MADs go straight to the CM of a device of this process that holds the destination
+ * GID, else as UDP datagrams to port 4792 of its address (another process's stand-in),
+ * which a thread receives; the thread also runs the timers. Not in the default build.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dev/cm.h"
 
-enum { FAKE_MAX = 8 };
+enum { FAKE_MAX = 8, FAKE_PORT = 4792 };
 
 static struct urnic_dev fake_devs[FAKE_MAX];
 static struct urnic_dev *fake_list[FAKE_MAX];
@@ -25,6 +29,11 @@ static int fake_n = -1;
 static struct urnic_dev_cm_sink fake_sink;
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fake_depth;
+static int fake_fd[FAKE_MAX] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+static pthread_t fake_thread;
+static bool fake_thread_on;
+
+static void fake_io(int i);
 
 static uint64_t fake_now(void)
 {
@@ -101,6 +110,8 @@ int urnic_dev_cm_open(struct urnic_dev *d, const struct urnic_dev_cm_sink *sink)
 		cfg.owner = (uint8_t)i;
 		cfg.seed = fake_now() ^ (uint64_t)i;
 		rc = urnic_cm_new(&fake_cm[i], &cfg);
+		if (!rc)
+			fake_io(i);
 	}
 	if (!rc) {
 		fake_sink = *sink;
@@ -138,6 +149,84 @@ struct urnic_cm *urnic_dev_cm_begin(struct urnic_dev *d, uint64_t *now_ns)
 	return fake_cm[i];
 }
 
+/* A MAD for a device of this process goes to its CM directly. */
+static bool fake_local(const struct urnic_cm_out *out, const struct urnic_cm_addr *from)
+{
+	for (int j = 0; j < fake_n; j++)
+		if (fake_cm[j] && !memcmp(fake_list[j]->gid[1], out->dst.gid, 16)) {
+			urnic_cm_input_bytes(fake_cm[j], out->mad, sizeof(out->mad), from,
+					     fake_now());
+			return true;
+		}
+	return false;
+}
+
+static void fake_send(int i, const struct urnic_cm_out *out)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(FAKE_PORT) };
+
+	if (fake_fd[i] < 0)
+		return;
+	memcpy(&to.sin_addr, out->dst.gid + 12, 4);
+	(void)sendto(fake_fd[i], out->mad, sizeof(out->mad), 0, (struct sockaddr *)&to, sizeof(to));
+}
+
+static void fake_pump(void);
+
+/* Receives other processes' MADs and runs the timers, every 10 ms at least. */
+static void *fake_rx(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p[FAKE_MAX];
+		int n = 0;
+
+		pthread_mutex_lock(&fake_lock);
+		for (int i = 0; i < fake_n; i++)
+			p[n++] = (struct pollfd){ .fd = fake_fd[i], .events = POLLIN };
+		pthread_mutex_unlock(&fake_lock);
+		poll(p, (nfds_t)n, 10);
+		pthread_mutex_lock(&fake_lock);
+		for (int i = 0; i < n; i++) {
+			uint8_t buf[512];
+			struct sockaddr_in from;
+			socklen_t fl = sizeof(from);
+			ssize_t len;
+
+			if (!(p[i].revents & POLLIN) || !fake_cm[i])
+				continue;
+			len = recvfrom(fake_fd[i], buf, sizeof(buf), MSG_DONTWAIT,
+				       (struct sockaddr *)&from, &fl);
+			if (len > 0) {
+				struct urnic_cm_addr a = { .udp_sport = 4791 };
+
+				a.gid[10] = a.gid[11] = 0xff;
+				memcpy(a.gid + 12, &from.sin_addr, 4);
+				urnic_cm_input_bytes(fake_cm[i], buf, (size_t)len, &a, fake_now());
+			}
+		}
+		fake_pump();
+		pthread_mutex_unlock(&fake_lock);
+	}
+	return NULL;
+}
+
+/* The device's socket and the receive thread, on its CM's creation. Caller holds
+ * fake_lock. */
+static void fake_io(int i)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(FAKE_PORT) };
+
+	memcpy(&a.sin_addr, fake_list[i]->addr, 4);
+	fake_fd[i] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fake_fd[i] >= 0 && bind(fake_fd[i], (struct sockaddr *)&a, sizeof(a))) {
+		close(fake_fd[i]);
+		fake_fd[i] = -1;
+	}
+	if (!fake_thread_on && !pthread_create(&fake_thread, NULL, fake_rx, NULL))
+		fake_thread_on = true;
+}
+
 /* Moves every queued MAD to its destination CM and every event to the sink until all
  * queues are empty. Caller holds fake_lock. */
 static void fake_pump(void)
@@ -158,12 +247,8 @@ static void fake_pump(void)
 
 				memcpy(from.gid, fake_list[i]->gid[1], 16);
 				moved = true;
-				for (int j = 0; j < fake_n; j++)
-					if (fake_cm[j] &&
-					    !memcmp(fake_list[j]->gid[1], out.dst.gid, 16))
-						urnic_cm_input_bytes(fake_cm[j], out.mad,
-								     sizeof(out.mad), &from,
-								     fake_now());
+				if (!fake_local(&out, &from))
+					fake_send(i, &out);
 			}
 			while (urnic_cm_event_pop(fake_cm[i], &ev)) {
 				moved = true;
