@@ -256,6 +256,9 @@ EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cid, struct ibv_qp_init_attr_ex 
 		destroy_cqs(cid);
 		return urnic_rdma_ret(rc);
 	}
+	/* rdma_reg_msgs(3) and the other rdma_verbs.h helpers register on id->pd. */
+	if (!cid->pd)
+		cid->pd = attr->pd;
 	return 0;
 }
 
