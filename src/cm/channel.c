@@ -21,8 +21,15 @@ pthread_cond_t urnic_rdma_cond = PTHREAD_COND_INITIALIZER;
 
 EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 {
-	struct urnic_rdma_channel *c = calloc(1, sizeof(*c));
+	struct urnic_rdma_dev *all;
+	struct urnic_rdma_channel *c;
 
+	/* librdmacm's ucma_init: no RDMA device, no channel (ENODEV). */
+	if (urnic_rdma_devs(&all) < 1) {
+		errno = ENODEV;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;

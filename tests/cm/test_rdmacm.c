@@ -474,6 +474,27 @@ static void test_listener_gone(void)
 	rdma_destroy_event_channel(cch);
 }
 
+/* A synchronous connect to a port nobody listens on: the REJ (invalid service ID) is
+ * ECONNREFUSED, and the event stays in id->event. */
+static void test_sync_refused(void)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct sockaddr_in src = sin_of(CLI_ADDR, 0);
+	struct rdma_cm_id *c;
+
+	hints.ai_src_addr = (struct sockaddr *)&src;
+	hints.ai_src_len = sizeof(src);
+	CHECK_EQ(rdma_getaddrinfo(SRV_ADDR, "20899", &hints, &res), 0);
+	CHECK_EQ(rdma_create_ep(&c, res, NULL, NULL), 0);
+	errno = 0;
+	CHECK_EQ(rdma_connect(c, NULL), -1);
+	CHECK_EQ(errno, ECONNREFUSED);
+	CHECK(c->event && c->event->event == RDMA_CM_EVENT_REJECTED);
+	CHECK_EQ(c->event->status, 8);
+	rdma_destroy_ep(c);
+	rdma_freeaddrinfo(res);
+}
+
 int main(void)
 {
 	RUN(test_event_str);
@@ -486,5 +507,6 @@ int main(void)
 	RUN(test_ud);
 	RUN(test_sync);
 	RUN(test_listener_gone);
+	RUN(test_sync_refused);
 	return 0;
 }
