@@ -263,7 +263,7 @@ EXPORT int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *ch
 	pthread_mutex_lock(&urnic_rdma_lock);
 	cid->channel = channel;
 	pthread_mutex_unlock(&urnic_rdma_lock);
-	urnic_rdma_purge(urnic_rdma_channel_of(old), id);
+	urnic_rdma_move(urnic_rdma_channel_of(old), urnic_rdma_channel_of(channel), id);
 	if (id->sync && !sync)
 		rdma_destroy_event_channel(old);
 	id->sync = sync;

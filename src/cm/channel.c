@@ -126,6 +126,33 @@ void urnic_rdma_purge(struct urnic_rdma_channel *c, struct urnic_rdma_id *id)
 	}
 }
 
+/* Moves the events queued for id from channel `from` to channel `to`, in order
+ * (rdma_migrate_id(3), as the kernel's ucma_migrate_id moves them). */
+void urnic_rdma_move(struct urnic_rdma_channel *from, struct urnic_rdma_channel *to,
+		     struct urnic_rdma_id *id)
+{
+	struct urnic_rdma_item **pp, *it, *moved = NULL, **tail = &moved;
+
+	pthread_mutex_lock(&from->lock);
+	from->tail = NULL;
+	for (pp = &from->head; (it = *pp);) {
+		if (it->id == id) {
+			*pp = it->next;
+			it->next = NULL;
+			*tail = it;
+			tail = &it->next;
+			continue;
+		}
+		from->tail = it;
+		pp = &it->next;
+	}
+	pthread_mutex_unlock(&from->lock);
+	while ((it = moved)) {
+		moved = it->next;
+		urnic_rdma_queue(to, it);
+	}
+}
+
 /*
  * The device CM's sink (dev/cm.h): under the device lock, so it only finds the id and
  * queues a copy. A connection's events name its handle; a CONNECT_REQUEST names the
@@ -136,6 +163,7 @@ void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm
 {
 	struct urnic_rdma_item *it = calloc(1, sizeof(*it));
 	struct urnic_rdma_id *id, *child = NULL;
+	struct urnic_rdma_channel *ch;
 
 	(void)ctx;
 	if (!it)
@@ -170,8 +198,9 @@ void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm
 	it->id = id;
 	it->ev = *ev;
 	it->dev = urnic_rdma_dev_by_urnic(d);
+	ch = urnic_rdma_channel_of(id->id.channel); /* rdma_migrate_id changes it */
 	pthread_mutex_unlock(&urnic_rdma_lock);
-	urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), it);
+	urnic_rdma_queue(ch, it);
 }
 
 /* Takes the oldest item, waiting on the fd as its flags say: 0, or -errno. */
