@@ -218,6 +218,30 @@ static void traffic(struct rdma_cm_id *a, struct rdma_cm_id *b)
 	CHECK_EQ(ibv_dereg_mr(rmr), 0);
 }
 
+/* rdma_init_qp_attr of a passive id before its accept: the REQ's QP and the access the
+ * connection grants (ib_cm_init_qp_attr); no attributes for SQD. */
+static void check_qp_attr(struct rdma_cm_id *child, struct rdma_cm_id *c)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	CHECK_EQ(rdma_init_qp_attr(child, &a, &mask), 0);
+	CHECK(mask & IBV_QP_ACCESS_FLAGS);
+	CHECK(a.qp_access_flags & IBV_ACCESS_REMOTE_WRITE);
+	CHECK_EQ(a.port_num, 1);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	CHECK_EQ(rdma_init_qp_attr(child, &a, &mask), 0);
+	CHECK_EQ(a.dest_qp_num, c->qp->qp_num);
+	CHECK(mask & IBV_QP_AV && mask & IBV_QP_DEST_QPN && mask & IBV_QP_RQ_PSN);
+	CHECK(a.ah_attr.is_global && a.ah_attr.grh.sgid_index == 1);
+	CHECK(a.path_mtu >= IBV_MTU_256 && a.path_mtu <= IBV_MTU_4096);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	CHECK_EQ(rdma_init_qp_attr(child, &a, &mask), -1);
+	CHECK_EQ(errno, EINVAL);
+}
+
 static void test_connect(void)
 {
 	struct rdma_event_channel *sch = rdma_create_event_channel(),
@@ -249,6 +273,7 @@ static void test_connect(void)
 	child = ev->id;
 	CHECK(child->verbs == l->verbs);
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	check_qp_attr(child, c);
 	make_qp(child);
 	CHECK_EQ(rdma_accept(child, &cp), 0);
 	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED)), 0);
