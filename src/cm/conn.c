@@ -13,6 +13,7 @@
 
 #include "cm/rdmacm.h"
 #include "cm/cma_hdr.h"
+#include "cm/ports.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -130,6 +131,9 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 	}
 	if (backlog <= 0 || backlog > 1024)
 		backlog = 1024;
+	rc = urnic_rdma_port_listen(id->port_addr, cid->ps, id->port);
+	if (rc)
+		return urnic_rdma_ret(rc);
 	n = urnic_rdma_devs(&all);
 	for (int i = 0; i < n && !rc; i++) {
 		struct urnic_rdma_dev *rd = &all[i];

@@ -16,6 +16,7 @@ struct port_ent {
 	int ps;
 	uint16_t port;
 	bool reuse;
+	bool listening;
 	int holders;
 };
 
@@ -31,23 +32,27 @@ static bool is_any(const uint8_t a[16])
 	return !memcmp(a, zero, 16) || !memcmp(a, v4any, 16);
 }
 
-/* The entry that conflicts with (addr, ps, port) for a taker with reuse, or NULL. */
-static struct port_ent *conflict(const uint8_t addr[16], int ps, uint16_t port, bool reuse,
-				 struct port_ent **same)
+/* cma.c cma_check_port: 0, or the error of the first holder (addr, ps, port) conflicts
+ * with for a taker with reuse: -EADDRNOTAVAIL when either address is "any",
+ * -EADDRINUSE for the same address. Ids that both asked for REUSEADDR share a port
+ * while none listens on it (*same: their entry). */
+static int conflict(const uint8_t addr[16], int ps, uint16_t port, bool reuse,
+		    struct port_ent **same)
 {
 	*same = NULL;
 	for (struct port_ent *e = ports; e; e = e->next) {
 		if (e->ps != ps || e->port != port)
 			continue;
-		if (memcmp(e->addr, addr, 16) && !is_any(e->addr) && !is_any(addr))
-			continue;
-		if (reuse && e->reuse && !memcmp(e->addr, addr, 16)) {
+		if (reuse && e->reuse && !e->listening && !memcmp(e->addr, addr, 16)) {
 			*same = e;
 			continue;
 		}
-		return e;
+		if (is_any(e->addr) || is_any(addr))
+			return -EADDRNOTAVAIL;
+		if (!memcmp(e->addr, addr, 16))
+			return -EADDRINUSE;
 	}
-	return NULL;
+	return 0;
 }
 
 int urnic_rdma_port_take(const uint8_t addr[16], int ps, uint16_t *port, bool reuse)
@@ -58,7 +63,7 @@ int urnic_rdma_port_take(const uint8_t addr[16], int ps, uint16_t *port, bool re
 
 	pthread_mutex_lock(&ports_lock);
 	if (*port) {
-		rc = conflict(addr, ps, *port, reuse, &same) ? -EADDRINUSE : 0;
+		rc = conflict(addr, ps, *port, reuse, &same);
 	} else {
 		if (!next_ephemeral)
 			next_ephemeral = (uint32_t)random() % range;
@@ -106,4 +111,21 @@ void urnic_rdma_port_drop(const uint8_t addr[16], int ps, uint16_t port)
 		}
 	}
 	pthread_mutex_unlock(&ports_lock);
+}
+
+int urnic_rdma_port_listen(const uint8_t addr[16], int ps, uint16_t port)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&ports_lock);
+	for (struct port_ent *e = ports; e; e = e->next) {
+		if (e->ps == ps && e->port == port && !memcmp(e->addr, addr, 16)) {
+			rc = e->holders > 1 ? -EADDRINUSE : 0;
+			if (!rc)
+				e->listening = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ports_lock);
+	return rc;
 }

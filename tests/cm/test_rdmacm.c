@@ -89,6 +89,7 @@ static void test_ports(void)
 	struct rdma_cm_id *a, *b, *c;
 	struct sockaddr_in s = sin_of(SRV_ADDR, 20886), any = sin_of("0.0.0.0", 20886);
 	struct sockaddr_in none = sin_of("10.255.41.7", 0), eph = sin_of(SRV_ADDR, 0);
+	int one = 1;
 
 	CHECK(ch);
 	CHECK_EQ(rdma_create_id(ch, &a, NULL, RDMA_PS_TCP), 0);
@@ -100,7 +101,7 @@ static void test_ports(void)
 	CHECK_EQ(rdma_bind_addr(b, (struct sockaddr *)&s), -1);
 	CHECK_EQ(errno, EADDRINUSE);
 	CHECK_EQ(rdma_bind_addr(b, (struct sockaddr *)&any), -1);
-	CHECK_EQ(errno, EADDRINUSE);
+	CHECK_EQ(errno, EADDRNOTAVAIL); /* cma.c cma_check_port: "any" against an address */
 	CHECK_EQ(rdma_bind_addr(c, (struct sockaddr *)&s), 0); /* another port space */
 	CHECK_EQ(rdma_bind_addr(b, (struct sockaddr *)&none), -1);
 	CHECK(errno == EADDRNOTAVAIL || errno == ENODEV);
@@ -112,6 +113,27 @@ static void test_ports(void)
 	CHECK(ntohs(rdma_get_src_port(a)) >= 32768 && ntohs(rdma_get_src_port(a)) <= 60999);
 	CHECK_EQ(rdma_destroy_id(a), 0);
 	CHECK_EQ(rdma_destroy_id(c), 0);
+
+	/* REUSEADDR on both: one port for two ids until one of them listens. */
+	CHECK_EQ(rdma_create_id(ch, &a, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_set_option(a, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)),
+		 0);
+	CHECK_EQ(rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)),
+		 0);
+	CHECK_EQ(rdma_bind_addr(a, (struct sockaddr *)&s), 0);
+	CHECK_EQ(rdma_bind_addr(b, (struct sockaddr *)&s), 0);
+	CHECK_EQ(rdma_listen(a, 1), -1);
+	CHECK_EQ(errno, EADDRINUSE);
+	CHECK_EQ(rdma_destroy_id(b), 0);
+	CHECK_EQ(rdma_listen(a, 1), 0);
+	CHECK_EQ(rdma_create_id(ch, &b, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_set_option(b, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)),
+		 0);
+	CHECK_EQ(rdma_bind_addr(b, (struct sockaddr *)&s), -1);
+	CHECK_EQ(errno, EADDRINUSE);
+	CHECK_EQ(rdma_destroy_id(b), 0);
+	CHECK_EQ(rdma_destroy_id(a), 0);
 	rdma_destroy_event_channel(ch);
 }
 
