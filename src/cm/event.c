@@ -96,8 +96,9 @@ static int conn_resp(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 	int rc;
 
 	copy_pdata(e, rep->private_data, sizeof(rep->private_data));
-	e->ev.param.conn.responder_resources = rep->responder_resources;
-	e->ev.param.conn.initiator_depth = rep->initiator_depth;
+	/* cm.c cm_format_rep_event: the peer's initiator depth is our responder resources. */
+	e->ev.param.conn.responder_resources = rep->initiator_depth;
+	e->ev.param.conn.initiator_depth = rep->responder_resources;
 	e->ev.param.conn.flow_control = rep->end_to_end_flow_control;
 	e->ev.param.conn.rnr_retry_count = rep->rnr_retry_count;
 	e->ev.param.conn.srq = rep->srq;

@@ -271,7 +271,7 @@ static void test_connect(void)
 	struct sockaddr_in s = sin_of(SRV_ADDR, 20887);
 	struct rdma_conn_param cp = { .private_data = "hello",
 				      .private_data_len = 6,
-				      .responder_resources = 1,
+				      .responder_resources = 2,
 				      .initiator_depth = 1,
 				      .retry_count = 7,
 				      .rnr_retry_count = 7 };
@@ -288,7 +288,9 @@ static void test_connect(void)
 	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	CHECK(ev->listen_id == l && ev->id != l);
 	CHECK(!strcmp(ev->param.conn.private_data, "hello"));
-	CHECK_EQ(ev->param.conn.initiator_depth, 1);
+	/* The peer's initiator depth is our responder resources (cm_format_req_event). */
+	CHECK_EQ(ev->param.conn.responder_resources, 1);
+	CHECK_EQ(ev->param.conn.initiator_depth, 2);
 	CHECK_EQ(ev->param.conn.qp_num, c->qp->qp_num);
 	CHECK_EQ(ntohs(rdma_get_src_port(ev->id)), 20887);
 	CHECK_EQ(ntohs(rdma_get_dst_port(ev->id)), ntohs(rdma_get_src_port(c)));
@@ -298,7 +300,10 @@ static void test_connect(void)
 	check_qp_attr(child, c);
 	make_qp(child);
 	CHECK_EQ(rdma_accept(child, &cp), 0);
-	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED)), 0);
+	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	CHECK_EQ(ev->param.conn.responder_resources, 1);
+	CHECK_EQ(ev->param.conn.initiator_depth, 2);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED)), 0);
 	CHECK_EQ(c->qp->state, IBV_QPS_RTS);
 	traffic(c, child);
