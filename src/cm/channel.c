@@ -51,6 +51,12 @@ EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		struct urnic_rdma_item *it = c->head;
 
 		c->head = it->next;
+		/* A request never handed out: its id is the library's to end (a REJ). */
+		if (!it->local && it->ev.type == URNIC_CM_EVENT_CONNECT_REQUEST &&
+		    it->id->listen_id) {
+			it->id->listen_id = NULL;
+			rdma_destroy_id(&it->id->id);
+		}
 		free(it);
 	}
 	close(c->ch.fd);
