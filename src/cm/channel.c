@@ -165,7 +165,7 @@ void urnic_rdma_move(struct urnic_rdma_channel *from, struct urnic_rdma_channel 
  * listener's user value (the id's number) and makes the passive id here, so that events
  * for the new connection that follow before the application sees it find it.
  */
-void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev)
+bool urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev)
 {
 	struct urnic_rdma_item *it = calloc(1, sizeof(*it));
 	struct urnic_rdma_id *id, *child = NULL;
@@ -173,7 +173,7 @@ void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm
 
 	(void)ctx;
 	if (!it)
-		return;
+		return ev->type != URNIC_CM_EVENT_CONNECT_REQUEST;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	id = urnic_rdma_find_conn(d, ev->conn);
 	if (!id && ev->type == URNIC_CM_EVENT_CONNECT_REQUEST) {
@@ -199,7 +199,8 @@ void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm
 	if (!id || (id->destroying && !child)) {
 		pthread_mutex_unlock(&urnic_rdma_lock);
 		free(it);
-		return;
+		/* A request for a listener that is going: the device rejects it. */
+		return ev->type != URNIC_CM_EVENT_CONNECT_REQUEST;
 	}
 	it->id = id;
 	it->ev = *ev;
@@ -207,6 +208,7 @@ void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm
 	ch = urnic_rdma_channel_of(id->id.channel); /* rdma_migrate_id changes it */
 	pthread_mutex_unlock(&urnic_rdma_lock);
 	urnic_rdma_queue(ch, it);
+	return true;
 }
 
 /* Takes the oldest item, waiting on the fd as its flags say: 0, or -errno. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cm/rdmacm.h"
-#include "cm/cma_hdr.h"
 #include "cm/ports.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -69,7 +68,7 @@ void urnic_rdma_cm_destroy(struct urnic_rdma_id *id)
 
 static uint64_t service_id(struct urnic_rdma_id *id, uint16_t port)
 {
-	return urnic_rdma_service_id(id->id.ps, port);
+	return urnic_cma_service_id((enum urnic_rdma_ps)id->id.ps, port);
 }
 
 static void sa_bytes(const struct sockaddr *sa, uint8_t out[16], uint16_t *port)
@@ -93,19 +92,20 @@ static void sa_bytes(const struct sockaddr *sa, uint8_t out[16], uint16_t *port)
 static int cma_pdata(struct urnic_rdma_id *id, const void *user, uint8_t user_len, uint8_t *buf,
 		     size_t cap)
 {
-	struct urnic_rdma_hdr h;
+	struct urnic_cma_hdr h;
 	uint16_t dport;
 
-	if ((size_t)user_len + URNIC_RDMA_HDR_BYTES > cap)
+	if ((size_t)user_len + URNIC_CMA_HDR_BYTES > cap)
 		return -EINVAL;
 	memset(&h, 0, sizeof(h));
 	h.ip_version = id->id.route.addr.src_addr.sa_family == AF_INET6 ? 6 : 4;
 	sa_bytes(&id->id.route.addr.src_addr, h.src_addr, &h.src_port);
 	sa_bytes(&id->id.route.addr.dst_addr, h.dst_addr, &dport);
-	urnic_rdma_hdr_encode(&h, buf);
+	if (urnic_cma_hdr_encode(&h, buf, cap) != URNIC_CMA_HDR_BYTES)
+		return -EINVAL;
 	if (user_len)
-		memcpy(buf + URNIC_RDMA_HDR_BYTES, user, user_len);
-	return URNIC_RDMA_HDR_BYTES + user_len;
+		memcpy(buf + URNIC_CMA_HDR_BYTES, user, user_len);
+	return URNIC_CMA_HDR_BYTES + user_len;
 }
 
 EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cm/rdmacm.h"
-#include "cm/cma_hdr.h"
 
 static void set_sa(struct sockaddr_storage *ss, int ipv, const uint8_t a[16], uint16_t port)
 {
@@ -48,10 +47,10 @@ static int new_conn(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 	bool ud = m->hdr.attr_id == URNIC_CM_ATTR_SIDR_REQ;
 	const uint8_t *pd = ud ? m->msg.sidr_req.private_data : m->msg.req.private_data;
 	size_t len = ud ? sizeof(m->msg.sidr_req.private_data) : sizeof(m->msg.req.private_data);
-	struct urnic_rdma_hdr h;
+	struct urnic_cma_hdr h;
 	struct rdma_route *r = &id->id.route;
 
-	if (urnic_rdma_hdr_decode(&h, pd, len) || !it->dev)
+	if (urnic_cma_hdr_decode(&h, pd, len, NULL) < 0 || !it->dev)
 		return -EPROTO;
 	id->dev = it->dev;
 	id->id.verbs = it->dev->ctx;
@@ -72,7 +71,7 @@ static int new_conn(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 	id->tos = l->tos;
 	e->ev.listen_id = &l->id;
 	e->ev.event = RDMA_CM_EVENT_CONNECT_REQUEST;
-	copy_pdata(e, pd + URNIC_RDMA_HDR_BYTES, len - URNIC_RDMA_HDR_BYTES);
+	copy_pdata(e, pd + URNIC_CMA_HDR_BYTES, len - URNIC_CMA_HDR_BYTES);
 	if (ud)
 		return 0;
 	/* cm.c cm_format_req_event: our responder resources are its initiator depth. */

@@ -210,7 +210,7 @@ static int bind_src(struct urnic_rdma_id *id)
 			return rc;
 	}
 	addr_gid(src, g);
-	rc = urnic_rdma_port_take(g, id->id.ps, &port, id->reuseaddr);
+	rc = urnic_rdma_port_take(id->dev ? id->dev->d : NULL, g, id->id.ps, &port, id->reuseaddr);
 	if (rc)
 		return rc;
 	id->port = port;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ports.c - the process's table of rdma_cm ports (ports.h): a list of (address, port
- * space, port) with their REUSEADDR flag and a count of holders, under its own lock.
+ * space, port) with their REUSEADDR flag and a count of holders, under its own lock;
+ * each entry on a device's address holds the port for the process in the port space
+ * that all processes on the address share (dev/cm.h, transport/cm_ports.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "cm/ports.h"
+#include "dev/cm.h"
 
 struct port_ent {
 	struct port_ent *next;
@@ -18,6 +21,8 @@ struct port_ent {
 	bool reuse;
 	bool listening;
 	int holders;
+	bool held; /* the address's port space holds it for this process (dev/cm.h) */
+	struct urnic_cm_port hold;
 };
 
 static struct port_ent *ports;
@@ -55,45 +60,71 @@ static int conflict(const uint8_t addr[16], int ps, uint16_t port, bool reuse,
 	return 0;
 }
 
-int urnic_rdma_port_take(const uint8_t addr[16], int ps, uint16_t *port, bool reuse)
+/* Holds the port in the address's port space, shared with the other processes on it:
+ * 0, or -EADDRINUSE when another process has it. Nothing to hold for "any". */
+static int hold(struct urnic_dev *d, int ps, uint16_t port, struct port_ent *e)
 {
-	struct port_ent *same = NULL, *e;
+	int rc;
+
+	if (!d)
+		return 0;
+	rc = urnic_dev_cm_port_hold(d, (uint16_t)ps, &port, &e->hold);
+	e->held = rc == 0;
+	return rc;
+}
+
+/* A new entry for (addr, ps, *port) held in the address's port space; for port 0, the
+ * first ephemeral port free both here and there. */
+static int take_new(struct urnic_dev *d, const uint8_t addr[16], int ps, uint16_t *port, bool reuse)
+{
 	uint32_t range = URNIC_RDMA_PORT_HI - URNIC_RDMA_PORT_LO + 1;
+	struct port_ent *same, *e = calloc(1, sizeof(*e));
 	int rc = -EADDRINUSE;
 
-	pthread_mutex_lock(&ports_lock);
+	if (!e)
+		return -ENOMEM;
 	if (*port) {
-		rc = conflict(addr, ps, *port, reuse, &same);
+		rc = hold(d, ps, *port, e);
 	} else {
 		if (!next_ephemeral)
 			next_ephemeral = (uint32_t)random() % range;
-		for (uint32_t i = 0; i < range; i++) {
+		for (uint32_t i = 0; i < range && rc == -EADDRINUSE; i++) {
 			uint16_t p = (uint16_t)(URNIC_RDMA_PORT_LO + (next_ephemeral++ % range));
 
-			if (!conflict(addr, ps, p, false, &same)) {
+			if (conflict(addr, ps, p, false, &same))
+				continue;
+			rc = hold(d, ps, p, e);
+			if (!rc)
 				*port = p;
-				rc = 0;
-				break;
-			}
 		}
-		same = NULL;
 	}
-	if (rc == 0 && same) {
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	memcpy(e->addr, addr, 16);
+	e->ps = ps;
+	e->port = *port;
+	e->reuse = reuse;
+	e->holders = 1;
+	e->next = ports;
+	ports = e;
+	return 0;
+}
+
+int urnic_rdma_port_take(struct urnic_dev *d, const uint8_t addr[16], int ps, uint16_t *port,
+			 bool reuse)
+{
+	struct port_ent *same = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&ports_lock);
+	if (*port)
+		rc = conflict(addr, ps, *port, reuse, &same);
+	if (rc == 0 && same)
 		same->holders++;
-	} else if (rc == 0) {
-		e = calloc(1, sizeof(*e));
-		if (!e) {
-			rc = -ENOMEM;
-		} else {
-			memcpy(e->addr, addr, 16);
-			e->ps = ps;
-			e->port = *port;
-			e->reuse = reuse;
-			e->holders = 1;
-			e->next = ports;
-			ports = e;
-		}
-	}
+	else if (rc == 0)
+		rc = take_new(d, addr, ps, port, reuse);
 	pthread_mutex_unlock(&ports_lock);
 	return rc;
 }
@@ -105,6 +136,8 @@ void urnic_rdma_port_drop(const uint8_t addr[16], int ps, uint16_t port)
 		if (e->ps == ps && e->port == port && !memcmp(e->addr, addr, 16)) {
 			if (--e->holders == 0) {
 				*pp = e->next;
+				if (e->held)
+					urnic_dev_cm_port_release(&e->hold);
 				free(e);
 			}
 			break;

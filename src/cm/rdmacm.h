@@ -137,7 +137,7 @@ int urnic_rdma_queue_local(struct urnic_rdma_id *id, enum rdma_cm_event_type typ
 void urnic_rdma_purge(struct urnic_rdma_channel *c, struct urnic_rdma_id *id);
 void urnic_rdma_move(struct urnic_rdma_channel *from, struct urnic_rdma_channel *to,
 		     struct urnic_rdma_id *id);
-void urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev);
+bool urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev);
 int urnic_rdma_wait_event(struct urnic_rdma_id *id, enum rdma_cm_event_type want);
 
 /* id.c */

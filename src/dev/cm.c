@@ -115,9 +115,11 @@ void urnic_dev_cm_pass(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline)
 	next = urnic_cm_next_deadline(d->cm);
 	if (next && next <= now_ns)
 		urnic_cm_tick(d->cm, now_ns);
-	urnic_gsi_send(d->eng);
 	while (urnic_cm_event_pop(d->cm, &ev))
-		d->cm_sink.event(d->cm_sink.ctx, d, &ev);
+		if (!d->cm_sink.event(d->cm_sink.ctx, d, &ev) &&
+		    ev.type == URNIC_CM_EVENT_CONNECT_REQUEST)
+			urnic_cm_destroy(d->cm, ev.conn, now_ns);
+	urnic_gsi_send(d->eng); /* after the events: the REJs of the requests refused there */
 	sync_counters(d);
 	next = urnic_cm_next_deadline(d->cm);
 	if (next && (!*deadline || next < *deadline))

@@ -17,6 +17,7 @@
 
 #include "dev/device.h"
 #include "engine/cm/cm.h"
+#include "wire/cma.h"
 #include "transport/cm_ports.h"
 
 /* The drop-in librdmacm calls these across the library boundary (libibverbs.map,

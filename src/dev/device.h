@@ -49,13 +49,16 @@ enum {
  * ran the pass that made them (the engine thread, or the caller of urnic_dev_cm_end), in
  * the order the CM made them. It must not call into the device; it queues the event for
  * the application and wakes it. ev->user is what connect/listen/set_user stored (a
- * passive connection starts with its listener's).
+ * passive connection starts with its listener's). It returns false for a
+ * CONNECT_REQUEST nobody will answer (its listener is going): the device destroys that
+ * connection at once, which rejects the REQ, as Linux's ucma has cm.c do for a request
+ * whose listener closed before the application took it.
  */
 struct urnic_dev;
 struct urnic_cm_event;
 
 struct urnic_dev_cm_sink {
-	void (*event)(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev);
+	bool (*event)(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev);
 	void *ctx;
 };
 

@@ -34,7 +34,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned requests;
 static uint32_t req_conns[BACKLOG + 2];
 
-static void on_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev)
+static bool on_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev)
 {
 	(void)ctx;
 	(void)d;
@@ -42,6 +42,7 @@ static void on_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event
 	if (ev->type == URNIC_CM_EVENT_CONNECT_REQUEST && requests < BACKLOG + 2)
 		req_conns[requests++] = ev->conn;
 	pthread_mutex_unlock(&mu);
+	return true;
 }
 
 static const struct urnic_dev_cm_sink sink = { on_event, NULL };

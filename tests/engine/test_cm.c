@@ -467,6 +467,11 @@ static void test_crossing_dreqs(void)
 	CHECK_EQ(link.side[1].events[URNIC_CM_EVENT_DISCONNECTED], 1);
 	CHECK_EQ(link.side[0].sent[5] + link.side[1].sent[5], 2); /* DREQs */
 	CHECK_EQ(link.side[0].sent[6] + link.side[1].sent[6], 2); /* DREPs */
+	/* Each side's DREP found the other in TimeWait already: ignored, not refused. */
+	for (int s = 0; s < 2; s++) {
+		CHECK_EQ(urnic_cm_counter(link.side[s].cm, URNIC_CM_C_drep_in_timewait), 1);
+		CHECK_EQ(urnic_cm_counter(link.side[s].cm, URNIC_CM_C_drop_state), 0);
+	}
 	teardown();
 }
 

@@ -147,6 +147,12 @@ int urnic_cm_rx_drep(struct urnic_cm *cm, const struct urnic_cm_mad *m,
 	}
 	if (!cm_from_peer(cm, c, from))
 		return -EPROTO;
+	if (c->state == URNIC_CM_TIMEWAIT) {
+		/* Crossed DREQs (both sides disconnect, as rping does): our DREP to the peer's
+		 * DREQ put us in TimeWait before its DREP to ours came. cm.c ignores it too. */
+		cm_count(cm, URNIC_CM_C_drep_in_timewait);
+		return 0;
+	}
 	if (c->state != URNIC_CM_DREQ_SENT && c->state != URNIC_CM_DREQ_RCVD) {
 		cm_count(cm, URNIC_CM_C_drop_state);
 		return -EPROTO;
