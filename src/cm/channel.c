@@ -206,8 +206,11 @@ bool urnic_rdma_sink_event(void *ctx, struct urnic_dev *d, const struct urnic_cm
 	it->ev = *ev;
 	it->dev = urnic_rdma_dev_by_urnic(d);
 	ch = urnic_rdma_channel_of(id->id.channel); /* rdma_migrate_id changes it */
-	pthread_mutex_unlock(&urnic_rdma_lock);
+	/* Queued under the lock: rdma_destroy_id marks the id, then purges its channel of
+	 * its events before it frees it; an item queued after that purge would name a freed
+	 * id (perftest's ib_read_lat -R died of it one run in two, the id's memory reused). */
 	urnic_rdma_queue(ch, it);
+	pthread_mutex_unlock(&urnic_rdma_lock);
 	return true;
 }
 

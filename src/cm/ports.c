@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cm/ports.h"
+#include "cm/rdmacm.h"
 #include "dev/cm.h"
 
 struct port_ent {
@@ -21,8 +22,10 @@ struct port_ent {
 	bool reuse;
 	bool listening;
 	int holders;
-	bool held; /* the address's port space holds it for this process (dev/cm.h) */
-	struct urnic_cm_port hold;
+	/* Held in the port space of the address's device, or of every device for "any",
+	 * which all processes on those addresses share (dev/cm.h). */
+	int nholds;
+	struct urnic_cm_port holds[URNIC_RDMA_MAX_DEVS];
 };
 
 static struct port_ent *ports;
@@ -60,16 +63,35 @@ static int conflict(const uint8_t addr[16], int ps, uint16_t port, bool reuse,
 	return 0;
 }
 
-/* Holds the port in the address's port space, shared with the other processes on it:
- * 0, or -EADDRINUSE when another process has it. Nothing to hold for "any". */
+static void release(struct port_ent *e)
+{
+	while (e->nholds > 0)
+		urnic_dev_cm_port_release(&e->holds[--e->nholds]);
+}
+
+/* Holds the port in the port space of d's address, or of every device's for "any" (d
+ * NULL), as a port bound to the wildcard address is taken on all of them: 0, or
+ * -EADDRINUSE when another process has it on one of them. */
 static int hold(struct urnic_dev *d, int ps, uint16_t port, struct port_ent *e)
 {
-	int rc;
+	struct urnic_rdma_dev *all;
+	int n = d ? 1 : urnic_rdma_devs(&all), rc = 0;
 
-	if (!d)
-		return 0;
-	rc = urnic_dev_cm_port_hold(d, (uint16_t)ps, &port, &e->hold);
-	e->held = rc == 0;
+	e->nholds = 0;
+	for (int i = 0; i < n && !rc && i < URNIC_RDMA_MAX_DEVS; i++) {
+		struct urnic_dev *on = d;
+
+		if (!on) {
+			rc = urnic_rdma_dev_open_cm(&all[i]);
+			on = all[i].d;
+		}
+		if (!rc)
+			rc = urnic_dev_cm_port_hold(on, (uint16_t)ps, &port, &e->holds[e->nholds]);
+		if (!rc)
+			e->nholds++;
+	}
+	if (rc)
+		release(e);
 	return rc;
 }
 
@@ -136,8 +158,7 @@ void urnic_rdma_port_drop(const uint8_t addr[16], int ps, uint16_t port)
 		if (e->ps == ps && e->port == port && !memcmp(e->addr, addr, 16)) {
 			if (--e->holders == 0) {
 				*pp = e->next;
-				if (e->held)
-					urnic_dev_cm_port_release(&e->hold);
+				release(e);
 				free(e);
 			}
 			break;

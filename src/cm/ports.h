@@ -5,7 +5,8 @@
  * ip_local_port_range) for port 0, EADDRINUSE on a conflict unless both ids asked for
  * REUSEADDR. Ids of the process share the table; a port on a device's address is also
  * held in the address's port space, which every process on it shares
- * (transport/cm_ports.h), so another process's port is EADDRINUSE too.
+ * (transport/cm_ports.h), so another process's port is EADDRINUSE too; a port of "any"
+ * is held on every device's address.
  */
 #ifndef URNIC_CM_PORTS_H
 #define URNIC_CM_PORTS_H

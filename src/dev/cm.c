@@ -133,6 +133,7 @@ void urnic_dev_cm_end(struct urnic_dev *d)
 	urnic_dev_cm_pass(d, urnic_dev_now_ns(), &deadline);
 	if (d->eng->tx.n)
 		urnic_dev_flush_tx(d->eng);
+	urnic_dev_publish_counters(d); /* what was sent here shows in `urnic counters` */
 	pthread_mutex_unlock(&d->lock);
 	/* The engine thread may sleep past the CM's new timer: a pass recomputes its wait. */
 	if (deadline)

@@ -103,6 +103,14 @@ void urnic_dev_notify_cqs(struct urnic_dev *d)
 	}
 }
 
+void urnic_dev_publish_counters(struct urnic_dev *d)
+{
+	if (!d->shm_counters)
+		return;
+	memcpy(d->shm_counters, d->eng->stats.counters, sizeof(d->eng->stats.counters));
+	((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = d->eng->qpt.end;
+}
+
 /* One pass of the NIC pipeline (without the receive if !rx: a doorbell's) at now_ns (0:
  * read the clock). Returns true if it did anything. The caller holds the device lock. */
 static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64_t now_ns)
@@ -154,10 +162,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	txn = e->stats.counters[URNIC_CTR_tx_packets] - tx0;
 	atomic_store_explicit(&d->last_pass_pkts, (uint32_t)(rxn > txn ? rxn : txn),
 			      memory_order_relaxed);
-	if (did && d->shm_counters) {
-		memcpy(d->shm_counters, e->stats.counters, sizeof(e->stats.counters));
-		((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = e->qpt.end;
-	}
+	if (did)
+		urnic_dev_publish_counters(d);
 	return did;
 }
 

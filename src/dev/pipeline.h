@@ -31,6 +31,10 @@ bool urnic_dev_beside_app(uint64_t now);
  * socket. */
 void urnic_dev_flush_tx(struct urnic_engine *e);
 
+/* Copies the device's counters into its counters file (counters_file.c), as every pass
+ * that did something does. Context: the device lock. */
+void urnic_dev_publish_counters(struct urnic_dev *d);
+
 /* The connection manager's part of a pass (cm.c), under the lock: its timers due at
  * now_ns, its MADs into the tx batch, its events to the sink; its next timer lowers
  * *deadline (0: none). Nothing when no CM is open. */

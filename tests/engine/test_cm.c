@@ -215,6 +215,24 @@ static void test_invalid_service_id(void)
 	teardown();
 }
 
+/* A REQ that comes just before its listener (park.c) is taken once the listener is
+ * there, within the wait; not rejected. */
+static void test_listen_after_req(void)
+{
+	setup();
+	connect_from0(5002, 0x11, 1);
+	link_run(&link, link.now_ns + URNIC_CM_PARK_NS / 2);
+	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_REJECTED], 0);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_req_parked), 1);
+	listen_on(1, 5002, 4);
+	link_run(&link, link.now_ns + 10 * MS);
+	CHECK_EQ(link.side[1].events[URNIC_CM_EVENT_CONNECT_REQUEST], 1);
+	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_ESTABLISHED], 1);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_req_unparked), 1);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_rej_invalid_service), 0);
+	teardown();
+}
+
 /* Holds every connect request unanswered; remembers them. */
 static uint32_t held[16];
 static unsigned nheld;
@@ -524,6 +542,7 @@ int main(void)
 	RUN(test_establish_and_disconnect);
 	RUN(test_reject_by_consumer);
 	RUN(test_invalid_service_id);
+	RUN(test_listen_after_req);
 	RUN(test_backlog_overflow);
 	RUN(test_table_full);
 	RUN(test_timewait);

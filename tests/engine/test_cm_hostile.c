@@ -229,9 +229,19 @@ static void test_req_flood(void)
 		req(&m, i, i, 7175);
 		CHECK_EQ(feed(&m, &attacker), 0);
 	}
+	/* The first few wait for a listener (park.c), bounded; the rest are refused now. */
+	CHECK_EQ(urnic_cm_counter(cm, URNIC_CM_C_req_parked), URNIC_CM_PARK_SLOTS);
+	CHECK_EQ(out_by_attr[URNIC_CM_ATTR_REJ - 0x10], 1000 - URNIC_CM_PARK_SLOTS);
+	CHECK_EQ(urnic_cm_next_deadline(cm), URNIC_CM_PARK_NS);
+	urnic_cm_tick(cm, URNIC_CM_PARK_NS - 1);
+	drain();
+	CHECK_EQ(out_by_attr[URNIC_CM_ATTR_REJ - 0x10], 1000 - URNIC_CM_PARK_SLOTS);
+	urnic_cm_tick(cm, URNIC_CM_PARK_NS);
+	drain();
 	CHECK_EQ(out_by_attr[URNIC_CM_ATTR_REJ - 0x10], 1000);
 	CHECK_EQ(urnic_cm_counter(cm, URNIC_CM_C_rej_invalid_service), 1000);
 	CHECK_EQ(urnic_cm_conns_in_use(cm), 0);
+	CHECK_EQ(urnic_cm_next_deadline(cm), 0);
 	teardown();
 }
 
@@ -268,9 +278,10 @@ static void test_no_room(void)
 		if (urnic_cm_input(cm, &m, &attacker, 0) == 0)
 			taken++;
 	}
-	/* 16 slots, room kept for two MADs per input. */
-	CHECK_EQ(taken, 15);
-	CHECK_EQ(urnic_cm_counter(cm, URNIC_CM_C_drop_no_room), 85);
+	/* The first ones wait for a listener and send nothing yet (park.c); then 16 output
+	 * slots, room kept for two MADs per input. */
+	CHECK_EQ(taken, URNIC_CM_PARK_SLOTS + 15);
+	CHECK_EQ(urnic_cm_counter(cm, URNIC_CM_C_drop_no_room), 100 - taken);
 	drain();
 	CHECK_EQ(out_by_attr[URNIC_CM_ATTR_REJ - 0x10], 15);
 	teardown();

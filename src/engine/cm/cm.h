@@ -73,6 +73,13 @@ enum {
 	URNIC_CM_MAX_CONNS = 1 << 16,
 };
 
+/* A REQ for a service ID nobody listens on waits this long for a listener before its
+ * REJ 'invalid service ID', in one of this many slots (park.c; full: rejected now). */
+enum {
+	URNIC_CM_PARK_SLOTS = 16,
+	URNIC_CM_PARK_NS = 2000000,
+};
+
 /* A peer as the CM sees it: its GID (RoCEv2: its IP address, ::ffff:a.b.c.d for IPv4)
  * and the UDP source port its MADs came from (0: not known; replies go to 4791). */
 struct urnic_cm_addr {

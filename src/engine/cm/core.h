@@ -77,8 +77,17 @@ struct cm_event_ring {
 	uint32_t cap, head, count;
 };
 
+/* A REQ that found no listener, waiting a moment for one (park.c). */
+struct cm_parked {
+	bool used;
+	uint64_t until;
+	struct urnic_cm_addr from;
+	struct urnic_cm_mad mad;
+};
+
 struct urnic_cm {
 	struct urnic_cm_config cfg;
+	struct cm_parked parked[URNIC_CM_PARK_SLOTS];
 	struct cm_conn *conns;
 	uint32_t idx_bits; /* local comm ID: owner << 24 | ((gen << idx_bits | index) ^ operand) */
 	uint32_t operand;  /* 24 random bits (cm.c's random_id_operand) */
@@ -202,6 +211,13 @@ void urnic_cm_issue_sidr_rep(struct urnic_cm *cm, const struct urnic_cm_mad *sid
 			     const struct urnic_cm_addr *to, uint8_t status);
 
 /* The message files: a handler per received message, and what other files send. */
+/* park.c: holds a REQ that found no listener for URNIC_CM_PARK_NS (false: no room, it
+ * is rejected now); the tick takes it to the listener that appeared, or rejects it
+ * (reason 8) when its time is up, and lowers *next to the earliest wait left. */
+bool urnic_cm_park(struct urnic_cm *cm, const struct urnic_cm_mad *m,
+		   const struct urnic_cm_addr *from, uint64_t now_ns);
+void urnic_cm_park_tick(struct urnic_cm *cm, uint64_t now_ns, uint64_t *next);
+
 int urnic_cm_rx_req(struct urnic_cm *cm, const struct urnic_cm_mad *m,
 		    const struct urnic_cm_addr *from, uint64_t now_ns);
 int urnic_cm_rx_rtu(struct urnic_cm *cm, const struct urnic_cm_mad *m,

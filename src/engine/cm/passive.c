@@ -111,6 +111,8 @@ int urnic_cm_rx_req(struct urnic_cm *cm, const struct urnic_cm_mad *m,
 	if (c)
 		return stale_req(cm, c, m, from, now_ns);
 	l = urnic_cm_listener_find(cm, req->service_id);
+	if (!l && urnic_cm_park(cm, m, from, now_ns))
+		return 0;
 	if (!l) {
 		urnic_cm_issue_rej(cm, m, from, URNIC_CM_REJ_INVALID_SERVICE_ID,
 				   URNIC_CM_MSG_CODE_REQ);

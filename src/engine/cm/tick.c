@@ -83,6 +83,7 @@ void urnic_cm_tick(struct urnic_cm *cm, uint64_t now_ns)
 		if (c->in_use && c->deadline_ns && (!next || c->deadline_ns < next))
 			next = c->deadline_ns;
 	}
+	urnic_cm_park_tick(cm, now_ns, &next);
 	cm->next_deadline = next;
 }
 
