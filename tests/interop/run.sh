@@ -383,6 +383,11 @@ HOST_RC=$?
 T_TOOL=$(secs "$T0")
 # killed at TOOL_TIMEOUT: the VM's watchdog says what rxe holds, if its tool hangs too
 [ "$HOST_RC" = 124 ] && { wait_vm URNIC-STUCK 60; vm_unfinished "urnic's $TOOL stalled"; }
+# urnic's half failed: the VM's may wait for it until its own watchdog; that says nothing
+# more (an rdma_cm server waits for a connection that is not coming)
+if [ "$HOST_RC" != 0 ] && ! wait_vm URNIC-RESULT 15; then
+	fail "urnic's $TOOL exited with status $HOST_RC (the VM's still runs)"
+fi
 wait_vm URNIC-RESULT 60 || vm_unfinished
 wait "$VM_PID"
 sleep 0.3 # the last frames reach tcpdump
