@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # build-image.sh - the interop VM: Debian's own kernel (rdma_rxe, Soft-RoCE) and a busybox
-# initramfs carrying rdma-core's unmodified tools (ibverbs-utils, perftest, iproute2's rdma).
+# initramfs carrying rdma-core's unmodified tools (ibverbs-utils, perftest, rdmacm-utils,
+# iproute2's rdma) and the kernel's connection manager (ib_cm, rdma_cm, rdma_ucm).
 #
 # Built once and reused: the image in $URNIC_INTEROP_CACHE/out is kept while its stamp
 # (this script, the kernel release and the versions of the packages copied into it)
@@ -19,7 +20,8 @@ set -euo pipefail
 CACHE="${URNIC_INTEROP_CACHE:-/var/cache/urnic-interop}"
 OUT="$CACHE/out"
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
-HOST_PKGS="busybox-static ibverbs-utils ibverbs-providers perftest libibverbs1 iproute2 kmod
+HOST_PKGS="busybox-static ibverbs-utils ibverbs-providers perftest libibverbs1 rdmacm-utils
+           librdmacm1 iproute2 kmod
            cpio gzip qemu-system-x86 tcpdump tshark nftables"
 
 log() { echo "[interop-image] $*" >&2; }
@@ -55,7 +57,8 @@ KPKG="linux-image-$KVER"
 stamp() {
 	sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1
 	echo "kernel=$KPKG"
-	for p in busybox-static ibverbs-utils ibverbs-providers perftest libibverbs1 iproute2; do
+	for p in busybox-static ibverbs-utils ibverbs-providers perftest libibverbs1 rdmacm-utils \
+		librdmacm1 iproute2; do
 		echo "$p=$(dpkg-query -W -f='${Version}' "$p")"
 	done
 }
@@ -90,8 +93,10 @@ depmod -b "$KROOT" "$KVER"
 
 # ---------------------------------------------------------------- modules
 # In insmod order. rdma_rxe needs the crypto "crc32" that modules.dep does not list.
-WANT_MODS="virtio_pci virtio_net crc32_generic crc32-pclmul ib_core ib_uverbs udp_tunnel
-           ip6_udp_tunnel rdma_rxe"
+# rdma_ucm (/dev/infiniband/rdma_cm, librdmacm's kernel interface) pulls in rdma_cm,
+# ib_cm and iw_cm; ib_cm answers CM MADs on QP 1 once rxe0 exists.
+WANT_MODS="virtio_pci virtio_net crc32_generic crc32-pclmul ib_core ib_uverbs ib_cm iw_cm
+           rdma_cm rdma_ucm udp_tunnel ip6_udp_tunnel rdma_rxe"
 ROOT="$CACHE/initramfs-root"
 rm -rf "$ROOT"
 mkdir -p "$ROOT"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc/libibverbs.d,etc/urnic,proc,sys,dev}
@@ -109,7 +114,9 @@ done | awk '!seen[$0]++' | while read -r ko; do
 	cp "$ko" "$ROOT/$rel"
 	echo "/$rel" >>"$ROOT/etc/urnic/modules.list"
 done
-grep -q rdma_rxe "$ROOT/etc/urnic/modules.list" || die "no rdma_rxe module in $KPKG"
+for m in rdma_rxe ib_cm rdma_cm rdma_ucm; do
+	grep -q "/$m.ko" "$ROOT/etc/urnic/modules.list" || die "no $m module in $KPKG"
+done
 
 # ---------------------------------------------------------------- userspace
 cp /bin/busybox "$ROOT/usr/bin/busybox"
@@ -119,7 +126,8 @@ done
 BINS="/usr/bin/rdma /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong
       /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpong
       /usr/bin/ib_write_bw /usr/bin/ib_write_lat /usr/bin/ib_read_bw /usr/bin/ib_read_lat
-      /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_atomic_bw /usr/bin/ib_atomic_lat"
+      /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_atomic_bw /usr/bin/ib_atomic_lat
+      /usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy"
 PROVIDERS="$ARCH_LIB/libibverbs/librxe-rdmav34.so"
 for f in $BINS; do
 	[ -x "$f" ] || die "missing binary $f"
@@ -129,7 +137,8 @@ done
 mkdir -p "$ROOT$ARCH_LIB/libibverbs"
 for f in $PROVIDERS; do cp -L "$f" "$ROOT$f"; done
 cp /etc/libibverbs.d/rxe.driver "$ROOT/etc/libibverbs.d/"
-# every shared library of the ELF files above (ldd lists them all)
+# every shared library of the ELF files above (ldd lists them all: Debian's
+# librdmacm.so.1 comes with rdmacm-utils' tools)
 for f in $BINS $PROVIDERS; do
 	ldd "$f" | awk '/=>/ && $3 ~ /^\//{print $3} /^\t\/.*ld-linux/{print $1}'
 done | sort -u | while read -r lib; do
@@ -145,7 +154,8 @@ printf '127.0.0.1 localhost\n' >"$ROOT/etc/hosts"
 echo "$KVER" >"$ROOT/etc/urnic/kver"
 {
 	echo "kernel_package=$KPKG $KPKG_VER"
-	for p in ibverbs-utils ibverbs-providers perftest iproute2 busybox-static; do
+	for p in ibverbs-utils ibverbs-providers perftest rdmacm-utils librdmacm1 iproute2 \
+		busybox-static; do
 		echo "$p=$(dpkg-query -W -f='${Version}' "$p")"
 	done
 } >"$OUT/versions.txt"

@@ -40,12 +40,16 @@ TOOL_TIMEOUT="${TOOL_TIMEOUT:-120}"
 
 # ---------------------------------------------------------------- scenarios
 # scenario NAME: sets TOOL, OPTS (the same on both sides), MTU (br0, tap0, eth0), LOSS
-# (percent of non-ACK RoCE packets nftables drops each way) and GOLDEN_PKTS.
+# (percent of non-ACK RoCE packets nftables drops each way), CM_LOSS (percent of CM MADs,
+# to QP 1, dropped each way on top of LOSS) and GOLDEN_PKTS. rdmacm-utils' tools (CM=1)
+# connect through rdma_cm: CM MADs on QP 1, urnic's from the drop-in librdmacm.so.1;
+# CM_PS and CM_PORT are the rdma_cm port space and port urnic's server listens on.
 SCENARIOS="rc_pingpong rc_pingpong_s1 rc_pingpong_s65536 rc_pingpong_m1024 rc_pingpong_m4096
 	ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
-	ud_pingpong uc_pingpong rc_pingpong_loss"
+	ud_pingpong uc_pingpong rc_pingpong_loss rping rping_loss ucmatose udaddy"
 scenario() {
-	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 GOLDEN_PKTS=100
+	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 CM_LOSS=0 GOLDEN_PKTS=100 CM=0 PINGS=0
+	CM_PS=262 CM_PORT=$PP_PORT # RDMA_PS_TCP
 	case $1 in
 	rc_pingpong) OPTS="-c" ;; # the defaults: 4096 bytes, 1000 iterations, MTU 1024
 	rc_pingpong_s1) OPTS="-c -s 1" ;;
@@ -64,6 +68,19 @@ scenario() {
 	ud_pingpong) TOOL=ibv_ud_pingpong OPTS="-c -s 1024 -n 500" ;;
 	uc_pingpong) TOOL=ibv_uc_pingpong OPTS="-c -n 500" ;;
 	rc_pingpong_loss) OPTS="-c -n 300" LOSS=5 GOLDEN_PKTS=150 ;;
+	# REQ, REP, RTU; SEND, READ, SEND, SEND, WRITE, SEND a ping (-V: the client compares
+	# what came back); DREQ, DREP
+	rping) TOOL=rping CM=1 PINGS=100 OPTS="-v -V -C 100 -S 64 -p $PP_PORT" ;;
+	# a CM MAD lost in 4 (besides the 5 % of all but ACKs and DREQs): CM retransmissions
+	# (REQ and REP again after their response timeout, duplicates answered). 50 pings:
+	# each lost packet costs rdma_cm's ACK timeout (about 2 s); 100 took 110 s.
+	rping_loss) TOOL=rping CM=1 PINGS=50 OPTS="-v -V -C 50 -S 64 -p $PP_PORT" LOSS=5 \
+		CM_LOSS=25 GOLDEN_PKTS=150 ;;
+	# 3 connections of one listener, 10 SENDs of 100 bytes each way on each
+	ucmatose) TOOL=ucmatose CM=1 OPTS="-c 3 -C 10 -p $PP_PORT" ;;
+	# SIDR_REQ/SIDR_REP (the UD QP's number and Q_Key), then UD SENDs; udaddy's port is
+	# always 7174, in RDMA_PS_UDP
+	udaddy) TOOL=udaddy CM=1 OPTS="-c 3 -C 10" CM_PS=273 CM_PORT=7174 ;;
 	*) return 1 ;;
 	esac
 }
@@ -103,6 +120,12 @@ fail() {
 [ "$(id -u)" = 0 ] || { say "SKIP: needs root (namespace, tap, nftables)"; exit 77; }
 : "${LIBDIR:?LIBDIR not set}" "${PCAP_ICRC:?PCAP_ICRC not set}"
 [ -e "$LIBDIR/libibverbs.so.1" ] || { echo "no $LIBDIR/libibverbs.so.1" >&2; exit 1; }
+# rdmacm-utils' tools need the drop-in librdmacm.so.1 beside it (src/cm/): without it they
+# would load Debian's, which finds no RDMA device in the namespace
+if [ "$CM" = 1 ] && [ ! -e "$LIBDIR/librdmacm.so.1" ]; then
+	echo "$NAME: FAIL: no $LIBDIR/librdmacm.so.1 (urnic's drop-in librdmacm)" >&2
+	exit 1
+fi
 KEEP=0
 if [ -n "${OUTDIR:-}" ]; then
 	rm -rf "$OUTDIR"
@@ -157,15 +180,25 @@ nsx ip tuntap add dev tap0 mode tap || fail "cannot create tap0 (/dev/net/tun)"
 nsx ip link set tap0 mtu "$MTU" master br0 up
 if [ "$LOSS" -gt 0 ]; then
 	# RoCEv2 packets to and from urnic's address, except ACKNOWLEDGE (BTH opcode 17,
-	# the first byte after the UDP header): see docs/interop.md for why.
+	# the first byte after the UDP header): see docs/interop.md for why. CM MADs (UD
+	# SEND ONLY to QP 1: the BTH's destination QP, bits 104-127 after the UDP header's
+	# start) are dropped by the first rule of each chain, at CM_LOSS %, and by the
+	# second as any other packet. DREQs (attribute 0x15, the MAD's bytes 16-17: bits
+	# 352-367) are spared as ACKs are, for the same reason: rping's client sends its DREQ
+	# and exits, its ID destroyed, which ends the DREQ's retries (Linux's cm_destroy_id
+	# cancels them the same way); one lost DREQ leaves the server waiting for ever.
 	nsx nft -f - <<EOF || fail "nftables rules"
 table inet urnic_interop_loss {
 	chain in {
 		type filter hook input priority 0; policy accept;
+		udp dport 4791 @th,104,24 == 1 @th,352,16 == 0x15 accept
+		udp dport 4791 @th,104,24 == 1 numgen random mod 100 < $CM_LOSS counter drop
 		udp dport 4791 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
 	}
 	chain out {
 		type filter hook output priority 0; policy accept;
+		udp dport 4791 @th,104,24 == 1 @th,352,16 == 0x15 accept
+		udp dport 4791 @th,104,24 == 1 numgen random mod 100 < $CM_LOSS counter drop
 		udp dport 4791 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
 	}
 }
@@ -219,14 +252,29 @@ wait_vm() {
 }
 
 # ---------------------------------------------------------------- urnic
-case $TOOL in ib_*) GFLAG=-x ;; *) GFLAG=-g ;; esac
+# The verbs tools get urnic's GID index (-g 1, -x 1); rdma_cm's find the device from the
+# addresses: their own (-a/-b as a server, -I/-b as a client) and the server's.
+case $TOOL in ib_*) GARGS="-x 1" ;; rping | ucmatose | udaddy) GARGS="" ;; *) GARGS="-g 1" ;; esac
+case $TOOL in
+rping) CM_SERVER="-s -a $HOST_IP" CM_CLIENT="-c -I $HOST_IP -a" ;;
+*) CM_SERVER="-b $HOST_IP" CM_CLIENT="-b $HOST_IP -s" ;;
+esac
 HOST_LOG=$OUTDIR/urnic.log
 # urnic_tool [PEER]: the same tool over the drop-in, in the namespace, in the background
-# (ip netns exec and env exec: $! is the tool itself)
+# (ip netns exec, env and stdbuf exec: $! is the tool itself). Its stdout is line-buffered:
+# urnic's counters, printed on stderr at exit, came in the middle of a line of rping's
+# (a block-buffered stdout flushed after them) and were not found.
 urnic_tool() {
+	local role=()
+	if [ "$CM" = 1 ]; then
+		# shellcheck disable=SC2206 # the addresses' options, split on purpose
+		if [ $# = 0 ]; then role=($CM_SERVER); else role=($CM_CLIENT "$1"); fi
+		set --
+	fi
 	# shellcheck disable=SC2086 # OPTS is an option list
 	ip netns exec "$NS" env LD_LIBRARY_PATH="$LIBDIR" URNIC_ADDR=$HOST_IP \
-		URNIC_PRINT_COUNTERS=1 "$TOOL" $GFLAG 1 $OPTS "$@" >"$HOST_LOG" 2>&1 &
+		URNIC_PRINT_COUNTERS=1 stdbuf -oL "$TOOL" $GARGS "${role[@]}" $OPTS "$@" \
+		>"$HOST_LOG" 2>&1 &
 	HOST_PID=$!
 	PIDS+=("$HOST_PID")
 }
@@ -310,19 +358,35 @@ for _ in $(seq 100); do
 done
 nsx ip link show br0 | grep -q LOWER_UP || fail "br0 has no carrier: qemu did not open tap0"
 
+# listening: urnic's server waits for its peer: the verbs tools on TCP PP_PORT (they
+# exchange QPNs over TCP), rdma_cm's on their port, an abstract unix name the drop-in
+# librdmacm binds for every process of the address (src/transport/cm_ports.c)
+listening() {
+	if [ "$CM" = 1 ]; then
+		nsx ss -Hxa | grep -q "@urnic\.$HOST_IP\.cm\.$CM_PS\.$CM_PORT "
+	else
+		nsx ss -Hltn "sport = :$PP_PORT" | grep -q .
+	fi
+}
 if [ "$DIR" = urnic_server ]; then
-	say "urnic: $TOOL $GFLAG 1 $OPTS (server, $HOST_IP); rxe in the VM: client ($VM_IP)"
+	say "urnic: $TOOL $GARGS $OPTS (server, $HOST_IP); rxe in the VM: client ($VM_IP)"
 	urnic_tool
 	for _ in $(seq 100); do
-		nsx ss -Hltn "sport = :$PP_PORT" | grep -q . && break
+		listening && break
 		kill -0 "$HOST_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	nsx ss -Hltn "sport = :$PP_PORT" | grep -q . || fail "urnic's $TOOL does not listen"
+	if ! listening; then
+		if [ "$CM" != 1 ] || ! kill -0 "$HOST_PID" 2>/dev/null; then
+			fail "urnic's $TOOL does not listen"
+		fi
+		# an rdma_cm client retries a REQ the server was not ready for (guest/init)
+		say "urnic's $TOOL holds no port name (ss -xa); the VM's client retries until it listens"
+	fi
 	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
 	T_READY=$(secs "$T0")
 else
-	say "rxe in the VM: $TOOL (server, $VM_IP); urnic: $TOOL $GFLAG 1 $OPTS (client, $HOST_IP)"
+	say "rxe in the VM: $TOOL (server, $VM_IP); urnic: $TOOL $GARGS $OPTS (client, $HOST_IP)"
 	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
 	T_READY=$(secs "$T0")
 	wait_vm URNIC-LISTENING 60 || fail "rxe's $TOOL does not listen"
@@ -333,6 +397,11 @@ HOST_RC=$?
 T_TOOL=$(secs "$T0")
 # killed at TOOL_TIMEOUT: the VM's watchdog says what rxe holds, if its tool hangs too
 [ "$HOST_RC" = 124 ] && { wait_vm URNIC-STUCK 60; vm_unfinished "urnic's $TOOL stalled"; }
+# urnic's half failed: the VM's may wait for it until its own watchdog; that says nothing
+# more (an rdma_cm server waits for a connection that is not coming)
+if [ "$HOST_RC" != 0 ] && ! wait_vm URNIC-RESULT 15; then
+	fail "urnic's $TOOL exited with status $HOST_RC (the VM's still runs)"
+fi
 wait_vm URNIC-RESULT 60 || vm_unfinished
 wait "$VM_PID"
 sleep 0.3 # the last frames reach tcpdump
@@ -362,12 +431,26 @@ say "rxe hw_counters:$RXE_CTR"
 if [ "$DIR" = urnic_server ]; then CLIENT_LOG=$OUTDIR/rxe.log; else CLIENT_LOG=$HOST_LOG; fi
 case $TOOL in
 ibv_*) ok='bytes in .* seconds' logs="$HOST_LOG $OUTDIR/rxe.log" ;;
+# rping's client prints each ping it read back and checked (-V), the last one numbered
+# PINGS-1; ucmatose and udaddy end with their status on both sides
+rping) ok="^ping data: rdma-ping-$((PINGS - 1)):" logs=$CLIENT_LOG ;;
+ucmatose | udaddy) ok='^return status 0' logs="$HOST_LOG $OUTDIR/rxe.log" ;;
 *) ok='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' logs=$CLIENT_LOG ;; # perftest's result row
 esac
 for log in $logs; do
 	grep -Eq "$ok" "$log" || fail "no result line in $(basename "$log")"
 done
 grep -q 'invalid data' "$HOST_LOG" "$OUTDIR/rxe.log" && fail "payload check failed"
+if [ "$TOOL" = rping ]; then
+	n=$(grep -c '^ping data: rdma-ping-' "$CLIENT_LOG")
+	[ "$n" = "$PINGS" ] || fail "rping's client checked $n pings of $PINGS"
+	grep -q 'data mismatch' "$HOST_LOG" "$OUTDIR/rxe.log" && fail "rping's data mismatch"
+fi
+# the connection manager's own (urnic's cm_* counters): nothing it could not decode or
+# encode, no impossible transition, no connection given up
+for c in cm_drop_decode cm_internal_bad_transition cm_internal_encode cm_unreachable; do
+	[ "$(ctr "$HOST_LOG" $c)" = 0 ] || fail "urnic counted $c = $(ctr "$HOST_LOG" $c)"
+done
 for c in drop_bad_icrc drop_bad_header retry_exceeded rnr_retry_exceeded cq_overflow; do
 	[ "$(ctr "$HOST_LOG" $c)" = 0 ] || fail "urnic counted $c = $(ctr "$HOST_LOG" $c)"
 done
@@ -376,10 +459,13 @@ for c in retry_exceeded_err retry_rnr_exceeded_err; do
 done
 if [ "$LOSS" -gt 0 ]; then
 	say "nftables: $(nsx nft list table inet urnic_interop_loss | grep -o 'packets [0-9]*' |
-		tr '\n' ' ')dropped (input, output)"
+		tr '\n' ' ')dropped (input: CM MADs, others; output: CM MADs, others)"
 	[ "$(ctr "$HOST_LOG" retransmit_pkts)" -gt 0 ] || fail "urnic retransmitted nothing"
 	[ "$(rxe_ctr completer_retry_err)" -gt 0 ] || fail "rxe retransmitted nothing"
 fi
+# URNIC_PRINT_COUNTERS prints at ibv_close_device or exit: none means the checks above
+# saw zeros
+[ -n "$URNIC_CTR" ] || say "urnic printed no counters: the checks of its counters saw none"
 
 # The wire: tshark, with Wireshark's defaults (not a user's profile), except that it
 # does not guess what a RoCE payload carries: its InfiniBand dissector takes payload
@@ -404,6 +490,32 @@ say "capture: $frames RoCEv2 frames ($from_urnic from urnic, $from_rxe from rxe)
 [ "$ib" = "$frames" ] || fail "only $ib of $frames frames dissect as RoCEv2 with a BTH"
 [ "$bad" = 0 ] || { head "$OUTDIR/malformed.txt"; fail "$bad malformed frames or warnings"; }
 if [ "$from_urnic" = 0 ] || [ "$from_rxe" = 0 ]; then fail "not both sides on the wire"; fi
+# CM MADs: every packet to QP 1 is a MAD of the CM class (0x07) whose attribute is a CM
+# message (IBTA 16.7: 0x10 REQ ... 0x18 SIDR_REP), and those tshark 4.0 takes apart (REQ,
+# REJ, REP, RTU, DREQ, DREP) show their fields: a message it could not read would lack
+# them (and be malformed, checked above).
+if [ "$CM" = 1 ]; then
+	"${TS[@]}" -Y 'infiniband.bth.destqp == 1' -T fields -e ip.src -e infiniband.mad.mgmtclass \
+		-e infiniband.mad.attributeid -e infiniband.cm.req.localqpn \
+		-e infiniband.cm.rej.reason -e infiniband.cm.rep.localqpn \
+		-e infiniband.cm.rtu.localcommid -e infiniband.cm.dreq.localcommid \
+		-e infiniband.cm.drsp.localcommid 2>/dev/null >"$OUTDIR/cm.txt"
+	awk -F'\t' 'BEGIN { split("0x0010 0x0012 0x0013 0x0014 0x0015 0x0016", a, " ")
+		for (i = 1; i <= 6; i++) col[a[i]] = i + 3
+		split("REQ MRA REJ REP RTU DREQ DREP SIDR_REQ SIDR_REP", nm, " ")
+		for (i = 1; i <= 9; i++) name[sprintf("0x%04x", 15 + i)] = nm[i] }
+	{ ok = $2 == "0x07" && ($3 in name) && (!($3 in col) || $col[$3] != "")
+	  if (!ok) { bad++; print "bad CM MAD from " $1 ": class " $2 " attribute " $3 > "/dev/stderr" }
+	  n[$1 " " (($3 in name) ? name[$3] : $3)]++ }
+	END { for (k in n) printf "%s x%d\n", k, n[k]; exit bad > 0 }' "$OUTDIR/cm.txt" \
+		>"$OUTDIR/cm-summary.txt" 2>"$OUTDIR/cm-bad.txt"
+	cm_rc=$?
+	say "CM MADs: $(sort "$OUTDIR/cm-summary.txt" | tr '\n' ',' | sed 's/,$//')"
+	[ "$cm_rc" = 0 ] || { cat "$OUTDIR/cm-bad.txt"; fail "CM MADs tshark does not read as CM"; }
+	for ip in $HOST_IP $VM_IP; do
+		grep -q "^$ip " "$OUTDIR/cm-summary.txt" || fail "no CM MAD from $ip"
+	done
+fi
 "$PCAP_ICRC" "$PCAP" >"$OUTDIR/icrc.txt" 2>&1 || { cat "$OUTDIR/icrc.txt"; fail "bad ICRC"; }
 say "$(tail -1 "$OUTDIR/icrc.txt")"
 

@@ -155,6 +155,23 @@ static const struct interop_expect interop_expects[] = {
 	{ "uc_pingpong",
 	  1024,
 	  { URNIC_OP_UC_SEND_FIRST, URNIC_OP_UC_SEND_MIDDLE, URNIC_OP_UC_SEND_LAST, END_OPS } },
+	/* rdma_cm: CM MADs (256 bytes, UD SEND ONLY to QP 1) set the connection up; rping's
+	 * SEND, READ and WRITE of 64 bytes follow */
+	{ "rping",
+	  256,
+	  { URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_SEND_ONLY, URNIC_OP_RC_RDMA_READ_REQUEST,
+	    URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, URNIC_OP_RC_RDMA_WRITE_ONLY,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "rping_loss",
+	  256,
+	  { URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_SEND_ONLY, URNIC_OP_RC_RDMA_READ_REQUEST,
+	    URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY, URNIC_OP_RC_RDMA_WRITE_ONLY,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	{ "ucmatose",
+	  256,
+	  { URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_SEND_ONLY, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	/* SIDR_REQ/SIDR_REP, then UD SENDs between the resolved QPs */
+	{ "udaddy", 256, { URNIC_OP_UD_SEND_ONLY, END_OPS } },
 };
 
 #define NINTEROP (sizeof(interop_expects) / sizeof(interop_expects[0]))
