@@ -26,7 +26,8 @@ say "built $(basename "$deb")"
 
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./||' >"$SYS_WORK/contents.log"
 L=usr/$INSTALL_LIBDIR
-for f in usr/bin/urnic usr/bin/urnic-demo "$L/urnic/libibverbs.so.1" "$L/urnic/libmlx5.so.1" \
+for f in usr/bin/urnic usr/bin/urnic-demo "$L/urnic/libibverbs.so.1" "$L/urnic/librdmacm.so.1" \
+	"$L/urnic/libmlx5.so.1" \
 	"$L/urnic/libefa.so.1" "$L/liburnic.so.1" "$L/liburnic.so" "$L/pkgconfig/urnic.pc" \
 	usr/share/man/man1/urnic.1 usr/share/man/man5/urnic.conf.5 usr/share/man/man7/urnic.7 \
 	usr/share/urnic/wireshark/xrceth.lua usr/share/doc/urnic/README.md \

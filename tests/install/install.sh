@@ -33,6 +33,7 @@ runpath() { readelf -d "$1" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'; }
 
 check_tree() {
 	for f in bin/urnic bin/urnic-demo "$INSTALL_LIBDIR/urnic/libibverbs.so.1" \
+		"$INSTALL_LIBDIR/urnic/librdmacm.so.1" \
 		"$INSTALL_LIBDIR/urnic/libmlx5.so.1" "$INSTALL_LIBDIR/urnic/libefa.so.1" \
 		"$INSTALL_LIBDIR/liburnic.so.1" "$INSTALL_LIBDIR/liburnic.so" \
 		"$INSTALL_LIBDIR/pkgconfig/urnic.pc" share/man/man1/urnic.1 \
