@@ -162,3 +162,17 @@ int urnic_dev_cm_devices(struct urnic_dev ***out)
 {
 	return urnic_dev_list(out);
 }
+
+void urnic_dev_cm_exit(struct urnic_dev *d)
+{
+	uint32_t left = 1;
+
+	pthread_mutex_lock(&d->lock);
+	for (int round = 0; d->cm && left && round < 64; round++) {
+		left = urnic_cm_destroy_all(d->cm, urnic_dev_now_ns());
+		urnic_gsi_send(d->eng);
+		if (d->eng->tx.n)
+			urnic_dev_flush_tx(d->eng);
+	}
+	pthread_mutex_unlock(&d->lock);
+}

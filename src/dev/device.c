@@ -214,9 +214,9 @@ static void stop(struct urnic_dev *d)
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A process that exits without closing its devices (an error path, exit() from a
- * tool) still prints its counters when asked, leaves no counters file behind and has
- * its captures written. The library is never unmapped (-z nodelete,
- * src/CMakeLists.txt), so this runs at exit only, with the engine threads still
+ * tool) still tells its rdma_cm peers (urnic_dev_cm_exit), prints its counters when
+ * asked, leaves no counters file behind and has its captures written. The library is never unmapped
+ * (-z nodelete, src/CMakeLists.txt), so this runs at exit only, with the engine threads still
  * running: it only reads, unlinks and writes out. */
 static void at_exit(void)
 {
@@ -229,6 +229,7 @@ static void at_exit(void)
 
 		if (!urnic_handover_started(&d->ho))
 			continue;
+		urnic_dev_cm_exit(d);
 		if (print)
 			urnic_dev_print_counters(d, stderr);
 		if (d->shm_path[0])

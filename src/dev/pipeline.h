@@ -40,6 +40,11 @@ void urnic_dev_publish_counters(struct urnic_dev *d);
  * *deadline (0: none). Nothing when no CM is open. */
 void urnic_dev_cm_pass(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline);
 
+/* At process exit (device.c): the connections this process's CM still holds are
+ * destroyed, and what that sends leaves now (a DREQ for an established one), as the
+ * kernel's rdma_cm does when a process dies with its ids. */
+void urnic_dev_cm_exit(struct urnic_dev *d);
+
 /* The engine thread's body (engine_thread.c). arg: the device. */
 void *urnic_dev_engine_thread(void *arg);
 

@@ -215,7 +215,7 @@ static void test_invalid_service_id(void)
 	teardown();
 }
 
-/* A REQ that comes just before its listener (park.c) is taken once the listener is
+/* A REQ that comes just before its listener (passive.c) is taken once the listener is
  * there, within the wait; not rejected. */
 static void test_listen_after_req(void)
 {
@@ -230,6 +230,25 @@ static void test_listen_after_req(void)
 	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_ESTABLISHED], 1);
 	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_req_unparked), 1);
 	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_rej_invalid_service), 0);
+	teardown();
+}
+
+/* The process goes with its connections (urnic_cm_destroy_all): the established one
+ * sends its DREQ, and the peer hears of it. */
+static void test_destroy_all(void)
+{
+	uint32_t conn;
+
+	setup();
+	listen_on(1, 5003, 4);
+	conn = connect_from0(5003, 0x11, 1);
+	link_run(&link, link.now_ns + 10 * MS);
+	CHECK_EQ(link_state(&link, 0, conn), URNIC_CM_ESTABLISHED);
+	CHECK_EQ(urnic_cm_destroy_all(link.side[0].cm, link.now_ns), 0);
+	link_pump(&link);
+	link_run(&link, link.now_ns + 10 * MS);
+	CHECK_EQ(link.side[1].events[URNIC_CM_EVENT_DISCONNECTED], 1);
+	CHECK_EQ(urnic_cm_destroy(link.side[0].cm, conn, link.now_ns), -ENOENT);
 	teardown();
 }
 
@@ -454,11 +473,12 @@ static void test_unlisten(void)
 	CHECK_EQ(urnic_cm_unlisten(link.side[1].cm, h), 0);
 	CHECK_EQ(urnic_cm_unlisten(link.side[1].cm, h), -ENOENT);
 	connect_from0(6000, 0x12, 0);
-	link_run(&link, 20 * MS);
+	link_run(&link, 20 * MS + URNIC_CM_PARK_NS); /* it waits for a listener first */
+	CHECK(link_last(&link, 0, URNIC_CM_EVENT_REJECTED));
 	CHECK_EQ(link_last(&link, 0, URNIC_CM_EVENT_REJECTED)->status,
 		 URNIC_CM_REJ_INVALID_SERVICE_ID);
 	CHECK_EQ(urnic_cm_accept(link.side[1].cm, held[0], &ap, link.now_ns), 0);
-	link_run(&link, 30 * MS);
+	link_run(&link, link.now_ns + 10 * MS);
 	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_ESTABLISHED], 1);
 	/* The listener's slot can take another service. */
 	listen_on(1, 6001, 1);
@@ -543,6 +563,7 @@ int main(void)
 	RUN(test_reject_by_consumer);
 	RUN(test_invalid_service_id);
 	RUN(test_listen_after_req);
+	RUN(test_destroy_all);
 	RUN(test_backlog_overflow);
 	RUN(test_table_full);
 	RUN(test_timewait);

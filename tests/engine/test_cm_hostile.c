@@ -229,7 +229,7 @@ static void test_req_flood(void)
 		req(&m, i, i, 7175);
 		CHECK_EQ(feed(&m, &attacker), 0);
 	}
-	/* The first few wait for a listener (park.c), bounded; the rest are refused now. */
+	/* The first few wait for a listener (passive.c), bounded; the rest are refused now. */
 	CHECK_EQ(urnic_cm_counter(cm, URNIC_CM_C_req_parked), URNIC_CM_PARK_SLOTS);
 	CHECK_EQ(out_by_attr[URNIC_CM_ATTR_REJ - 0x10], 1000 - URNIC_CM_PARK_SLOTS);
 	CHECK_EQ(urnic_cm_next_deadline(cm), URNIC_CM_PARK_NS);
@@ -278,7 +278,7 @@ static void test_no_room(void)
 		if (urnic_cm_input(cm, &m, &attacker, 0) == 0)
 			taken++;
 	}
-	/* The first ones wait for a listener and send nothing yet (park.c); then 16 output
+	/* The first ones wait for a listener and send nothing yet (passive.c); then 16 output
 	 * slots, room kept for two MADs per input. */
 	CHECK_EQ(taken, URNIC_CM_PARK_SLOTS + 15);
 	CHECK_EQ(urnic_cm_counter(cm, URNIC_CM_C_drop_no_room), 100 - taken);

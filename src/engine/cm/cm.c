@@ -125,6 +125,27 @@ int urnic_cm_destroy(struct urnic_cm *cm, uint32_t conn, uint64_t now_ns)
 	return 0;
 }
 
+uint32_t urnic_cm_destroy_all(struct urnic_cm *cm, uint64_t now_ns)
+{
+	uint32_t left = 0;
+
+	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
+		struct cm_conn *c = &cm->conns[i];
+
+		if (!c->in_use || !c->app_owned)
+			continue;
+		if (!cm_room(cm, 1, 0)) {
+			left++;
+			continue;
+		}
+		if (part(cm, c, now_ns))
+			c->app_owned = false;
+		else
+			urnic_cm_conn_release(cm, c);
+	}
+	return left;
+}
+
 int urnic_cm_set_user(struct urnic_cm *cm, uint32_t conn, uint64_t user)
 {
 	struct cm_conn *c = urnic_cm_handle(cm, conn);

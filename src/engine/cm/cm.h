@@ -74,10 +74,12 @@ enum {
 };
 
 /* A REQ for a service ID nobody listens on waits this long for a listener before its
- * REJ 'invalid service ID', in one of this many slots (park.c; full: rejected now). */
+ * REJ 'invalid service ID', in one of this many slots (passive.c; full: rejected now).
+ * 50 ms: perftest -R's server reached rdma_listen 2 ms after its handshake too late
+ * on a loaded 2-CPU machine. */
 enum {
 	URNIC_CM_PARK_SLOTS = 16,
-	URNIC_CM_PARK_NS = 2000000,
+	URNIC_CM_PARK_NS = 50000000,
 };
 
 /* A peer as the CM sees it: its GID (RoCEv2: its IP address, ::ffff:a.b.c.d for IPv4)
@@ -273,6 +275,11 @@ int urnic_cm_sidr_request(struct urnic_cm *cm, const struct urnic_cm_sidr_param 
 			  uint32_t *conn);
 int urnic_cm_sidr_reply(struct urnic_cm *cm, uint32_t conn,
 			const struct urnic_cm_sidr_reply_param *p, uint64_t now_ns);
+/* The process ends: every connection the application still holds goes as destroy()
+ * takes it, sending what cm.c's cm_destroy_id sends when the kernel closes a dead
+ * process's rdma_cm file (a DREQ for an established one). Returns how many are left for
+ * want of room in the output queue: drain it and call again. */
+uint32_t urnic_cm_destroy_all(struct urnic_cm *cm, uint64_t now_ns);
 /* The application's context for a connection (a passive one starts with its listener's). */
 int urnic_cm_set_user(struct urnic_cm *cm, uint32_t conn, uint64_t user);
 

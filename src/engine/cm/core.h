@@ -77,7 +77,7 @@ struct cm_event_ring {
 	uint32_t cap, head, count;
 };
 
-/* A REQ that found no listener, waiting a moment for one (park.c). */
+/* A REQ that found no listener, waiting a moment for one (passive.c). */
 struct cm_parked {
 	bool used;
 	uint64_t until;
@@ -211,7 +211,7 @@ void urnic_cm_issue_sidr_rep(struct urnic_cm *cm, const struct urnic_cm_mad *sid
 			     const struct urnic_cm_addr *to, uint8_t status);
 
 /* The message files: a handler per received message, and what other files send. */
-/* park.c: holds a REQ that found no listener for URNIC_CM_PARK_NS (false: no room, it
+/* passive.c: holds a REQ that found no listener for URNIC_CM_PARK_NS (false: no room, it
  * is rejected now); the tick takes it to the listener that appeared, or rejects it
  * (reason 8) when its time is up, and lowers *next to the earliest wait left. */
 bool urnic_cm_park(struct urnic_cm *cm, const struct urnic_cm_mad *m,

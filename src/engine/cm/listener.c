@@ -41,7 +41,7 @@ int urnic_cm_listen(struct urnic_cm *cm, uint64_t service_id, uint32_t backlog, 
 		.in_use = true, .service_id = service_id, .backlog = backlog, .user = user
 	};
 	*listener = (uint32_t)(l - cm->listeners) + 1;
-	/* A REQ parked for it (park.c) is taken at the next tick, which is due now. */
+	/* A REQ parked for it (passive.c) is taken at the next tick, which is due now. */
 	for (uint32_t i = 0; i < URNIC_CM_PARK_SLOTS; i++)
 		if (cm->parked[i].used && cm->parked[i].mad.msg.req.service_id == service_id)
 			cm->next_deadline = 1;
