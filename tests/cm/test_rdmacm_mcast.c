@@ -152,23 +152,32 @@ static void send_to(struct side *s, struct ibv_ah *ah, const char *text)
 }
 
 /* Both devices join; a datagram through the join's AH reaches the other's QP with the
- * sender's QPN; after the receiver leaves (a second leave: EADDRNOTAVAIL), none does. */
+ * sender's QPN, not a send-only member's QP (never attached: ucma_process_join); after
+ * the receiver leaves (a second leave: EADDRNOTAVAIL), none does. */
 static void test_join_send_leave(void)
 {
 	struct sockaddr_in g = sin_of(GROUP);
-	struct side s[2];
+	struct rdma_cm_join_mc_attr_ex ex = {
+		.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS | RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
+		.join_flags = RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER,
+		.addr = (struct sockaddr *)&g,
+	};
+	struct side s[3];
 	struct rdma_cm_event *ev;
-	struct ibv_ah *ah;
+	struct ibv_ah *ah = NULL;
 	struct ibv_wc wc;
-	int ctx[2];
+	int ctx[3];
 
 	memset(s, 0, sizeof(s));
-	for (int i = 0; i < 2; i++) {
-		s[i].id = bound(i, RDMA_PS_UDP);
+	for (int i = 0; i < 3; i++) {
+		s[i].id = bound(i == 2 ? 1 : i, RDMA_PS_UDP);
 		with_qp(&s[i]);
 	}
-	for (int i = 0; i < 2; i++) {
-		CHECK(rdma_join_multicast(s[i].id, (struct sockaddr *)&g, &ctx[i]) == 0);
+	for (int i = 0; i < 3; i++) {
+		if (i < 2)
+			CHECK(rdma_join_multicast(s[i].id, (struct sockaddr *)&g, &ctx[i]) == 0);
+		else
+			CHECK(rdma_join_multicast_ex(s[i].id, &ex, &ctx[i]) == 0);
 		ev = get_event();
 		check_join(ev, s[i].id, &ctx[i]);
 		if (i == 0) {
@@ -184,7 +193,8 @@ static void test_join_send_leave(void)
 	CHECK_EQ(wc.byte_len, GRH + MSG);
 	CHECK_EQ(wc.src_qp, s[0].id->qp->qp_num);
 	CHECK(!strcmp((char *)s[1].buf + GRH, "to the group"));
-	printf("ok datagram received\n");
+	CHECK(!poll_for(s[2].id->recv_cq, &wc, 100));
+	printf("ok datagram received, not by the send-only member\n");
 
 	CHECK(rdma_post_recv(s[1].id, NULL, s[1].buf, sizeof(s[1].buf), s[1].mr) == 0);
 	CHECK(rdma_leave_multicast(s[1].id, (struct sockaddr *)&g) == 0);
@@ -196,7 +206,7 @@ static void test_join_send_leave(void)
 
 	/* s[0] is still joined: rdma_destroy_qp detaches, rdma_destroy_id leaves. */
 	CHECK(ibv_destroy_ah(ah) == 0);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		rdma_destroy_qp(s[i].id);
 		CHECK(ibv_dereg_mr(s[i].mr) == 0);
 		CHECK(rdma_destroy_id(s[i].id) == 0);

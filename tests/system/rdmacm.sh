@@ -158,6 +158,9 @@ for tool in "$@"; do
 			"mckey -m 239.1.2.3 -b $C -s -C 20"
 		grep -q 'joined dgid: ::ffff:239.1.2.3' "$SYS_WORK/mckey.server.log" ||
 			fail "mckey: the receiver's log shows no join"
+		# -o: the sender joins as a send-only full member (its QP is not attached)
+		pair mckey-o 60 mcast:239.1.2.4 "mckey -m 239.1.2.4 -b $S -C 20" \
+			"mckey -m 239.1.2.4 -b $C -s -o -C 20"
 		;;
 	ib_*) # perftest over rdma_cm (-R): its own first connection carries the handshake
 		pair "$tool" 120 $PORT "$tool -R -F -n 200 -p $PORT" \
