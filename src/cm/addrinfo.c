@@ -3,7 +3,7 @@
  * addrinfo.c - the convenience calls over the rest: rdma_getaddrinfo(3) (getaddrinfo
  * with the RAI_ flags and the port space's QP type), rdma_create_ep(3) and
  * rdma_destroy_ep, rdma_get_request(3), rdma_migrate_id(3), rdma_event_str(3) with
- * librdmacm's strings, rpoll, and the multicast calls, not supported yet (ENOSYS).
+ * librdmacm's strings, and rpoll. Multicast joins: mcast.c.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -294,29 +294,6 @@ EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
 	if ((unsigned int)event < sizeof(names) / sizeof(names[0]) && names[event])
 		return names[event];
 	return "UNKNOWN EVENT";
-}
-
-/* Multicast is not supported yet: ENOSYS. */
-EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	(void)id, (void)addr, (void)context;
-	errno = ENOSYS;
-	return -1;
-}
-
-EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr,
-				  void *context)
-{
-	(void)id, (void)attr, (void)context;
-	errno = ENOSYS;
-	return -1;
-}
-
-EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	(void)id, (void)addr;
-	errno = ENOSYS;
-	return -1;
 }
 
 /* rsockets' rpoll(3) is poll(2) for descriptors that are no rsockets, and there are no

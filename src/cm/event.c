@@ -208,6 +208,10 @@ static int from_cm(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 int urnic_rdma_translate(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 {
 	e->ev.id = &it->id->id;
+	if (it->mc) {
+		urnic_rdma_mc_event(it, e);
+		return 0;
+	}
 	if (it->local) {
 		e->ev.event = it->type;
 		e->ev.status = it->status;

@@ -425,6 +425,7 @@ EXPORT int rdma_destroy_id(struct rdma_cm_id *cid)
 	id->destroying = true;
 	pthread_mutex_unlock(&urnic_rdma_lock);
 	urnic_rdma_cm_destroy(id);
+	urnic_rdma_mc_leave_all(id);
 	pthread_mutex_lock(&urnic_rdma_lock);
 	urnic_rdma_unregister(id);
 	while (id->events_out > 0)

@@ -288,6 +288,7 @@ EXPORT void rdma_destroy_qp(struct rdma_cm_id *cid)
 {
 	if (!cid || !cid->qp)
 		return;
+	urnic_rdma_mc_detach_all(urnic_rdma_id_of(cid));
 	ibv_destroy_qp(cid->qp);
 	cid->qp = NULL;
 	destroy_cqs(cid);

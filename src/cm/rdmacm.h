@@ -43,10 +43,23 @@ struct urnic_rdma_dev {
 	bool cm_open;
 };
 
+/* A multicast join of an id (librdmacm's cma_multicast): the group, the application's
+ * context, and whether the id's QP is attached to the group. */
+struct urnic_rdma_mc {
+	struct urnic_rdma_mc *next;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	void *context;
+	uint16_t join_flags;
+	union ibv_gid mgid;
+	bool attached;
+};
+
 struct urnic_rdma_item {
 	struct urnic_rdma_item *next;
 	struct urnic_rdma_id *id;
-	bool local; /* made here (ADDR_RESOLVED, ...), not by the device CM */
+	struct urnic_rdma_mc *mc; /* a join's MULTICAST_JOIN or MULTICAST_ERROR */
+	bool local;		  /* made here (ADDR_RESOLVED, ...), not by the device CM */
 	enum rdma_cm_event_type type;
 	int status;
 	struct urnic_rdma_dev *dev;
@@ -104,6 +117,7 @@ struct urnic_rdma_id {
 	/* A passive rdma_create_ep's QP attributes and PD, for the QP rdma_get_request
 	 * makes on each new connection (librdmacm's qp_init_attr). */
 	struct ibv_qp_init_attr *ep_qp_attr;
+	struct urnic_rdma_mc *mcs; /* the id's multicast joins (mcast.c) */
 };
 
 /* The one lock of the library's state (registry, devices, event counts) and its
@@ -159,6 +173,12 @@ void urnic_rdma_fill_conn_param(struct urnic_rdma_id *id, const struct urnic_cm_
 				struct rdma_conn_param *p, uint8_t *pdata);
 
 int urnic_rdma_query(struct urnic_rdma_id *id, struct urnic_cm_conn_info *info);
+
+/* mcast.c: a join's event as the application receives it; rdma_destroy_id's leaves and
+ * rdma_destroy_qp's detaches. */
+void urnic_rdma_mc_event(struct urnic_rdma_item *it, struct urnic_rdma_event *e);
+void urnic_rdma_mc_leave_all(struct urnic_rdma_id *id);
+void urnic_rdma_mc_detach_all(struct urnic_rdma_id *id);
 
 /* qp.c */
 int urnic_rdma_qp_to_err(struct urnic_rdma_id *id);

@@ -4,7 +4,7 @@
 # libibverbs.so.1, server and client, each as its own process.
 #
 #   rdmacm.sh [--shared] TOOL...: for each TOOL (rping, ucmatose, udaddy, rdma_server,
-#   rdma_xserver, cmtime, or a perftest tool, ib_*, run with -R), its server on
+#   rdma_xserver, cmtime, mckey, or a perftest tool, ib_*, run with -R), its server on
 #   127.0.0.2 and its client on 127.0.0.3 in a
 #   private network namespace (common.sh); --shared: both on 127.0.0.2 behind an idle
 #   rping server started first, so that every CM MAD of theirs reaches that process
@@ -41,6 +41,19 @@ wait_port() {
 	return 1
 }
 
+# wait_group PID GROUP: the receiver's device has joined the IPv4 group GROUP on lo (the
+# IP join of its QP's attach, done as it reads its MULTICAST_JOIN event).
+wait_group() {
+	_t=100
+	while [ $_t -gt 0 ]; do
+		ip maddr show dev lo 2>/dev/null | grep -q -e "inet  *$2\$" && return 0
+		alive "$1" || return 1
+		sleep 0.1
+		_t=$((_t - 1))
+	done
+	return 1
+}
+
 # check_log LOG: no sanitizer report, no CM MAD refused.
 check_log() {
 	! grep -q -e 'AddressSanitizer' -e 'runtime error:' "$1" ||
@@ -51,7 +64,8 @@ check_log() {
 }
 
 # pair TAG SECONDS PORT "SERVER ARGS" "CLIENT ARGS": the two halves of a tool, to
-# completion; the server is ready once it holds PORT.
+# completion; the server is ready once it holds PORT (a multicast receiver, PORT
+# mcast:GROUP: once it has joined GROUP).
 pair() {
 	_tag=$1
 	_secs=$2
@@ -71,7 +85,15 @@ pair() {
 	(ibv "$S" $3) >"$_slog" 2>&1 &
 	_spid=$!
 	track $_spid
-	wait_port $_spid "$_port" || fail "$_tag: the server holds no rdma_cm port $_port"
+	case $_port in
+	mcast:*)
+		wait_group $_spid "${_port#mcast:}" ||
+			fail "$_tag: the receiver has not joined ${_port#mcast:}"
+		;;
+	*)
+		wait_port $_spid "$_port" || fail "$_tag: the server holds no rdma_cm port $_port"
+		;;
+	esac
 	# shellcheck disable=SC2086
 	(ibv "$C" $4) >"$_clog" 2>&1 &
 	_cpid=$!
@@ -124,6 +146,21 @@ for tool in "$@"; do
 			fail "cmtime: no timing table in the client's log"
 		say "cmtime: $(grep -E '^(connect|disconnect) *:' "$SYS_WORK/cmtime.client.log" |
 			tr -s ' ' | tr '\n' ';')"
+		;;
+	mckey) # UD multicast: the receiver joins 239.1.2.3, the sender joins and sends to it
+		if [ "$URNIC_SYS_NETNS" != private ]; then
+			say "mckey: not run (lo's multicast route needs a private network namespace)"
+			continue
+		fi
+		ip link set lo multicast on || fail "cannot turn multicast on for lo"
+		ip route replace 224.0.0.0/4 dev lo || fail "cannot route 224.0.0.0/4 to lo"
+		pair mckey 60 mcast:239.1.2.3 "mckey -m 239.1.2.3 -b $S -C 20" \
+			"mckey -m 239.1.2.3 -b $C -s -C 20"
+		grep -q 'joined dgid: ::ffff:239.1.2.3' "$SYS_WORK/mckey.server.log" ||
+			fail "mckey: the receiver's log shows no join"
+		# -o: the sender joins as a send-only full member (its QP is not attached)
+		pair mckey-o 60 mcast:239.1.2.4 "mckey -m 239.1.2.4 -b $S -C 20" \
+			"mckey -m 239.1.2.4 -b $C -s -o -C 20"
 		;;
 	ib_*) # perftest over rdma_cm (-R): its own first connection carries the handshake
 		pair "$tool" 120 $PORT "$tool -R -F -n 200 -p $PORT" \
