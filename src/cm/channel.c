@@ -40,17 +40,41 @@ EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 		return NULL;
 	}
 	pthread_mutex_init(&c->lock, NULL);
+	atomic_init(&c->refs, 1);
 	return &c->ch;
 }
 
+/* Drops a reference; the last frees the channel and closes its fd. */
+static void channel_put(struct urnic_rdma_channel *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/*
+ * rdma_destroy_event_channel(3) wants its ids destroyed and its events acked first, but
+ * programs (rping) destroy it while a thread of theirs still waits in rdma_get_cm_event:
+ * over Linux that thread stays asleep in read(2) for ever (the rdma_cm file is released
+ * only when the read returns), and rping's thread would exit(-1) on an error. Here too
+ * it sleeps on, and the channel's memory and fd stay for it (the reference it holds).
+ */
 EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct urnic_rdma_channel *c = urnic_rdma_channel_of(channel);
+	struct urnic_rdma_item *left;
 
-	while (c->head) {
-		struct urnic_rdma_item *it = c->head;
+	pthread_mutex_lock(&c->lock);
+	atomic_store(&c->dead, true);
+	left = c->head;
+	c->head = c->tail = NULL;
+	pthread_mutex_unlock(&c->lock);
+	while (left) {
+		struct urnic_rdma_item *it = left;
 
-		c->head = it->next;
+		left = it->next;
 		/* A request never handed out: its id is the library's to end (a REJ). */
 		if (!it->local && it->ev.type == URNIC_CM_EVENT_CONNECT_REQUEST &&
 		    it->id->listen_id) {
@@ -59,9 +83,7 @@ EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		}
 		free(it);
 	}
-	close(c->ch.fd);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	channel_put(c);
 }
 
 /* Appends it and wakes the channel's fd. Context: any thread, the sink's included. */
@@ -225,6 +247,8 @@ static int channel_pop(struct urnic_rdma_channel *c, struct urnic_rdma_item **ou
 			continue;
 		if (n < 0)
 			return -errno;
+		if (atomic_load(&c->dead))
+			continue; /* destroyed under this reader: it sleeps on, as over Linux */
 		pthread_mutex_lock(&c->lock);
 		*out = c->head;
 		if (*out) {
@@ -238,15 +262,9 @@ static int channel_pop(struct urnic_rdma_channel *c, struct urnic_rdma_item **ou
 	}
 }
 
-EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+/* rdma_get_cm_event's work, with a reference on the channel held. */
+static int next_event(struct urnic_rdma_channel *c, struct rdma_cm_event **event)
 {
-	struct urnic_rdma_channel *c;
-
-	if (!channel || !event) {
-		errno = EINVAL;
-		return -1;
-	}
-	c = urnic_rdma_channel_of(channel);
 	for (;;) {
 		struct urnic_rdma_item *it;
 		struct urnic_rdma_event *e;
@@ -276,6 +294,22 @@ EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_
 		*event = &e->ev;
 		return 0;
 	}
+}
+
+EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct urnic_rdma_channel *c;
+	int rc;
+
+	if (!channel || !event) {
+		errno = EINVAL;
+		return -1;
+	}
+	c = urnic_rdma_channel_of(channel);
+	atomic_fetch_add(&c->refs, 1);
+	rc = next_event(c, event);
+	channel_put(c);
+	return rc;
 }
 
 EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)

@@ -10,6 +10,7 @@
 #define URNIC_CM_RDMACM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -70,6 +71,10 @@ struct urnic_rdma_channel {
 	struct rdma_event_channel ch; /* the application's: ch.fd */
 	pthread_mutex_t lock;
 	struct urnic_rdma_item *head, *tail;
+	/* The owner's reference and one per thread inside rdma_get_cm_event: the memory and
+	 * the fd go with the last (channel.c, rdma_destroy_event_channel). */
+	_Atomic int refs;
+	_Atomic bool dead;
 };
 
 struct urnic_rdma_event {

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -53,6 +54,32 @@ static void test_channel_fd(void)
 	CHECK_EQ(rdma_get_cm_event(ch, &ev), -1);
 	CHECK_EQ(errno, EAGAIN);
 	rdma_destroy_event_channel(ch);
+}
+
+static void *wait_event(void *arg)
+{
+	struct rdma_cm_event *ev;
+
+	rdma_get_cm_event(arg, &ev);
+	return NULL;
+}
+
+/* rping destroys its channel while its CM thread still waits in rdma_get_cm_event: over
+ * Linux that thread sleeps on (and rping's would exit(-1) on an error); it must touch
+ * no freed memory either (ASan saw a heap-use-after-free once, before the channel
+ * counted its readers). */
+static void test_channel_destroyed_under_reader(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	pthread_t t;
+
+	CHECK(ch);
+	CHECK_EQ(pthread_create(&t, NULL, wait_event, ch), 0);
+	usleep(20000); /* the thread is asleep in read(2) */
+	rdma_destroy_event_channel(ch);
+	usleep(20000);
+	CHECK_EQ(pthread_tryjoin_np(t, NULL), EBUSY);
+	CHECK_EQ(pthread_detach(t), 0);
 }
 
 static void test_errors(void)
@@ -551,6 +578,7 @@ int main(void)
 {
 	RUN(test_event_str);
 	RUN(test_channel_fd);
+	RUN(test_channel_destroyed_under_reader);
 	RUN(test_errors);
 	RUN(test_ports);
 	RUN(test_getaddrinfo);
