@@ -178,6 +178,14 @@ static uint8_t max_rd_atom(struct urnic_rdma_id *id)
 		return 16;
 	return (uint8_t)a.max_qp_rd_atom;
 }
+/* The connection the CM made for the id, under the lock the sink finds ids by. */
+static void hold_conn(struct urnic_rdma_id *id, uint32_t conn)
+{
+	pthread_mutex_lock(&urnic_rdma_lock);
+	id->conn = conn;
+	id->has_conn = true;
+	pthread_mutex_unlock(&urnic_rdma_lock);
+}
 
 static int connect_ud(struct urnic_rdma_id *id, struct rdma_conn_param *p)
 {
@@ -205,12 +213,8 @@ static int connect_ud(struct urnic_rdma_id *id, struct rdma_conn_param *p)
 	if (!cm)
 		return -ENODEV;
 	rc = urnic_cm_sidr_request(cm, &sp, now, &conn);
-	if (!rc) {
-		pthread_mutex_lock(&urnic_rdma_lock);
-		id->conn = conn;
-		id->has_conn = true;
-		pthread_mutex_unlock(&urnic_rdma_lock);
-	}
+	if (!rc)
+		hold_conn(id, conn);
 	urnic_dev_cm_end(id->dev->d);
 	return rc;
 }
@@ -267,12 +271,8 @@ static int connect_rc(struct urnic_rdma_id *id, struct rdma_conn_param *p)
 	if (!cm)
 		return -ENODEV;
 	rc = urnic_cm_connect(cm, &cp, now, &conn);
-	if (!rc) {
-		pthread_mutex_lock(&urnic_rdma_lock);
-		id->conn = conn;
-		id->has_conn = true;
-		pthread_mutex_unlock(&urnic_rdma_lock);
-	}
+	if (!rc)
+		hold_conn(id, conn);
 	urnic_dev_cm_end(id->dev->d);
 	return rc;
 }
