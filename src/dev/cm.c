@@ -105,11 +105,28 @@ struct urnic_cm *urnic_dev_cm_begin(struct urnic_dev *d, uint64_t *now_ns)
 	return d->cm;
 }
 
+static bool cm_unpark(void *ctx, uint32_t comm_id, uint64_t ca_guid)
+{
+	struct urnic_dev *d = ctx;
+
+	/* Without a CM here, the REQ was dropped (drop_gsi_no_cm): nobody answered it. */
+	return !d->cm || urnic_cm_unpark(d->cm, comm_id, ca_guid);
+}
+
 void urnic_dev_cm_pass(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline)
 {
 	struct urnic_cm_event ev;
 	uint64_t next;
 
+	/* A REQ parked here (or dropped, with no CM here) whose listener is in another process on
+	 * the address goes to it; the kept copies are looked at every URNIC_CM_RESTEER_NS
+	 * meanwhile. */
+	if (urnic_udp_unheld_pending(d->udp)) {
+		urnic_udp_unheld_resteer(d->udp, now_ns, cm_unpark, d, d->eng->stats.counters);
+		if (urnic_udp_unheld_pending(d->udp) &&
+		    (!*deadline || now_ns + URNIC_CM_RESTEER_NS < *deadline))
+			*deadline = now_ns + URNIC_CM_RESTEER_NS;
+	}
 	if (!d->cm)
 		return;
 	next = urnic_cm_next_deadline(d->cm);

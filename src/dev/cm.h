@@ -24,6 +24,9 @@
  * URNIC_PRIVATE_1.0): it is a library of its own that must share this one's devices. */
 #define URNIC_DEV_CM_EXPORT __attribute__((visibility("default")))
 
+/* How often REQs kept for a port nobody held look for its holder (transport/udp.h). */
+#define URNIC_CM_RESTEER_NS 1000000ull
+
 /*
  * Opens device d's CM for this process: a reference on the device (urnic_dev_get), its
  * port bound and its engine thread started (urnic_dev_start_io), the CM created on first

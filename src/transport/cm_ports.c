@@ -158,6 +158,7 @@ int urnic_cm_port_steer(const char *addr_str, const uint8_t *payload, size_t len
 	uint64_t service_id;
 	uint32_t id;
 	uint16_t port;
+	int holder;
 
 	if (urnic_pkt_decode(&pkt, payload, len) < 0 || urnic_cm_decode_pkt(&mad, &pkt, NULL) < 0)
 		return -1;
@@ -166,11 +167,27 @@ int urnic_cm_port_steer(const char *addr_str, const uint8_t *payload, size_t len
 								  : mad.msg.sidr_req.service_id;
 		if (urnic_cma_service_id_decode(service_id, &ps, &port, NULL) < 0)
 			return -1;
-		return port_holder(addr_str, (uint16_t)ps, port);
+		holder = port_holder(addr_str, (uint16_t)ps, port);
+		if (holder < 0 && mad.hdr.attr_id == URNIC_CM_ATTR_REQ)
+			return URNIC_CM_PORT_UNHELD;
+		return holder;
 	}
 	id = our_comm_id(&mad);
 	/* A REJ 'timeout' for a REQ names no comm ID of ours: the receiver looks it up. */
 	if (!id)
 		return -1;
 	return (int)(id >> 24) < URNIC_SHARE_SLOTS ? (int)(id >> 24) : -1;
+}
+
+int urnic_cm_port_req_key(const uint8_t *payload, size_t len, uint32_t *comm_id, uint64_t *ca_guid)
+{
+	struct urnic_cm_mad mad;
+	struct urnic_pkt pkt;
+
+	if (urnic_pkt_decode(&pkt, payload, len) < 0 || urnic_cm_decode_pkt(&mad, &pkt, NULL) < 0 ||
+	    mad.hdr.attr_id != URNIC_CM_ATTR_REQ)
+		return -EINVAL;
+	*comm_id = mad.msg.req.local_comm_id;
+	*ca_guid = mad.msg.req.local_ca_guid;
+	return 0;
 }

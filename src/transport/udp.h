@@ -36,7 +36,12 @@ enum {
 	URNIC_UDP_GSO_MAX_SEGS = 64,	 /* UDP_MAX_SEGMENTS in Linux 6.1 */
 	URNIC_UDP_GSO_MAX_BYTES = 65000, /* one UDP datagram before segmentation */
 	URNIC_UDP_MAX_GROUPS = 16,	 /* multicast group sockets */
+	URNIC_UDP_UNHELD = 16,		 /* REQs kept for a port nobody held (udp_unheld.c) */
+	URNIC_UDP_UNHELD_BYTES = 288,	 /* BTH, DETH, a MAD and the ICRC: 280 */
 };
+
+/* How long such a REQ is kept: past the CM's own wait for a listener (engine/cm). */
+#define URNIC_UDP_UNHELD_NS 60000000ull
 
 /* With packet rings, how often the socket is read for what they leave to it. */
 #define URNIC_UDP_RING_SOCKET_NS 50000ull
@@ -44,6 +49,16 @@ enum {
 struct urnic_udp_sport {
 	uint16_t port;
 	int fd;
+};
+
+/* A REQ to an rdma_cm port that no process on the address held when it came: the
+ * receiving process's CM parks it, and it is handed to the process that holds the port
+ * if one does before the CM gives up (udp_unheld.c). */
+struct urnic_udp_unheld {
+	bool used;
+	uint64_t until;
+	struct urnic_share_rec rec; /* rec.pkt points at pkt */
+	uint8_t pkt[URNIC_UDP_UNHELD_BYTES];
 };
 
 /* A multicast group joined for the engine's attached QPs (engine/mcast.h): a socket
@@ -72,6 +87,8 @@ struct urnic_udp {
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct urnic_udp_group groups[URNIC_UDP_MAX_GROUPS];
+	uint32_t nunheld;
+	struct urnic_udp_unheld unheld[URNIC_UDP_UNHELD];
 	/* rx_msgs are set up for the address's and groups' sockets (recv_batch), and the
 	 * last recvmmsg filled the first rx_used of them: only those need their lengths
 	 * reset. The share socket's batch (recv_forwarded) sets them up its own way. */
@@ -161,6 +178,23 @@ void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip);
 
 /* Sends the batch and empties it; counts sends and failures in counters. */
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters);
+
+/* Keeps a copy of a received REQ to a port nobody held (urnic_share_owner said
+ * URNIC_CM_PORT_UNHELD), if it fits and a place is free. */
+void urnic_udp_unheld_keep(struct urnic_udp *u, const struct urnic_share_rec *r, uint64_t now_ns);
+static inline bool urnic_udp_unheld_pending(const struct urnic_udp *u)
+{
+	return u->nunheld != 0;
+}
+/* Looks again for the holders of the kept REQs' ports. A REQ whose port another process
+ * holds now goes to it if take(ctx, its comm ID, its CA GUID) says our CM still had it
+ * parked (and so let it go); one our process holds, one the CM no longer has, and one
+ * kept past URNIC_UDP_UNHELD_NS are forgotten. Forwards are counted in counters. */
+void urnic_udp_unheld_resteer(struct urnic_udp *u, uint64_t now_ns,
+			      bool (*take)(void *ctx, uint32_t comm_id, uint64_t ca_guid),
+			      void *ctx, uint64_t *counters);
+/* The counter a urnic_share_flush result moves for each packet of the batch. */
+enum urnic_counter urnic_udp_forward_counter(int flush_ret);
 
 /* The kernel's RoCEv2 UDP source port for a flow (rdma_get_udp_sport). */
 uint16_t urnic_udp_roce_sport(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);

@@ -5,6 +5,7 @@
  * multicast groups' sockets and the packets other processes on the address forward
  * (share.h); each packet to the sink, through the fault injector if there is one.
  */
+#include "transport/cm_ports.h"
 #include "transport/udp.h"
 
 #include "wire/frame.h"
@@ -106,24 +107,11 @@ static void forward_flush(struct rx_pass *p)
 {
 	struct urnic_udp *u = p->u;
 	uint32_t n = u->share.batch_n, bytes = u->share.batch_bytes;
-	enum urnic_counter c;
+	enum urnic_counter c = urnic_udp_forward_counter(urnic_share_flush(&u->share));
 
-	switch (urnic_share_flush(&u->share)) {
-	case 0:
-		count(p, URNIC_CTR_rx_forwarded, n);
-		return;
-	case -EAGAIN:
-		c = URNIC_CTR_drop_forward_full; /* the owner is not draining */
-		break;
-	case -EPERM:
-		/* The slot's name is another user's: never hand it our peers' packets. */
-		c = URNIC_CTR_drop_forward_foreign_owner;
-		break;
-	default:
-		c = URNIC_CTR_drop_unknown_qp; /* no process owns that QPN */
-		break;
-	}
 	count(p, c, n);
+	if (c == URNIC_CTR_rx_forwarded)
+		return;
 	/* The flush emptied the batch, but left its bytes. */
 	trace_batch(p, u->share.batch, bytes, c);
 }
@@ -145,11 +133,13 @@ static void deliver(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8
 		.len = len,
 	};
 
+	memcpy(r.src, src, u->ipv6 ? 16 : 4);
+	if (owner == URNIC_CM_PORT_UNHELD)
+		urnic_udp_unheld_keep(u, &r, p->m.now_ns);
 	if (owner < 0 || (uint32_t)owner == u->share.slot) {
 		to_engine(p, src, sport, buf, len);
 		return;
 	}
-	memcpy(r.src, src, u->ipv6 ? 16 : 4);
 	if (!urnic_share_fits(&u->share, (uint32_t)owner, &r))
 		forward_flush(p);
 	urnic_share_add(&u->share, (uint32_t)owner, &r);

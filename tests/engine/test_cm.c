@@ -233,6 +233,27 @@ static void test_listen_after_req(void)
 	teardown();
 }
 
+/* A parked REQ another process on the address listens for now (transport/udp_unheld.c
+ * hands it on) leaves the park without a REJ: that process's CM answers it. */
+static void test_unpark_handed_on(void)
+{
+	uint32_t conn;
+
+	setup();
+	conn = connect_from0(5004, 0x11, 1);
+	link_run(&link, link.now_ns + URNIC_CM_PARK_NS / 2);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_req_parked), 1);
+	CHECK(!urnic_cm_unpark(link.side[1].cm, conn ^ 1, link.side[0].guid));
+	CHECK(!urnic_cm_unpark(link.side[1].cm, conn, link.side[0].guid + 1));
+	CHECK(urnic_cm_unpark(link.side[1].cm, conn, link.side[0].guid));
+	CHECK(!urnic_cm_unpark(link.side[1].cm, conn, link.side[0].guid));
+	link_run(&link, link.now_ns + 2 * URNIC_CM_PARK_NS);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_req_handed_on), 1);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_rej_invalid_service), 0);
+	CHECK_EQ(link.side[0].events[URNIC_CM_EVENT_REJECTED], 0);
+	teardown();
+}
+
 /* The process goes with its connections (urnic_cm_destroy_all): the established one
  * sends its DREQ, and the peer hears of it. */
 static void test_destroy_all(void)
@@ -563,6 +584,7 @@ int main(void)
 	RUN(test_reject_by_consumer);
 	RUN(test_invalid_service_id);
 	RUN(test_listen_after_req);
+	RUN(test_unpark_handed_on);
 	RUN(test_destroy_all);
 	RUN(test_backlog_overflow);
 	RUN(test_table_full);

@@ -301,6 +301,11 @@ int urnic_cm_input_bytes(struct urnic_cm *cm, const uint8_t *buf, size_t len,
 void urnic_cm_tick(struct urnic_cm *cm, uint64_t now_ns);
 uint64_t urnic_cm_next_deadline(const struct urnic_cm *cm);
 
+/* A REQ parked for a listener (from its sender's comm ID and CA GUID) that another
+ * process on the address now listens for: it leaves the park without an answer, that
+ * process's CM answers it. True if it was parked here. */
+bool urnic_cm_unpark(struct urnic_cm *cm, uint32_t remote_comm_id, uint64_t remote_ca_guid);
+
 /* Take the oldest queued MAD or event: true and *out filled, false when empty. */
 bool urnic_cm_out_pop(struct urnic_cm *cm, struct urnic_cm_out *out);
 bool urnic_cm_event_pop(struct urnic_cm *cm, struct urnic_cm_event *ev);

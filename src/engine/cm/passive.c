@@ -272,3 +272,18 @@ void urnic_cm_park_tick(struct urnic_cm *cm, uint64_t now_ns, uint64_t *next)
 		cm_count(cm, URNIC_CM_C_rej_invalid_service);
 	}
 }
+
+bool urnic_cm_unpark(struct urnic_cm *cm, uint32_t remote_comm_id, uint64_t remote_ca_guid)
+{
+	for (uint32_t i = 0; i < URNIC_CM_PARK_SLOTS; i++) {
+		struct cm_parked *p = &cm->parked[i];
+
+		if (p->used && p->mad.msg.req.local_comm_id == remote_comm_id &&
+		    p->mad.msg.req.local_ca_guid == remote_ca_guid) {
+			p->used = false;
+			cm_count(cm, URNIC_CM_C_req_handed_on);
+			return true;
+		}
+	}
+	return false;
+}
