@@ -72,6 +72,37 @@ static struct rdma_addrinfo *convert(const struct addrinfo *ai, const struct rdm
 	return r;
 }
 
+/* Neither node nor service: one rdma_addrinfo made of the hints' own addresses and
+ * fields, as rdma-core's rdma_getaddrinfo does (pyverbs' AddrInfo(src=...) asks so for a
+ * multicast group's address). */
+static int hints_only(const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		goto nomem;
+	*r = (struct rdma_addrinfo){ .ai_flags = hints->ai_flags,
+				     .ai_family = hints->ai_family,
+				     .ai_qp_type = hints->ai_qp_type,
+				     .ai_port_space = hints->ai_port_space };
+	if (hints->ai_dst_addr && hints->ai_dst_len) {
+		if (!(r->ai_dst_addr = dup_sa(hints->ai_dst_addr, hints->ai_dst_len)))
+			goto nomem;
+		r->ai_dst_len = hints->ai_dst_len;
+	}
+	if (hints->ai_src_addr && hints->ai_src_len) {
+		if (!(r->ai_src_addr = dup_sa(hints->ai_src_addr, hints->ai_src_len)))
+			goto nomem;
+		r->ai_src_len = hints->ai_src_len;
+	}
+	*res = r;
+	return 0;
+nomem:
+	rdma_freeaddrinfo(r);
+	errno = ENOMEM;
+	return -1;
+}
+
 EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 			    const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
@@ -79,10 +110,12 @@ EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	struct rdma_addrinfo *head = NULL, **tail = &head;
 	int rc;
 
-	if (!res || (!node && !service && !(hints && hints->ai_src_addr))) {
+	if (!res || (!node && !service && !hints)) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (!node && !service)
+		return hints_only(hints, res);
 	memset(&h, 0, sizeof(h));
 	if (hints) {
 		if (hints->ai_flags & RAI_PASSIVE)

@@ -54,6 +54,7 @@ static int new_conn(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 		return -EPROTO;
 	id->dev = it->dev;
 	id->id.verbs = it->dev->ctx;
+	id->id.pd = it->dev->pd;
 	set_sa(&r->addr.src_storage, h.ip_version, h.dst_addr, l->port);
 	set_sa(&r->addr.dst_storage, h.ip_version, h.src_addr, h.src_port);
 	memcpy(&r->addr.addr.ibaddr.sgid, it->dev->d->gid[1], 16);

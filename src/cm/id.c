@@ -161,7 +161,9 @@ static bool sa_is_any(const struct sockaddr *sa)
 	return !memcmp(g, zero, 16) || !memcmp(g, v4any, 16);
 }
 
-/* The id's device: its verbs context and the route's source GID. */
+/* The id's device: its verbs context, the device's PD unless the application gave one
+ * (librdmacm's ucma_get_device sets id->pd: pyverbs makes its PD object of it), and the
+ * route's source GID. */
 int urnic_rdma_set_dev(struct urnic_rdma_id *id, struct urnic_rdma_dev *rd)
 {
 	int rc = urnic_rdma_dev_open_cm(rd);
@@ -170,6 +172,8 @@ int urnic_rdma_set_dev(struct urnic_rdma_id *id, struct urnic_rdma_dev *rd)
 		return rc;
 	id->dev = rd;
 	id->id.verbs = rd->ctx;
+	if (!id->id.pd)
+		id->id.pd = rd->pd;
 	memcpy(&id->id.route.addr.addr.ibaddr.sgid, rd->d->gid[1], 16);
 	id->id.route.addr.addr.ibaddr.pkey = 0xffff;
 	return 0;

@@ -23,6 +23,8 @@
 
 #include "wire/addr.h"
 #include "wire/byteorder.h"
+#include "wire/cm.h"
+#include "wire/pkt.h"
 
 /* BTH bytes 5..7 are the destination QP (IBTA 9.2, the BTH layout). */
 #define BTH_DQPN_OFFSET 5
@@ -261,12 +263,44 @@ void urnic_share_leave(struct urnic_share *s)
 	}
 }
 
+/* Where a CM MAD sits in a UDP payload (BTH, DETH, then the MAD): its attribute ID, and
+ * the first byte of the comm ID it names as the receiver's, whose top byte is that
+ * process's slot (cm_ports.h; IBTA 12.6: the remote comm ID at byte 4 of MRA, REJ, REP,
+ * RTU, DREQ and DREP, the request ID at byte 0 of a SIDR_REP). */
+enum {
+	STEER_MAD = URNIC_BTH_BYTES + URNIC_DETH_BYTES,
+	STEER_ATTR = STEER_MAD + 16,
+	STEER_REMOTE_ID = STEER_MAD + URNIC_MAD_HDR_BYTES + 4,
+	STEER_REQUEST_ID = STEER_MAD + URNIC_MAD_HDR_BYTES,
+};
+_Static_assert(URNIC_CM_ATTR_DREP - URNIC_CM_ATTR_MRA == 5 &&
+		       URNIC_CM_ATTR_SIDR_REP == URNIC_CM_ATTR_SIDR_REQ + 1,
+	       "MRA..DREP are contiguous attribute IDs (IBTA 12.6, table 96)");
+
 int urnic_share_attach_steering(int udp_fd)
 {
-	/* A = UDP payload bytes 4..7 (BTH: FECN/BECN/resv, destination QP);
-	 * return (A >> 20) & 15: the owner slot, used as the group's socket index. */
+	/* A = UDP payload bytes 4..7 (BTH: FECN/BECN/resv, destination QP); return
+	 * (A >> 20) & 15: the owner slot, used as the group's socket index. A CM MAD to
+	 * QP 1 goes to the slot its comm ID names, so that it reaches its process even when
+	 * the first member, which answers the rest (REQs: their port's holder is looked up
+	 * there), has just exited with it unread: pyverbs' passive side returns right
+	 * after rdma_reject or rdma_disconnect. An index past the group's end is hashed by
+	 * the kernel, and that member forwards (urnic_share_owner). */
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 4),
+		BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xffffff),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, URNIC_GSI_QPN, 0, 9),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, STEER_ATTR),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, URNIC_CM_ATTR_SIDR_REP, 0, 2),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, STEER_REQUEST_ID),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, URNIC_CM_ATTR_MRA, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, URNIC_CM_ATTR_DREP, 2, 0),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, STEER_REMOTE_ID),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+		BPF_STMT(BPF_MISC | BPF_TXA, 0),
 		BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, URNIC_QPN_OWNER_SHIFT),
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, URNIC_QPN_OWNERS - 1),
 		BPF_STMT(BPF_RET | BPF_A, 0),

@@ -182,8 +182,29 @@ static void test_getaddrinfo(void)
 	CHECK_EQ(res->ai_qp_type, IBV_QPT_UD);
 	rdma_freeaddrinfo(res);
 	CHECK_EQ(rdma_getaddrinfo("no-such-host.invalid", "1", &hints, &res), -1);
-	CHECK_EQ(rdma_getaddrinfo(NULL, NULL, &hints, &res), -1);
+	CHECK_EQ(rdma_getaddrinfo(NULL, NULL, NULL, &res), -1);
 	CHECK_EQ(errno, EINVAL);
+}
+
+/* Neither node nor service: the hints' addresses and fields, as rdma-core answers
+ * (pyverbs' AddrInfo(src=group) makes a multicast group's address so). */
+static void test_getaddrinfo_hints_only(void)
+{
+	struct sockaddr_in g = sin_of("230.41.0.1", 0);
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_UDP,
+				       .ai_qp_type = IBV_QPT_UD,
+				       .ai_src_addr = (struct sockaddr *)&g,
+				       .ai_src_len = sizeof(g) };
+	struct rdma_addrinfo *res = NULL;
+
+	CHECK_EQ(rdma_getaddrinfo(NULL, NULL, &hints, &res), 0);
+	CHECK(res && res->ai_src_addr && res->ai_src_addr != hints.ai_src_addr);
+	CHECK_EQ(res->ai_src_len, sizeof(g));
+	CHECK(!memcmp(res->ai_src_addr, &g, sizeof(g)));
+	CHECK(!res->ai_dst_addr && !res->ai_next);
+	CHECK_EQ(res->ai_port_space, RDMA_PS_UDP);
+	CHECK_EQ(res->ai_qp_type, IBV_QPT_UD);
+	rdma_freeaddrinfo(res);
 }
 
 /* The next event of ch, which must be want; returned unacked. */
@@ -238,6 +259,8 @@ static struct rdma_cm_id *client(struct rdma_event_channel *ch, uint16_t port)
 	CHECK_EQ(rdma_resolve_route(id, 2000), 0);
 	CHECK_EQ(rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)), 0);
 	CHECK_EQ(id->route.num_paths, 1);
+	/* The device's PD, as librdmacm's ucma_get_device gives it (pyverbs' PD(cmid)). */
+	CHECK(id->pd && id->pd->context == id->verbs);
 	return id;
 }
 
@@ -308,6 +331,7 @@ static void test_connect(void)
 	CHECK(sch && cch);
 	CHECK_EQ(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP), 0);
 	CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&s), 0);
+	CHECK(l->pd && l->pd->context == l->verbs);
 	CHECK_EQ(rdma_listen(l, 4), 0);
 	c = client(cch, 20887);
 	make_qp(c);
@@ -323,6 +347,7 @@ static void test_connect(void)
 	CHECK_EQ(ntohs(rdma_get_dst_port(ev->id)), ntohs(rdma_get_src_port(c)));
 	child = ev->id;
 	CHECK(child->verbs == l->verbs);
+	CHECK(child->pd == l->pd);
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	check_qp_attr(child, c);
 	make_qp(child);
@@ -582,6 +607,7 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_ports);
 	RUN(test_getaddrinfo);
+	RUN(test_getaddrinfo_hints_only);
 	RUN(test_route_src);
 	RUN(test_connect);
 	RUN(test_ud);

@@ -17,10 +17,19 @@
 # suite's huge-page tests want 2 MiB pages reserved: if none are and this user may, 64
 # are reserved for the run and given back.
 # UDP GSO is off (URNIC_NO_GSO=1) so that lo's tap sees packets, as capture.sh says.
-#   Usage: pyverbs.sh PCAP_ICRC MIN_PASS  (environment: LIBDIR, SANITIZE, CC, SLOT;
+#
+# The rdma_cm tests (test_rdmacm.py) take the device's interface from
+# /sys/class/infiniband/urnic0/device/net and use its first address for both ends, as
+# on a host with rxe on an Ethernet port: they run apart, after the rest, in the private
+# namespace only, on a veth end whose one IPv4 address is the device's
+#     urv0 (veth, peer urv1): 10.77.0.2/24 = urnic0
+#     urnic run --addr 10.77.0.2 -- run_tests.py ... -k test_rdmacm
+# (`urnic run` shows the sysfs view naming urv0), judged alike: all must pass.
+#   Usage: pyverbs.sh PCAP_ICRC MIN_PASS URNIC  (environment: LIBDIR, SANITIZE, CC, SLOT;
 #   common.sh)
-PCAP_ICRC=${1:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS}
-MIN_PASS=${2:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS}
+PCAP_ICRC=${1:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS PATH_TO_urnic}
+MIN_PASS=${2:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS PATH_TO_urnic}
+URNIC=${3:?usage: pyverbs.sh PATH_TO_pcap_icrc MIN_PASS PATH_TO_urnic}
 URNIC_NO_GSO=1
 export URNIC_NO_GSO
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +46,7 @@ T=$SYS_WORK/tests
 cp -r "$SUITE" "$T" || fail "cannot copy $SUITE"
 find "$T" -name '*.gz' -exec gunzip -f {} + || fail "gunzip"
 rm -f "$T"/test_mlx5_*.py "$T"/test_efa*.py "$T"/test_cuda_*.py
+mv "$T/test_rdmacm.py" "$SYS_WORK/" || fail "no test_rdmacm.py in $SUITE"
 
 HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 HUGE_WAS=
@@ -94,4 +104,29 @@ say "$xrc XRC requests, $xrceth with an XRCETH"
 [ "$xrc" -gt 0 ] || fail "no XRC request captured"
 [ "$xrceth" = "$xrc" ] || fail "$((xrc - xrceth)) XRC requests without an XRCETH"
 "$PCAP_ICRC" "$PCAP" || fail "pcap_icrc: bad ICRCs (or no RoCEv2 packets) in the capture"
+
+# The rdma_cm tests, on a veth end of their own (see the top).
+if [ "$URNIC_SYS_NETNS" = private ]; then
+	RC_ADDR=10.77.0.2
+	{ ip link add urv0 type veth peer name urv1 && ip addr add "$RC_ADDR/24" dev urv0 &&
+		ip link set urv1 up && ip link set urv0 up; } || fail "cannot set up veth urv0"
+	mv "$SYS_WORK/test_rdmacm.py" "$T/" || fail "mv test_rdmacm.py"
+	CMLOG=$SYS_WORK/pyverbs_rdmacm.log
+	# SAN_ENV is a list of words without blanks inside them: split on purpose.
+	# shellcheck disable=SC2086
+	(cd "$SYS_WORK" && exec env URNIC_PRINT_COUNTERS=0 $SAN_ENV "$URNIC" run --addr "$RC_ADDR" \
+		-- "$PY" "$T/run_tests.py" --dev urnic0 --gid 1 -v -k test_rdmacm) >"$CMLOG" 2>&1 &
+	pid=$!
+	track $pid
+	wait_exit $pid 300
+	rc=$?
+	[ $rc = 124 ] && fail "the rdma_cm tests did not finish in 300 s"
+	"$PY" "$HERE/pyverbs_summary.py" "$CMLOG" "$HERE/pyverbs-skips.txt" --min-pass 10 ||
+		{
+			grep -n -A30 -E '^(ERROR|FAIL):' "$CMLOG" | head -150
+			fail "pyverbs' rdma_cm tests did not pass (run_tests.py exit status $rc)"
+		}
+else
+	say "NOTE: no private namespace for a veth: pyverbs' rdma_cm tests not run"
+fi
 say ok

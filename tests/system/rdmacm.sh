@@ -7,8 +7,8 @@
 #   rdma_xserver, cmtime, mckey, or a perftest tool, ib_*, run with -R), its server on
 #   127.0.0.2 and its client on 127.0.0.3 in a
 #   private network namespace (common.sh); --shared: both on 127.0.0.2 behind an idle
-#   rping server started first, so that every CM MAD of theirs reaches that process
-#   first and is handed over (transport/cm_ports.h).
+#   rping server started first, so that every REQ of theirs reaches that process first
+#   and is handed over (transport/cm_ports.h).
 #
 #   Both must exit 0 with no sanitizer report; rping verifies its data (-V), and every
 #   log must show no CM MAD refused (cm_drop_*: a clean loopback refuses none).
@@ -73,7 +73,7 @@ pair() {
 	shift
 	_slog=$SYS_WORK/$_tag.server.log
 	_clog=$SYS_WORK/$_tag.client.log
-	# A shared address's first process (slot 0, which every packet for QP 1 reaches) is
+	# A shared address's first process (slot 0, which every REQ for QP 1 reaches) is
 	# an idle rping server: the tool's server and client are the second and third.
 	if [ $SHARED = 1 ]; then
 		(ibv "$S" rping -s -a "$S" -p $((PORT + 1000))) >"$SYS_WORK/$_tag.first.log" 2>&1 &
