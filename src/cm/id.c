@@ -192,24 +192,43 @@ static bool host_has(const struct sockaddr *sa)
 	return ok;
 }
 
-/* Binds the id's source address (already in route.addr.src_addr) and port. */
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* Binds the id's source address (already in route.addr.src_addr) and port. A loopback
+ * address no device holds binds as the wildcard does, with no device: cma.c's
+ * cma_any_addr() counts 127.0.0.0/8 and ::1 as "any" (rdma_bind_addr(3) then leaves
+ * id->verbs NULL), and the port is taken as on the wildcard. */
 static int bind_src(struct urnic_rdma_id *id)
 {
 	struct sockaddr *src = &id->id.route.addr.src_addr;
 	uint8_t g[16];
 	uint16_t port = get_port(src);
+	bool any = sa_is_any(src);
 	int rc;
 
-	if (!sa_is_any(src)) {
+	if (!any) {
 		struct urnic_rdma_dev *rd = urnic_rdma_dev_by_addr(src);
 
-		if (!rd)
+		if (!rd && !is_loopback(src))
 			return host_has(src) ? -ENODEV : -EADDRNOTAVAIL;
-		rc = urnic_rdma_set_dev(id, rd);
+		any = !rd;
+		rc = rd ? urnic_rdma_set_dev(id, rd) : 0;
 		if (rc)
 			return rc;
 	}
 	addr_gid(src, g);
+	if (any) {
+		/* taken on the family's wildcard, ::ffff:0.0.0.0 or :: */
+		memset(g + 12, 0, 4);
+		if (src->sa_family == AF_INET6)
+			memset(g, 0, 16);
+	}
 	rc = urnic_rdma_port_take(id->dev ? id->dev->d : NULL, g, id->id.ps, &port, id->reuseaddr);
 	if (rc)
 		return rc;
@@ -256,14 +275,6 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	close(fd);
 	set_port((struct sockaddr *)src, 0);
 	return rc;
-}
-
-static bool is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	return sa->sa_family == AF_INET6 &&
-	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
 /* The source for dst: the routing's choice, except that a destination on this host is
