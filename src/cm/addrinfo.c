@@ -72,6 +72,39 @@ static struct rdma_addrinfo *convert(const struct addrinfo *ai, const struct rdm
 	return r;
 }
 
+/* No node and no service: the hints' addresses as they are, with their flags, family,
+ * QP type and port space (rdma_getaddrinfo(3): "node, service or hints must be given";
+ * librdmacm's addrinfo.c copies ai_dst_addr and ai_src_addr from the hints). */
+static int from_hints(const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		goto nomem;
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	r->ai_qp_type = hints->ai_qp_type;
+	r->ai_port_space = hints->ai_port_space;
+	if (hints->ai_dst_addr && hints->ai_dst_len) {
+		r->ai_dst_addr = dup_sa(hints->ai_dst_addr, hints->ai_dst_len);
+		r->ai_dst_len = hints->ai_dst_len;
+		if (!r->ai_dst_addr)
+			goto nomem;
+	}
+	if (hints->ai_src_addr && hints->ai_src_len) {
+		r->ai_src_addr = dup_sa(hints->ai_src_addr, hints->ai_src_len);
+		r->ai_src_len = hints->ai_src_len;
+		if (!r->ai_src_addr)
+			goto nomem;
+	}
+	*res = r;
+	return 0;
+nomem:
+	rdma_freeaddrinfo(r);
+	errno = ENOMEM;
+	return -1;
+}
+
 EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 			    const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
 {
@@ -79,10 +112,12 @@ EXPORT int rdma_getaddrinfo(const char *node, const char *service,
 	struct rdma_addrinfo *head = NULL, **tail = &head;
 	int rc;
 
-	if (!res || (!node && !service && !(hints && hints->ai_src_addr))) {
+	if (!res || (!node && !service && !hints)) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (!node && !service)
+		return from_hints(hints, res);
 	memset(&h, 0, sizeof(h));
 	if (hints) {
 		if (hints->ai_flags & RAI_PASSIVE)
@@ -245,7 +280,7 @@ EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 }
 
 /* Moves the id to another channel (NULL: its own, synchronous), with the events
- * still queued for it. */
+ * still queued for it (rdma_migrate_id(3)). */
 EXPORT int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
 {
 	struct urnic_rdma_id *id;
@@ -259,6 +294,12 @@ EXPORT int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *ch
 	id = urnic_rdma_id_of(cid);
 	if (sync && !(channel = rdma_create_event_channel()))
 		return -1;
+	/* A synchronous id's last event is acked here, as librdmacm's cma.c does: the
+	 * application never sees it, and rdma_destroy_id(3) waits for every event's ack. */
+	if (id->sync && cid->event) {
+		rdma_ack_cm_event(cid->event);
+		cid->event = NULL;
+	}
 	old = cid->channel;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	cid->channel = channel;

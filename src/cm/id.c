@@ -278,8 +278,9 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 }
 
 /* The source for dst: the routing's choice, except that a destination on this host is
- * reached through lo from 127.0.0.1, which no device holds; then the process's first
- * device sends, from its own address, as a second host on the same wire would. */
+ * reached through lo, from 127.0.0.1 or from the destination address itself, which no
+ * device of this process holds; then the process's first device sends, from its own
+ * address, as a second host on the same wire would. */
 static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *s)
 {
 	struct urnic_rdma_dev *all;
@@ -287,7 +288,7 @@ static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *s)
 	int rc = route_src(dst, s);
 
 	if (rc || urnic_rdma_dev_by_addr((struct sockaddr *)s) ||
-	    !is_loopback((struct sockaddr *)s) || urnic_rdma_devs(&all) < 1)
+	    !(is_loopback((struct sockaddr *)s) || host_has(dst)) || urnic_rdma_devs(&all) < 1)
 		return rc;
 	d = all[0].d;
 	memset(s, 0, sizeof(*s));
