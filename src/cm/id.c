@@ -230,8 +230,14 @@ static int bind_src(struct urnic_rdma_id *id)
 			memset(g, 0, 16);
 	}
 	rc = urnic_rdma_port_take(id->dev ? id->dev->d : NULL, g, id->id.ps, &port, id->reuseaddr);
-	if (rc)
+	if (rc) {
+		/* cma.c releases the device of a failed bind: the id is idle again. */
+		if (!any) {
+			id->dev = NULL;
+			id->id.verbs = NULL;
+		}
 		return rc;
+	}
 	id->port = port;
 	id->port_held = true;
 	memcpy(id->port_addr, g, 16);

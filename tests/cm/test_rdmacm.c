@@ -182,7 +182,7 @@ static void test_getaddrinfo(void)
 	CHECK_EQ(res->ai_qp_type, IBV_QPT_UD);
 	rdma_freeaddrinfo(res);
 	CHECK_EQ(rdma_getaddrinfo("no-such-host.invalid", "1", &hints, &res), -1);
-	CHECK_EQ(rdma_getaddrinfo(NULL, NULL, &hints, &res), -1);
+	CHECK_EQ(rdma_getaddrinfo(NULL, NULL, NULL, &res), -1);
 	CHECK_EQ(errno, EINVAL);
 }
 
