@@ -356,7 +356,12 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 		set_port(&ra->src_addr, id->port);
 	}
 	memcpy(&ra->dst_storage, dst, sa_len(dst));
-	addr_gid(dst, (uint8_t *)&ra->addr.ibaddr.dgid);
+	/* cma.c cma_resolve_loopback: a loopback destination (no device's address) is the
+	 * source device itself, its GID the destination GID. */
+	if (is_loopback(dst) && !urnic_rdma_dev_by_addr(dst))
+		ra->addr.ibaddr.dgid = ra->addr.ibaddr.sgid;
+	else
+		addr_gid(dst, (uint8_t *)&ra->addr.ibaddr.dgid);
 	id->state = URNIC_RDMA_ADDR_RESOLVED;
 	return urnic_rdma_queue_local(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 }

@@ -3,8 +3,9 @@
  * test_rdmacm_any.c - what libfabric's verbs provider relies on in librdmacm, as the
  * kernel's cma.c and rdma-core's librdmacm do it: a loopback address binds as the
  * wildcard, with no device (cma_any_addr); rdma_getaddrinfo with hints alone copies
- * their addresses; and a synchronous id moved to a channel acks its last event, so that
- * rdma_destroy_id returns. Devices 127.0.43.1 and .2 on lo.
+ * their addresses; a synchronous id moved to a channel acks its last event, so that
+ * rdma_destroy_id returns; a loopback destination is the source device itself. Devices
+ * 127.0.43.1 and .2 on lo.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -101,6 +102,27 @@ static void test_migrate_sync(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/* A loopback destination is the source device itself (cma.c cma_resolve_loopback): the
+ * destination GID is the source GID; a device's own address stays its GID. */
+static void test_resolve_loopback(void)
+{
+	struct sockaddr_in lo = sin_of("127.0.0.1", 20952), dev = sin_of(CLI_ADDR, 20952);
+	struct rdma_cm_id *id;
+	struct rdma_addr *ra;
+
+	CHECK_EQ(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&lo, 2000), 0);
+	ra = &id->route.addr;
+	CHECK(id->verbs != NULL);
+	CHECK(!memcmp(&ra->addr.ibaddr.dgid, &ra->addr.ibaddr.sgid, 16));
+	CHECK_EQ(rdma_destroy_id(id), 0);
+	CHECK_EQ(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dev, 2000), 0);
+	ra = &id->route.addr;
+	CHECK(!memcmp(ra->addr.ibaddr.dgid.raw + 12, &dev.sin_addr, 4));
+	CHECK_EQ(rdma_destroy_id(id), 0);
+}
+
 int main(void)
 {
 	/* A destroy waiting for an event nobody can ack any more hangs: fail instead. */
@@ -108,5 +130,6 @@ int main(void)
 	RUN(test_loopback_bind);
 	RUN(test_getaddrinfo_hints);
 	RUN(test_migrate_sync);
+	RUN(test_resolve_loopback);
 	return 0;
 }
