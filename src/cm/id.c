@@ -283,6 +283,23 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	return rc;
 }
 
+/* Whether a RoCEv2 device receives on sa: its UDP port 4791 is held (urnic's devices
+ * share it through SO_REUSEPORT, which this probe does not ask for). */
+static bool roce_bound(const struct sockaddr *sa)
+{
+	struct sockaddr_storage s;
+	int fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	memcpy(&s, sa, sa_len(sa));
+	set_port((struct sockaddr *)&s, 4791);
+	held = bind(fd, (struct sockaddr *)&s, sa_len(sa)) != 0 && errno == EADDRINUSE;
+	close(fd);
+	return held;
+}
+
 /* The source for dst: the routing's choice, except that a destination on this host is
  * reached through lo, from 127.0.0.1 or from the destination address itself, which no
  * device of this process holds; then the process's first device sends, from its own
@@ -356,9 +373,9 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 		set_port(&ra->src_addr, id->port);
 	}
 	memcpy(&ra->dst_storage, dst, sa_len(dst));
-	/* cma.c cma_resolve_loopback: a loopback destination (no device's address) is the
-	 * source device itself, its GID the destination GID. */
-	if (is_loopback(dst) && !urnic_rdma_dev_by_addr(dst))
+	/* cma.c cma_resolve_loopback: a loopback destination is the source device itself,
+	 * its GID the destination GID, unless a device (another host) is on it. */
+	if (is_loopback(dst) && !urnic_rdma_dev_by_addr(dst) && !roce_bound(dst))
 		ra->addr.ibaddr.dgid = ra->addr.ibaddr.sgid;
 	else
 		addr_gid(dst, (uint8_t *)&ra->addr.ibaddr.dgid);

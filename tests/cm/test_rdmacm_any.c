@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
@@ -103,12 +104,15 @@ static void test_migrate_sync(void)
 }
 
 /* A loopback destination is the source device itself (cma.c cma_resolve_loopback): the
- * destination GID is the source GID; a device's own address stays its GID. */
+ * destination GID is the source GID; a device's address, this process's or another's,
+ * stays its own GID. */
 static void test_resolve_loopback(void)
 {
 	struct sockaddr_in lo = sin_of("127.0.0.1", 20952), dev = sin_of(CLI_ADDR, 20952);
+	struct sockaddr_in other = sin_of("127.0.43.7", 4791);
 	struct rdma_cm_id *id;
 	struct rdma_addr *ra;
+	int fd;
 
 	CHECK_EQ(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
 	CHECK_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&lo, 2000), 0);
@@ -121,6 +125,16 @@ static void test_resolve_loopback(void)
 	ra = &id->route.addr;
 	CHECK(!memcmp(ra->addr.ibaddr.dgid.raw + 12, &dev.sin_addr, 4));
 	CHECK_EQ(rdma_destroy_id(id), 0);
+	/* Another process's device: something holds UDP 4791 on its address. */
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&other, sizeof(other)) == 0);
+	other.sin_port = htons(20953);
+	CHECK_EQ(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&other, 2000), 0);
+	ra = &id->route.addr;
+	CHECK(!memcmp(ra->addr.ibaddr.dgid.raw + 12, &other.sin_addr, 4));
+	CHECK_EQ(rdma_destroy_id(id), 0);
+	close(fd);
 }
 
 int main(void)
