@@ -278,7 +278,7 @@ EXPORT int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 }
 
 /* Moves the id to another channel (NULL: its own, synchronous), with the events
- * still queued for it. */
+ * still queued for it (rdma_migrate_id(3)). */
 EXPORT int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *channel)
 {
 	struct urnic_rdma_id *id;
@@ -292,6 +292,12 @@ EXPORT int rdma_migrate_id(struct rdma_cm_id *cid, struct rdma_event_channel *ch
 	id = urnic_rdma_id_of(cid);
 	if (sync && !(channel = rdma_create_event_channel()))
 		return -1;
+	/* A synchronous id's last event is acked here, as librdmacm's cma.c does: the
+	 * application never sees it, and rdma_destroy_id(3) waits for every event's ack. */
+	if (id->sync && cid->event) {
+		rdma_ack_cm_event(cid->event);
+		cid->event = NULL;
+	}
 	old = cid->channel;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	cid->channel = channel;

@@ -196,27 +196,52 @@ static bool host_has(const struct sockaddr *sa)
 	return ok;
 }
 
-/* Binds the id's source address (already in route.addr.src_addr) and port. */
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* Binds the id's source address (already in route.addr.src_addr) and port. A loopback
+ * address no device holds binds as the wildcard does, with no device: cma.c's
+ * cma_any_addr() counts 127.0.0.0/8 and ::1 as "any" (rdma_bind_addr(3) then leaves
+ * id->verbs NULL), and the port is taken as on the wildcard. */
 static int bind_src(struct urnic_rdma_id *id)
 {
 	struct sockaddr *src = &id->id.route.addr.src_addr;
 	uint8_t g[16];
 	uint16_t port = get_port(src);
+	bool any = sa_is_any(src);
 	int rc;
 
-	if (!sa_is_any(src)) {
+	if (!any) {
 		struct urnic_rdma_dev *rd = urnic_rdma_dev_by_addr(src);
 
-		if (!rd)
+		if (!rd && !is_loopback(src))
 			return host_has(src) ? -ENODEV : -EADDRNOTAVAIL;
-		rc = urnic_rdma_set_dev(id, rd);
+		any = !rd;
+		rc = rd ? urnic_rdma_set_dev(id, rd) : 0;
 		if (rc)
 			return rc;
 	}
 	addr_gid(src, g);
+	if (any) {
+		/* taken on the family's wildcard, ::ffff:0.0.0.0 or :: */
+		memset(g + 12, 0, 4);
+		if (src->sa_family == AF_INET6)
+			memset(g, 0, 16);
+	}
 	rc = urnic_rdma_port_take(id->dev ? id->dev->d : NULL, g, id->id.ps, &port, id->reuseaddr);
-	if (rc)
+	if (rc) {
+		/* cma.c releases the device of a failed bind: the id is idle again. */
+		if (!any) {
+			id->dev = NULL;
+			id->id.verbs = NULL;
+		}
 		return rc;
+	}
 	id->port = port;
 	id->port_held = true;
 	memcpy(id->port_addr, g, 16);
@@ -262,17 +287,27 @@ static int route_src(const struct sockaddr *dst, struct sockaddr_storage *src)
 	return rc;
 }
 
-static bool is_loopback(const struct sockaddr *sa)
+/* Whether a RoCEv2 device receives on sa: its UDP port 4791 is held (urnic's devices
+ * share it through SO_REUSEPORT, which this probe does not ask for). */
+static bool roce_bound(const struct sockaddr *sa)
 {
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	return sa->sa_family == AF_INET6 &&
-	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	struct sockaddr_storage s;
+	int fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	memcpy(&s, sa, sa_len(sa));
+	set_port((struct sockaddr *)&s, 4791);
+	held = bind(fd, (struct sockaddr *)&s, sa_len(sa)) != 0 && errno == EADDRINUSE;
+	close(fd);
+	return held;
 }
 
 /* The source for dst: the routing's choice, except that a destination on this host is
- * reached through lo from 127.0.0.1, which no device holds; then the process's first
- * device sends, from its own address, as a second host on the same wire would. */
+ * reached through lo, from 127.0.0.1 or from the destination address itself, which no
+ * device of this process holds; then the process's first device sends, from its own
+ * address, as a second host on the same wire would. */
 static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *s)
 {
 	struct urnic_rdma_dev *all;
@@ -280,7 +315,7 @@ static int pick_src(const struct sockaddr *dst, struct sockaddr_storage *s)
 	int rc = route_src(dst, s);
 
 	if (rc || urnic_rdma_dev_by_addr((struct sockaddr *)s) ||
-	    !is_loopback((struct sockaddr *)s) || urnic_rdma_devs(&all) < 1)
+	    !(is_loopback((struct sockaddr *)s) || host_has(dst)) || urnic_rdma_devs(&all) < 1)
 		return rc;
 	d = all[0].d;
 	memset(s, 0, sizeof(*s));
@@ -342,7 +377,12 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 		set_port(&ra->src_addr, id->port);
 	}
 	memcpy(&ra->dst_storage, dst, sa_len(dst));
-	addr_gid(dst, (uint8_t *)&ra->addr.ibaddr.dgid);
+	/* cma.c cma_resolve_loopback: a loopback destination is the source device itself,
+	 * its GID the destination GID, unless a device (another host) is on it. */
+	if (is_loopback(dst) && !urnic_rdma_dev_by_addr(dst) && !roce_bound(dst))
+		ra->addr.ibaddr.dgid = ra->addr.ibaddr.sgid;
+	else
+		addr_gid(dst, (uint8_t *)&ra->addr.ibaddr.dgid);
 	id->state = URNIC_RDMA_ADDR_RESOLVED;
 	return urnic_rdma_queue_local(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 }
