@@ -132,9 +132,13 @@ static int stream_init(struct urnic_rs *rs, int domain)
 
 EXPORT int rsocket(int domain, int type, int protocol)
 {
+	int nonblock = type & SOCK_NONBLOCK;
 	struct urnic_rs *rs;
 	int rc;
 
+	/* socket(2)'s type flags, which the preload library passes on (nc's sockets are
+	 * SOCK_NONBLOCK); close-on-exec means nothing to an rsocket. */
+	type &= ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if ((domain != AF_INET && domain != AF_INET6) ||
 	    (type != SOCK_STREAM && type != SOCK_DGRAM) ||
 	    (type == SOCK_STREAM && protocol && protocol != IPPROTO_TCP) ||
@@ -150,6 +154,8 @@ EXPORT int rsocket(int domain, int type, int protocol)
 		urnic_rs_free(rs);
 		return urnic_rs_err(e);
 	}
+	if (nonblock)
+		rfcntl(rs->index, F_SETFL, O_NONBLOCK);
 	return rs->index;
 }
 
