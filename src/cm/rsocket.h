@@ -188,8 +188,14 @@ int urnic_rs_post_write(struct urnic_rs *rs, struct ibv_sge *sgl, int nsge, uint
 void urnic_rs_arm(struct urnic_rs *rs);
 void urnic_rs_take_cq_event(struct urnic_rs *rs);
 
+/* rsocket_io.c */
+int urnic_rs_stage(struct urnic_rs *rs, const struct iovec **iov, size_t *off, uint32_t len);
+void urnic_rs_staged(struct urnic_rs *rs, int nsge, uint32_t len);
+bool urnic_rs_nonblocking(const struct urnic_rs *rs, int flags);
+int urnic_rs_wait_send(struct urnic_rs *rs, int flags);
+
 /* rsocket_iomap.c */
-int urnic_rs_send_iomaps(struct urnic_rs *rs, bool nonblock);
+int urnic_rs_send_iomaps(struct urnic_rs *rs, int flags);
 void urnic_rs_free_iomaps(struct urnic_rs *rs);
 
 /* rsocket_dgram.c */

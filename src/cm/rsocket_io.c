@@ -14,7 +14,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static bool nonblocking(const struct urnic_rs *rs, int flags)
+bool urnic_rs_nonblocking(const struct urnic_rs *rs, int flags)
 {
 	return (rs->fd_flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
 }
@@ -25,7 +25,7 @@ static int ready(struct urnic_rs *rs, int flags)
 {
 	if (!(rs->state & URNIC_RS_OPENING))
 		return 0;
-	if (urnic_rs_do_connect(rs, !nonblocking(rs, flags)) && errno == EINPROGRESS)
+	if (urnic_rs_do_connect(rs, !urnic_rs_nonblocking(rs, flags)) && errno == EINPROGRESS)
 		errno = EAGAIN;
 	return (rs->state & URNIC_RS_CONNECTED) ? 0 : -1;
 }
@@ -53,24 +53,42 @@ static uint32_t sbuf_left(const struct urnic_rs *rs)
 	return (uint32_t)((uintptr_t)(rs->sbuf + rs->sbuf_size) - rs->ssgl[0].addr);
 }
 
+/* LEN bytes of the vector copied into the send buffer at rs->ssgl, wrapping at its end:
+ * how many of rs->ssgl hold them. */
+int urnic_rs_stage(struct urnic_rs *rs, const struct iovec **iov, size_t *off, uint32_t len)
+{
+	if (len <= sbuf_left(rs)) {
+		copy_iov((uint8_t *)(uintptr_t)rs->ssgl[0].addr, iov, off, len);
+		rs->ssgl[0].length = len;
+		return 1;
+	}
+	rs->ssgl[0].length = sbuf_left(rs);
+	copy_iov((uint8_t *)(uintptr_t)rs->ssgl[0].addr, iov, off, rs->ssgl[0].length);
+	rs->ssgl[1].length = len - rs->ssgl[0].length;
+	copy_iov(rs->sbuf, iov, off, rs->ssgl[1].length);
+	return 2;
+}
+
+/* The send buffer's next free byte once a staged write of LEN bytes is posted. */
+void urnic_rs_staged(struct urnic_rs *rs, int nsge, uint32_t len)
+{
+	if (nsge == 2)
+		rs->ssgl[0].addr = (uintptr_t)rs->sbuf + rs->ssgl[1].length;
+	else if (len < sbuf_left(rs))
+		rs->ssgl[0].addr += len;
+	else
+		rs->ssgl[0].addr = (uintptr_t)rs->sbuf;
+}
+
 /* One transfer of LEN bytes from the vector into the peer's current target. */
 static int write_data(struct urnic_rs *rs, const struct iovec **iov, size_t *off, uint32_t len)
 {
 	volatile struct urnic_rs_sge *t = &rs->target_sgl[rs->target_sge];
-	int flags = len <= rs->sq_inline ? IBV_SEND_INLINE : 0, nsge = 1;
+	int flags = len <= rs->sq_inline ? IBV_SEND_INLINE : 0;
+	int nsge = urnic_rs_stage(rs, iov, off, len);
 	uint64_t addr = t->addr;
 	uint32_t rkey = t->key;
 
-	if (len <= sbuf_left(rs)) {
-		copy_iov((uint8_t *)(uintptr_t)rs->ssgl[0].addr, iov, off, len);
-		rs->ssgl[0].length = len;
-	} else {
-		rs->ssgl[0].length = sbuf_left(rs);
-		copy_iov((uint8_t *)(uintptr_t)rs->ssgl[0].addr, iov, off, rs->ssgl[0].length);
-		rs->ssgl[1].length = len - rs->ssgl[0].length;
-		copy_iov(rs->sbuf, iov, off, rs->ssgl[1].length);
-		nsge = 2;
-	}
 	rs->sseq_no++;
 	rs->sqe_avail--;
 	rs->sbuf_bytes_avail -= len;
@@ -81,12 +99,20 @@ static int write_data(struct urnic_rs *rs, const struct iovec **iov, size_t *off
 	if (urnic_rs_post_write(rs, rs->ssgl, nsge, urnic_rs_msg(URNIC_RS_OP_DATA, len), flags,
 				addr, rkey, true))
 		return -1;
-	if (nsge == 2)
-		rs->ssgl[0].addr = (uintptr_t)rs->sbuf + rs->ssgl[1].length;
-	else if (len < sbuf_left(rs))
-		rs->ssgl[0].addr += len;
-	else
-		rs->ssgl[0].addr = (uintptr_t)rs->sbuf;
+	urnic_rs_staged(rs, nsge, len);
+	return 0;
+}
+
+/* Room to send one more transfer, as far as FLAGS let the call wait: 0, or -1 with
+ * EWOULDBLOCK, or ECONNRESET once the stream can no longer send. */
+int urnic_rs_wait_send(struct urnic_rs *rs, int flags)
+{
+	if (urnic_rs_can_send(rs))
+		return 0;
+	if (urnic_rs_process(rs, urnic_rs_nonblocking(rs, flags), urnic_rs_conn_can_send))
+		return -1;
+	if (!(rs->state & URNIC_RS_WRITABLE))
+		return urnic_rs_err(ECONNRESET);
 	return 0;
 }
 
@@ -100,20 +126,14 @@ static ssize_t stream_sendv(struct urnic_rs *rs, const struct iovec *iov, int io
 		len += iov[i].iov_len;
 	if (ready(rs, flags))
 		return -1;
-	if (rs->iomap_pending && urnic_rs_send_iomaps(rs, nonblocking(rs, flags)))
+	if (rs->iomap_pending && urnic_rs_send_iomaps(rs, flags))
 		return -1;
 	if (!(rs->state & URNIC_RS_WRITABLE))
 		return urnic_rs_err(rs->state & URNIC_RS_ERROR ? rs->err : EPIPE);
 	for (left = len; left; left -= xfer) {
-		if (!urnic_rs_can_send(rs)) {
-			rc = urnic_rs_process(rs, nonblocking(rs, flags), urnic_rs_conn_can_send);
-			if (rc)
-				break;
-			if (!(rs->state & URNIC_RS_WRITABLE)) {
-				rc = urnic_rs_err(ECONNRESET);
-				break;
-			}
-		}
+		rc = urnic_rs_wait_send(rs, flags);
+		if (rc)
+			break;
 		xfer = olen < left ? olen : (uint32_t)left;
 		if (olen < left && olen < URNIC_RS_MAX_TRANSFER)
 			olen <<= 1;
@@ -180,9 +200,10 @@ static ssize_t stream_recv(struct urnic_rs *rs, void *buf, size_t len, int flags
 		return -1;
 	do {
 		if (!urnic_rs_have_rdata(rs)) {
-			rc = urnic_rs_process(
-				rs, nonblocking(rs, flags) || (got && !(flags & MSG_WAITALL)),
-				urnic_rs_conn_have_rdata);
+			rc = urnic_rs_process(rs,
+					      urnic_rs_nonblocking(rs, flags) ||
+						      (got && !(flags & MSG_WAITALL)),
+					      urnic_rs_conn_have_rdata);
 			if (rc)
 				break;
 			if (!urnic_rs_have_rdata(rs)) {

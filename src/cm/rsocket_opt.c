@@ -81,7 +81,7 @@ static int set_socket(struct urnic_rs *rs, int name, const void *v, socklen_t le
 
 static int set_rdma(struct urnic_rs *rs, int name, const void *v, socklen_t len)
 {
-	int i;
+	int i = 0;
 
 	if (rs->state >= URNIC_RS_OPENING)
 		return urnic_rs_err(EINVAL);
