@@ -16,6 +16,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+__thread int urnic_rs_inside;
+
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urnic_rs **table;
 static int table_size;
@@ -139,6 +141,8 @@ EXPORT int rsocket(int domain, int type, int protocol)
 	/* socket(2)'s type flags, which the preload library passes on (nc's sockets are
 	 * SOCK_NONBLOCK); close-on-exec means nothing to an rsocket. */
 	type &= ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (urnic_rs_inside)
+		return urnic_rs_err(ENOTSUP);
 	if ((domain != AF_INET && domain != AF_INET6) ||
 	    (type != SOCK_STREAM && type != SOCK_DGRAM) ||
 	    (type == SOCK_STREAM && protocol && protocol != IPPROTO_TCP) ||
@@ -166,9 +170,14 @@ EXPORT int rbind(int socket, const struct sockaddr *addr, socklen_t addrlen)
 
 	if (!rs)
 		return urnic_rs_err(EBADF);
+	urnic_rs_inside++;
 	if (rs->type == SOCK_DGRAM)
-		return urnic_rs_dg_bind(rs, addr, addrlen);
-	rc = rdma_bind_addr(rs->cm_id, (struct sockaddr *)addr);
+		rc = urnic_rs_dg_bind(rs, addr, addrlen);
+	else
+		rc = rdma_bind_addr(rs->cm_id, (struct sockaddr *)addr);
+	urnic_rs_inside--;
+	if (rs->type == SOCK_DGRAM)
+		return rc;
 	if (!rc)
 		rs->state = URNIC_RS_BOUND;
 	return rc;
@@ -177,6 +186,7 @@ EXPORT int rbind(int socket, const struct sockaddr *addr, socklen_t addrlen)
 EXPORT int rlisten(int socket, int backlog)
 {
 	struct urnic_rs *rs = urnic_rs_get(socket);
+	int rc;
 
 	if (!rs)
 		return urnic_rs_err(EBADF);
@@ -184,7 +194,10 @@ EXPORT int rlisten(int socket, int backlog)
 		return urnic_rs_err(EOPNOTSUPP);
 	if (rs->state == URNIC_RS_LISTENING)
 		return 0;
-	if (rdma_listen(rs->cm_id, backlog))
+	urnic_rs_inside++;
+	rc = rdma_listen(rs->cm_id, backlog);
+	urnic_rs_inside--;
+	if (rc)
 		return -1;
 	rs->state = URNIC_RS_LISTENING;
 	return 0;

@@ -107,6 +107,7 @@ struct urnic_rs_dgram;
 
 struct urnic_rs {
 	int type;
+	int cm_domain; /* AF_INET or AF_INET6 */
 	int index;
 	pthread_mutex_t lock;
 	int state;
@@ -156,6 +157,11 @@ struct urnic_rs {
 
 	struct urnic_rs_dgram *dg;
 };
+
+/* Set while a call of ours runs: librspreload turns every socket(2) of the process into
+ * an rsocket, those the library itself makes to find routes among them; rsocket refuses
+ * while it is set, so that the preload makes them kernel sockets (rsocket.c). */
+extern __thread int urnic_rs_inside;
 
 /* rsocket.c: the number table. */
 struct urnic_rs *urnic_rs_get(int index);

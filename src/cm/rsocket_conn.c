@@ -108,7 +108,19 @@ static int connect_step(struct urnic_rs *rs, struct rdma_cm_event *ev)
 /* Drives the connection as far as it goes now (all the way when WAIT): 0 once
  * connected, -1 with EINPROGRESS while under way, or the failure's errno (kept for
  * SO_ERROR). Called with rs->lock held. */
+static int do_connect(struct urnic_rs *rs, bool wait);
+
 int urnic_rs_do_connect(struct urnic_rs *rs, bool wait)
+{
+	int rc;
+
+	urnic_rs_inside++;
+	rc = do_connect(rs, wait);
+	urnic_rs_inside--;
+	return rc;
+}
+
+static int do_connect(struct urnic_rs *rs, bool wait)
 {
 	struct rdma_cm_event *ev;
 
@@ -191,7 +203,19 @@ fail:
 
 /* raccept's work: the next connection request of listener LS accepted, its rsocket's
  * number; -1 with EAGAIN when none waits and WAIT is false. */
+static int accept_one(struct urnic_rs *ls, bool wait);
+
 int urnic_rs_accept_one(struct urnic_rs *ls, bool wait)
+{
+	int rc;
+
+	urnic_rs_inside++;
+	rc = accept_one(ls, wait);
+	urnic_rs_inside--;
+	return rc;
+}
+
+static int accept_one(struct urnic_rs *ls, bool wait)
 {
 	for (;;) {
 		struct rdma_cm_event *ev;

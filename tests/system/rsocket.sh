@@ -3,9 +3,9 @@
 # rsocket.sh - rsockets over the drop-in librdmacm.so.1 and libibverbs.so.1: Debian's
 # unmodified rstream and riostream (rdmacm-utils), server on 127.0.0.2 and client on
 # 127.0.0.3 (common.sh), blocking, non-blocking and rpoll-driven, with their data
-# verified (-T v); rstream again with both on one address; udpong's datagrams; and an
-# ordinary TCP pair, socat receiving and nc sending a file, under Debian's librspreload,
-# the file's checksum compared and the bytes seen on urnic's counters.
+# verified (-T v); rstream again with both on one address; udpong's datagrams, echoed;
+# and an ordinary TCP pair, socat receiving and nc sending a file, under Debian's
+# librspreload, the file's checksum compared and the bytes seen on urnic's counters.
 # Each pair must exit 0 with no sanitizer report.
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
@@ -101,9 +101,28 @@ for mode in b n a; do
 		"riostream -s $S -b $C -p $PORT -T v -T $mode -S 100000 -C 50 -I 3"
 done
 
-if false && command -v udpong >/dev/null; then
-	pair udpong 60 "$S" "$C" 0 "udpong -b $S -p $PORT" "udpong -s $S -b $C -p $PORT -C 100"
-fi
+# udpong: datagram rsockets, every message echoed (-T e) so that none may be lost; its
+# server serves until it is stopped. The datagrams must have gone over UD (tx_sends).
+command -v udpong >/dev/null || skip "udpong not found (rdmacm-utils)"
+for mode in b n a; do
+	_slog=$SYS_WORK/udpong-$mode.server.log
+	_clog=$SYS_WORK/udpong-$mode.client.log
+	(ibv "$S" udpong -b "$S" -p $PORT) >"$_slog" 2>&1 &
+	_spid=$!
+	track $_spid
+	sleep 0.5
+	(ibv "$C" udpong -s "$S" -p $PORT -C 300 -T e -T $mode) >"$_clog" 2>&1 &
+	_cpid=$!
+	track $_cpid
+	wait_exit $_cpid 60 || fail "udpong-$mode: the client exited with status $?"
+	alive $_spid || fail "udpong-$mode: the server died (see its log)"
+	stop_pid $_spid
+	check_log "$_slog"
+	check_log "$_clog"
+	grep -q '^custom ' "$_clog" || fail "udpong-$mode: no result line"
+	[ "$(counter "$_clog" tx_sends)" -ge 300 ] || fail "udpong-$mode: datagrams not sent over UD"
+	say "udpong-$mode: ok"
+done
 
 # An ordinary TCP program under librspreload: a file through nc to socat.
 if [ -e "$PRELOAD" ] && command -v nc >/dev/null && command -v socat >/dev/null; then
