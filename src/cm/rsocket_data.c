@@ -249,7 +249,7 @@ bool urnic_rs_ctrl_avail(struct urnic_rs *rs)
  * alone while that half is still being read (rs_send_credits). */
 static void send_credits(struct urnic_rs *rs)
 {
-	uint32_t msg = urnic_rs_msg(URNIC_RS_OP_SGL, (uint16_t)(rs->rseq_no + rs->rq_size));
+	uint32_t msg = urnic_rs_msg(URNIC_RS_OP_SGL, (uint32_t)rs->rseq_no + rs->rq_size);
 	struct urnic_rs_sge sge;
 	struct ibv_sge ib;
 	int flags = 0;
