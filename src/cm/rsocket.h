@@ -195,6 +195,7 @@ void urnic_rs_arm(struct urnic_rs *rs);
 void urnic_rs_take_cq_event(struct urnic_rs *rs);
 
 /* rsocket_io.c */
+int urnic_rs_ready(struct urnic_rs *rs, int flags);
 int urnic_rs_stage(struct urnic_rs *rs, const struct iovec **iov, size_t *off, uint32_t len);
 void urnic_rs_staged(struct urnic_rs *rs, int nsge, uint32_t len);
 bool urnic_rs_nonblocking(const struct urnic_rs *rs, int flags);

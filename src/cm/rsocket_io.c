@@ -21,13 +21,18 @@ bool urnic_rs_nonblocking(const struct urnic_rs *rs, int flags)
 
 /* A stream not yet connected: a non-blocking call drives its rconnect, EAGAIN while
  * that is under way. Called with rs->lock held. */
-static int ready(struct urnic_rs *rs, int flags)
+int urnic_rs_ready(struct urnic_rs *rs, int flags)
 {
-	if (!(rs->state & URNIC_RS_OPENING))
-		return 0;
-	if (urnic_rs_do_connect(rs, !urnic_rs_nonblocking(rs, flags)) && errno == EINPROGRESS)
-		errno = EAGAIN;
-	return (rs->state & URNIC_RS_CONNECTED) ? 0 : -1;
+	if (rs->state & URNIC_RS_OPENING) {
+		if (urnic_rs_do_connect(rs, !urnic_rs_nonblocking(rs, flags)) &&
+		    errno == EINPROGRESS)
+			errno = EAGAIN;
+		return (rs->state & URNIC_RS_CONNECTED) ? 0 : -1;
+	}
+	/* Never connected (unbound, bound, listening, a failed connect): no QP to use. */
+	if (!rs->cq)
+		return urnic_rs_err(ENOTCONN);
+	return 0;
 }
 
 static void copy_iov(uint8_t *dst, const struct iovec **iov, size_t *off, size_t len)
@@ -124,12 +129,15 @@ static ssize_t stream_sendv(struct urnic_rs *rs, const struct iovec *iov, int io
 
 	for (int i = 0; i < iovcnt; i++)
 		len += iov[i].iov_len;
-	if (ready(rs, flags))
+	if (urnic_rs_ready(rs, flags))
 		return -1;
 	if (rs->iomap_pending && urnic_rs_send_iomaps(rs, flags))
 		return -1;
+	/* Our own shutdown: EPIPE, as send(2); the peer's: ECONNRESET, as rsocket.c. */
 	if (!(rs->state & URNIC_RS_WRITABLE))
-		return urnic_rs_err(rs->state & URNIC_RS_ERROR ? rs->err : EPIPE);
+		return urnic_rs_err((rs->state & URNIC_RS_ERROR)       ? rs->err
+				    : (rs->state & URNIC_RS_CONNECTED) ? EPIPE
+								       : ECONNRESET);
 	for (left = len; left; left -= xfer) {
 		rc = urnic_rs_wait_send(rs, flags);
 		if (rc)
@@ -196,7 +204,7 @@ static ssize_t stream_recv(struct urnic_rs *rs, void *buf, size_t len, int flags
 	size_t got = 0;
 	int rc = 0;
 
-	if (ready(rs, flags))
+	if (urnic_rs_ready(rs, flags))
 		return -1;
 	do {
 		if (!urnic_rs_have_rdata(rs)) {

@@ -187,6 +187,8 @@ static ssize_t do_write(struct urnic_rs *rs, const void *buf, size_t count, uint
 	size_t left, off = 0;
 	int rc = 0;
 
+	if (urnic_rs_ready(rs, flags))
+		return -1;
 	if (rs->iomap_pending && urnic_rs_send_iomaps(rs, flags))
 		return -1;
 	for (left = count; left; left -= xfer, offset += xfer) {
