@@ -3,12 +3,10 @@
  * addrinfo.c - the convenience calls over the rest: rdma_getaddrinfo(3) (getaddrinfo
  * with the RAI_ flags and the port space's QP type), rdma_create_ep(3) and
  * rdma_destroy_ep, rdma_get_request(3), rdma_migrate_id(3), rdma_event_str(3) with
- * librdmacm's strings, and rpoll. Multicast joins: mcast.c.
+ * librdmacm's strings. Multicast joins: mcast.c; rsockets: rsocket*.c.
  */
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
-#include <rdma/rsocket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -333,11 +331,4 @@ EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
 	if ((unsigned int)event < sizeof(names) / sizeof(names[0]) && names[event])
 		return names[event];
 	return "UNKNOWN EVENT";
-}
-
-/* rsockets' rpoll(3) is poll(2) for descriptors that are no rsockets, and there are no
- * rsockets yet: rdma-core's examples wait on their event channel with it. */
-EXPORT int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
-{
-	return poll(fds, nfds, timeout);
 }

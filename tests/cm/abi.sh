@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # abi.sh - the drop-in librdmacm.so.1 against Debian's: the same SONAME and version nodes
 # with the same parents, and every default-version symbol of the system library defined
-# under the same node, except the rsockets calls not offered yet (listed below; rpoll
-# is). Debian's binaries are BIND_NOW: a missing symbol they import kills them at load.
+# under the same node, except the calls listed in not_yet (none now: the rsockets calls
+# are all there). Debian's binaries are BIND_NOW: a missing symbol they import kills
+# them at load.
 # Usage: abi.sh <built librdmacm.so.1> [system librdmacm.so.1]. Exit 77: no system copy.
 set -eu
 LC_ALL=C
@@ -11,10 +12,7 @@ export LC_ALL
 ours=${1:?usage: abi.sh LIBRDMACM [SYSTEM_LIBRDMACM]}
 sys=${2:-/usr/lib/x86_64-linux-gnu/librdmacm.so.1}
 [ -e "$sys" ] || { echo "abi.sh: no $sys (librdmacm1): skipped"; exit 77; }
-# rsockets: not offered yet (README, "What works today").
-not_yet="raccept rbind rclose rconnect rfcntl rgetpeername rgetsockname rgetsockopt riomap
-riounmap riowrite rlisten rread rreadv rrecv rrecvfrom rrecvmsg rselect rsend rsendmsg
-rsendto rsetsockopt rshutdown rsocket rwrite rwritev"
+not_yet=""
 syms() { objdump -T "$1" | awk 'NF >= 2 && $(NF-1) ~ /^RDMACM_/ && $NF !~ /^RDMACM_/ { print $NF "@" $(NF-1) }' | sort -u; }
 nodes() { objdump -p "$1" | awk '/^Version definitions:/ { on = 1; next } on && /^$/ { on = 0 }
 	on && /^[0-9]/ { if (n) print n, p; n = $4; p = "-"; next }

@@ -127,7 +127,8 @@ BINS="/usr/bin/rdma /usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pi
       /usr/bin/ibv_uc_pingpong /usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpong
       /usr/bin/ib_write_bw /usr/bin/ib_write_lat /usr/bin/ib_read_bw /usr/bin/ib_read_lat
       /usr/bin/ib_send_bw /usr/bin/ib_send_lat /usr/bin/ib_atomic_bw /usr/bin/ib_atomic_lat
-      /usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy"
+      /usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy /usr/bin/rstream
+      /usr/bin/riostream"
 PROVIDERS="$ARCH_LIB/libibverbs/librxe-rdmav34.so"
 for f in $BINS; do
 	[ -x "$f" ] || die "missing binary $f"

@@ -46,7 +46,8 @@ TOOL_TIMEOUT="${TOOL_TIMEOUT:-120}"
 # CM_PS and CM_PORT are the rdma_cm port space and port urnic's server listens on.
 SCENARIOS="rc_pingpong rc_pingpong_s1 rc_pingpong_s65536 rc_pingpong_m1024 rc_pingpong_m4096
 	ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
-	ud_pingpong uc_pingpong rc_pingpong_loss rping rping_loss ucmatose udaddy"
+	ud_pingpong uc_pingpong rc_pingpong_loss rping rping_loss ucmatose udaddy rstream
+	riostream"
 scenario() {
 	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 CM_LOSS=0 GOLDEN_PKTS=100 CM=0 PINGS=0
 	CM_PS=262 CM_PORT=$PP_PORT # RDMA_PS_TCP
@@ -81,6 +82,12 @@ scenario() {
 	# SIDR_REQ/SIDR_REP (the UD QP's number and Q_Key), then UD SENDs; udaddy's port is
 	# always 7174, in RDMA_PS_UDP
 	udaddy) TOOL=udaddy CM=1 OPTS="-c 3 -C 10" CM_PS=273 CM_PORT=7174 ;;
+	# rsockets: the connection data, RDMA WRITEs with immediate into the granted buffer
+	# and credit updates of rdma-core's rsocket.c against urnic's, the data verified
+	rstream) TOOL=rstream CM=1 OPTS="-T v -S 4096 -C 200 -p $PP_PORT" ;;
+	# riowrite: each side's riomap announced in the peer's iomap table (a WRITE with
+	# immediate), then RDMA WRITEs straight into the mapping, no message
+	riostream) TOOL=riostream CM=1 OPTS="-T v -S 4096 -C 5 -I 10 -p $PP_PORT" ;;
 	*) return 1 ;;
 	esac
 }
@@ -254,7 +261,7 @@ wait_vm() {
 # ---------------------------------------------------------------- urnic
 # The verbs tools get urnic's GID index (-g 1, -x 1); rdma_cm's find the device from the
 # addresses: their own (-a/-b as a server, -I/-b as a client) and the server's.
-case $TOOL in ib_*) GARGS="-x 1" ;; rping | ucmatose | udaddy) GARGS="" ;; *) GARGS="-g 1" ;; esac
+case $TOOL in ib_*) GARGS="-x 1" ;; rping | ucmatose | udaddy | rstream | riostream) GARGS="" ;; *) GARGS="-g 1" ;; esac
 case $TOOL in
 rping) CM_SERVER="-s -a $HOST_IP" CM_CLIENT="-c -I $HOST_IP -a" ;;
 *) CM_SERVER="-b $HOST_IP" CM_CLIENT="-b $HOST_IP -s" ;;
@@ -435,6 +442,8 @@ ibv_*) ok='bytes in .* seconds' logs="$HOST_LOG $OUTDIR/rxe.log" ;;
 # PINGS-1; ucmatose and udaddy end with their status on both sides
 rping) ok="^ping data: rdma-ping-$((PINGS - 1)):" logs=$CLIENT_LOG ;;
 ucmatose | udaddy) ok='^return status 0' logs="$HOST_LOG $OUTDIR/rxe.log" ;;
+rstream) ok='^custom +4k +200 ' logs="$HOST_LOG $OUTDIR/rxe.log" ;; # both sides' rows
+riostream) ok='^custom +4k +5 +10 ' logs="$HOST_LOG $OUTDIR/rxe.log" ;;
 *) ok='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' logs=$CLIENT_LOG ;; # perftest's result row
 esac
 for log in $logs; do

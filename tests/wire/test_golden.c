@@ -172,6 +172,20 @@ static const struct interop_expect interop_expects[] = {
 	  { URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_SEND_ONLY, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
 	/* SIDR_REQ/SIDR_REP, then UD SENDs between the resolved QPs */
 	{ "udaddy", 256, { URNIC_OP_UD_SEND_ONLY, END_OPS } },
+	/* rsockets: CM MADs carry the connection data; data go as RDMA WRITE with immediate
+	 * into the granted buffer (2 KiB transfers: FIRST and LAST), credits and small
+	 * messages as WRITE ONLY with immediate */
+	{ "rstream",
+	  1024,
+	  { URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_RDMA_WRITE_FIRST,
+	    URNIC_OP_RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+	    URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
+	/* riowrite: the iomap entries and sync messages as WRITE ONLY with immediate, then
+	 * plain RDMA WRITEs into the peer's mapping */
+	{ "riostream",
+	  1024,
+	  { URNIC_OP_UD_SEND_ONLY, URNIC_OP_RC_RDMA_WRITE_FIRST, URNIC_OP_RC_RDMA_WRITE_LAST,
+	    URNIC_OP_RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, URNIC_OP_RC_ACKNOWLEDGE, END_OPS } },
 };
 
 #define NINTEROP (sizeof(interop_expects) / sizeof(interop_expects[0]))
