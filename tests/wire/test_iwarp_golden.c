@@ -174,6 +174,21 @@ static void flow_assemble(struct flow *f)
 	}
 }
 
+/* Every proper prefix of a good frame is refused as truncated, the struct untouched. */
+static void check_mpa_prefixes(const uint8_t *p, size_t used)
+{
+	struct urnic_mpa_rr rr;
+	size_t n, got = 99;
+
+	for (n = 0; n < used; n++) {
+		memset(&rr, 0x5a, sizeof(rr));
+		CHECK_EQ(urnic_mpa_rr_decode(&rr, &got, p, n),
+			 n < URNIC_MPA_HDR_BYTES ? URNIC_IW_R_MPA_TRUNCATED
+						 : URNIC_IW_R_MPA_PD_TRUNCATED);
+		CHECK(got == 99 && rr.kind == 0x5a);
+	}
+}
+
 /* The MPA frame at the start of the flow: what siw sends, and the same bytes re-encoded. */
 static size_t check_mpa(const struct flow *f, const struct iw_expect *e, uint8_t kind,
 			struct urnic_mpa_rr *rr)
@@ -194,6 +209,7 @@ static size_t check_mpa(const struct flow *f, const struct iw_expect *e, uint8_t
 	CHECK_EQ(rr->ird, rr->ord);
 	CHECK_EQ(urnic_mpa_rr_encode(rr, again, sizeof(again)), (ssize_t)used);
 	CHECK(!memcmp(again, f->stream, used));
+	check_mpa_prefixes(f->stream, used);
 	return used;
 }
 
@@ -249,6 +265,26 @@ static bool pad_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The FPDU cut short is "read more"; with CRC, any flipped bit of it is refused. */
+static void check_fpdu_hostile(const uint8_t *p, size_t bytes, bool crc)
+{
+	static uint8_t copy[70000];
+	struct urnic_fpdu f;
+	size_t n;
+
+	for (n = 0; n < bytes; n++)
+		CHECK_EQ(urnic_fpdu_decode(&f, p, n, crc ? URNIC_FPDU_CRC : 0),
+			 URNIC_IW_R_FPDU_TRUNCATED);
+	if (!crc)
+		return;
+	memcpy(copy, p, bytes);
+	for (n = URNIC_FPDU_LEN_BYTES; n < bytes; n += 7) {
+		copy[n] ^= (uint8_t)(1u << (n % 8));
+		CHECK_EQ(urnic_fpdu_decode(&f, copy, bytes, URNIC_FPDU_CRC), URNIC_IW_R_FPDU_CRC);
+		copy[n] ^= (uint8_t)(1u << (n % 8));
+	}
+}
+
 /* One FPDU: framing, CRC (or siw's zeros), headers, and the same bytes re-encoded. */
 static size_t check_fpdu(struct dir_state *d, const uint8_t *p, size_t len, bool crc)
 {
@@ -272,6 +308,7 @@ static size_t check_fpdu(struct dir_state *d, const uint8_t *p, size_t len, bool
 		CHECK(!memcmp(again, p, f.bytes));
 	else
 		d->dirty_pads++;
+	check_fpdu_hostile(p, f.bytes, crc);
 	CHECK_EQ(urnic_ddp_decode(&h, &hdr_bytes, f.ulpdu, f.ulpdu_len), URNIC_IW_R_OK);
 	CHECK_EQ(urnic_ddp_encode(&h, again, sizeof(again)), (ssize_t)hdr_bytes);
 	CHECK(!memcmp(again, f.ulpdu, hdr_bytes));
