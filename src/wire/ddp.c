@@ -177,8 +177,9 @@ ssize_t urnic_ddp_encode(const struct urnic_ddp_hdr *h, uint8_t *buf, size_t cap
 }
 
 /* The length of the headers a Terminate copies (RFC 5040 4.8): the DDP header, by its T
- * bit, and with R the Read Request header when the copied segment is a Read Request (the
- * other opcodes have no RDMAP header outside the DDP one). 0: p cannot be such a header. */
+ * bit, and with R the Read Request header when the copied segment is a Read Request. The
+ * other opcodes have no RDMAP header outside the DDP one: siw sets R on a failed Send and
+ * copies its 18-byte header only. 0: p cannot be such a header. */
 static size_t copied_len(const uint8_t *p, size_t len, bool r)
 {
 	size_t n;
@@ -201,13 +202,12 @@ static enum urnic_iw_reason term_check(const uint8_t *p, size_t len)
 	if (p[0] >> 4 > URNIC_IW_LAYER_LLP)
 		return URNIC_IW_R_TERM_LAYER;
 	ctl = urnic_get_be16(p + 2);
-	if ((ctl & TERM_RESERVED) || ((ctl & TERM_R) && !(ctl & TERM_D)))
+	if ((ctl & TERM_RESERVED) || ((ctl & (TERM_M | TERM_R)) && !(ctl & TERM_D)))
 		return URNIC_IW_R_TERM_RESERVED;
-	if (ctl & TERM_M)
-		off += 2;
-	if (len < off)
-		return URNIC_IW_R_TERM_TRUNCATED;
 	if (ctl & TERM_D) {
+		off += 2; /* the DDP Segment Length comes with the DDP header */
+		if (len < off)
+			return URNIC_IW_R_TERM_TRUNCATED;
 		n = copied_len(p + off, len - off, (ctl & TERM_R) != 0);
 		if (n == 0 || len - off < n)
 			return URNIC_IW_R_TERM_TRUNCATED;
@@ -234,11 +234,9 @@ enum urnic_iw_reason urnic_rdmap_term_decode(struct urnic_rdmap_term *t, const u
 	out.m = (ctl & TERM_M) != 0;
 	out.d = (ctl & TERM_D) != 0;
 	out.r = (ctl & TERM_R) != 0;
-	if (out.m) {
+	if (out.d) {
 		out.seg_len = urnic_get_be16(p + off);
 		off += 2;
-	}
-	if (out.d) {
 		out.copied = p + off;
 		out.copied_bytes = (uint16_t)(len - off);
 	}
@@ -248,10 +246,10 @@ enum urnic_iw_reason urnic_rdmap_term_decode(struct urnic_rdmap_term *t, const u
 
 ssize_t urnic_rdmap_term_encode(const struct urnic_rdmap_term *t, uint8_t *buf, size_t cap)
 {
-	size_t bytes = URNIC_RDMAP_TERM_HDR_BYTES + (t->m ? 2 : 0);
+	size_t bytes = URNIC_RDMAP_TERM_HDR_BYTES + (t->d ? 2 : 0);
 	size_t want = t->d ? copied_len(t->copied, t->copied_bytes, t->r) : 0;
 
-	if (t->layer > URNIC_IW_LAYER_LLP || t->etype > 0x0f || (t->r && !t->d))
+	if (t->layer > URNIC_IW_LAYER_LLP || t->etype > 0x0f || ((t->m || t->r) && !t->d))
 		return -EINVAL;
 	if (t->d ? (want == 0 || want != t->copied_bytes) : t->copied_bytes != 0)
 		return -EINVAL;
@@ -262,7 +260,7 @@ ssize_t urnic_rdmap_term_encode(const struct urnic_rdmap_term *t, uint8_t *buf, 
 	buf[1] = t->code;
 	urnic_put_be16(buf + 2,
 		       (uint16_t)((t->m ? TERM_M : 0) | (t->d ? TERM_D : 0) | (t->r ? TERM_R : 0)));
-	if (t->m)
+	if (t->d)
 		urnic_put_be16(buf + 4, t->seg_len);
 	if (want)
 		memmove(buf + bytes - want, t->copied, want);

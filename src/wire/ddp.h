@@ -67,16 +67,17 @@ struct urnic_ddp_hdr {
 };
 
 /* RFC 5040 4.8: a Terminate's header and the headers it copies from the segment that
- * failed. copied points into the decoded buffer: the DDP header (D) followed, for a
- * Read Request with R set, by its 28-byte RDMAP header. */
+ * failed. With D, the 16-bit DDP Segment Length precedes the copied headers (as siw and
+ * Wireshark lay it out); copied points into the decoded buffer: the DDP header followed,
+ * for a Read Request with R set, by its 28-byte RDMAP header. */
 struct urnic_rdmap_term {
 	uint8_t layer; /* enum urnic_iw_layer */
 	uint8_t etype;
 	uint8_t code;
-	bool m;		  /* DDP Segment Length valid */
+	bool m;		  /* DDP Segment Length valid (needs D) */
 	bool d;		  /* DDP header included */
 	bool r;		  /* RDMAP header included (needs D) */
-	uint16_t seg_len; /* M: the failed segment's ULPDU length */
+	uint16_t seg_len; /* D: the failed segment's length, meaningful with M */
 	const uint8_t *copied;
 	uint16_t copied_bytes;
 };

@@ -402,7 +402,8 @@ static void test_term_roundtrip(void)
 	CHECK(!memcmp(buf, again, (size_t)n));
 	CHECK(!strcmp(urnic_iw_term_name(out.layer, out.etype, out.code), "invalid STag"));
 
-	/* A DDP tagged-buffer error on a Write: D only, the 14-byte tagged header. */
+	/* A DDP tagged-buffer error on a Write: D only, the segment length field (not marked
+	 * valid) and the 14-byte tagged header. */
 	c = urnic_iw_term_code(URNIC_IW_TERM_DDP_T_BASE_BOUNDS);
 	CHECK_EQ(urnic_ddp_encode(&wr, copied, sizeof(copied)), 14);
 	t = (struct urnic_rdmap_term){ .layer = c.layer,
@@ -412,16 +413,32 @@ static void test_term_roundtrip(void)
 				       .copied = copied,
 				       .copied_bytes = 14 };
 	n = urnic_rdmap_term_encode(&t, buf, sizeof(buf));
-	CHECK_EQ(n, 18);
+	CHECK_EQ(n, 20);
 	CHECK_EQ(buf[0], 0x11);
 	CHECK_EQ(buf[1], 0x01);
 	CHECK_EQ(urnic_rdmap_term_decode(&out, buf, (size_t)n), URNIC_IW_R_OK);
 	CHECK(!out.m && out.d && !out.r && out.copied_bytes == 14);
 	/* R on a Write copies no more: its RDMAP header is inside the DDP one. */
 	t.r = true;
-	CHECK_EQ(urnic_rdmap_term_encode(&t, buf, sizeof(buf)), 18);
+	CHECK_EQ(urnic_rdmap_term_encode(&t, buf, sizeof(buf)), 20);
 	t.copied_bytes = 18;
 	CHECK_EQ(urnic_rdmap_term_encode(&t, buf, sizeof(buf)), -EINVAL);
+}
+
+/* The bytes siw's siw_send_terminate() writes for a remote protection error on an
+ * inbound Send (drivers/infiniband/sw/siw/siw_qp.c): M, D and R set, then the Send's
+ * segment length and its 18-byte untagged header, and no RDMAP header beyond it. */
+static void test_term_siw_layout(void)
+{
+	uint8_t body[4 + 2 + 18] = { 0x01, 0x00, 0xe0, 0x00, 0x00, 0x40 };
+	struct urnic_ddp_hdr send = { .last = true, .opcode = URNIC_RDMAP_SEND, .msn = 3 };
+	struct urnic_rdmap_term t;
+
+	CHECK_EQ(urnic_ddp_encode(&send, body + 6, 18), 18);
+	CHECK_EQ(urnic_rdmap_term_decode(&t, body, sizeof(body)), URNIC_IW_R_OK);
+	CHECK(t.m && t.d && t.r && t.seg_len == 0x40 && t.copied_bytes == 18);
+	CHECK(t.layer == URNIC_IW_LAYER_RDMAP && t.etype == 1 && t.code == 0);
+	CHECK_EQ(t.copied, body + 6);
 }
 
 static void term_refused(const uint8_t *buf, size_t len, enum urnic_iw_reason r)
@@ -465,12 +482,18 @@ static void test_term_hostile(void)
 	memcpy(buf, good, 24);
 	buf[2] = 0x20; /* R without D */
 	term_refused(buf, 4, URNIC_IW_R_TERM_RESERVED);
+	buf[2] = 0x80; /* M without D */
+	term_refused(buf, 4, URNIC_IW_R_TERM_RESERVED);
+	buf[2] = 0x00; /* no copied headers: the 4-byte header alone */
+	term_refused(buf, 5, URNIC_IW_R_TERM_LENGTH);
 
 	t.layer = 3;
 	CHECK_EQ(urnic_rdmap_term_encode(&t, buf, sizeof(buf)), -EINVAL);
 	t.layer = URNIC_IW_LAYER_DDP;
 	t.d = false;
 	t.r = true;
+	CHECK_EQ(urnic_rdmap_term_encode(&t, buf, sizeof(buf)), -EINVAL);
+	t.r = false; /* M without D */
 	CHECK_EQ(urnic_rdmap_term_encode(&t, buf, sizeof(buf)), -EINVAL);
 	t.d = true;
 	t.r = false;
@@ -513,6 +536,7 @@ int main(void)
 	RUN(test_ddp_hostile);
 	RUN(test_term_roundtrip);
 	RUN(test_term_hostile);
+	RUN(test_term_siw_layout);
 	RUN(test_tables);
 	return 0;
 }
