@@ -59,7 +59,7 @@ static enum urnic_iw_reason hdr_check(const uint8_t *buf, size_t len)
 		return URNIC_IW_R_MPA_MARKERS;
 	if (rev != 1 && rev != 2)
 		return URNIC_IW_R_MPA_REVISION;
-	/* RFC 6581 3: E exists from revision 2 on; revision 1 reserves the bit. */
+	/* E comes with enhanced setup, revision 2 (RFC 6581 3); revision 1 reserves it. */
 	if ((flags & MPA_FLAG_RESERVED) || (rev == 1 && (flags & MPA_FLAG_E)))
 		return URNIC_IW_R_MPA_RESERVED;
 	if (pd_len > URNIC_MPA_PD_MAX)

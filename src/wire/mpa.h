@@ -37,7 +37,7 @@ struct urnic_mpa_rr {
 	bool markers;  /* M: never true after a decode (refused) */
 	bool crc;      /* C: the sender wants MPA CRCs */
 	bool reject;   /* R: the Reply refuses the connection */
-	bool enhanced; /* E (RFC 6581 3, revision 2 only): the IRD/ORD word follows */
+	bool enhanced; /* E (0x10; siw: MPA_RR_FLAG_ENHANCED), revision 2: IRD/ORD word follows */
 	bool gso_exp;  /* siw's experimental flag (0x08 of the flags byte, MPA_RR_FLAG_GSO_EXP) */
 	uint8_t revision; /* 1 or 2 */
 	/* The IRD/ORD word (enhanced only). RFC 6581 3 names the flags A-D: A peer-to-peer,
