@@ -77,14 +77,16 @@ static const struct iw_expect {
 	unsigned ops[8]; /* FPDUs by RDMAP opcode, both directions */
 	unsigned writes_64, writes_2500, reads_64, reads_2500;
 	unsigned tagged_other; /* tagged messages of other sizes */
+	unsigned ird_128;      /* connections whose MPA frames offer IRD = ORD = 128 */
 } expects[] = {
-	{ "siw_rping.pcap", 7174, false, 1, { 2, 2, 2, 8 }, 2, 0, 2, 0, 0 },
-	{ "siw_rping_crc.pcap", 7174, true, 1, { 2, 2, 2, 8 }, 2, 0, 2, 0, 0 },
+	{ "siw_rping.pcap", 7174, false, 1, { 2, 2, 2, 8 }, 2, 0, 2, 0, 0, 0 },
+	{ "siw_rping_crc.pcap", 7174, true, 1, { 2, 2, 2, 8 }, 2, 0, 2, 0, 0, 0 },
 	/* ib_send_bw -R ends with two 4-byte RDMA Writes of its own. */
-	{ "siw_send.pcap", 18515, false, 2, { 2, 0, 0, 27 }, 0, 0, 0, 0, 2 },
-	{ "siw_write.pcap", 18515, false, 4, { 15, 0, 0, 64 }, 5, 5, 0, 0, 0 },
-	{ "siw_write_crc.pcap", 18515, true, 4, { 15, 0, 0, 64 }, 5, 5, 0, 0, 0 },
-	{ "siw_read.pcap", 18515, false, 4, { 0, 10, 15, 64 }, 0, 0, 5, 5, 0 },
+	{ "siw_send.pcap", 18515, false, 2, { 2, 0, 0, 27 }, 0, 0, 0, 0, 2, 0 },
+	{ "siw_write.pcap", 18515, false, 4, { 15, 0, 0, 64 }, 5, 5, 0, 0, 0, 0 },
+	{ "siw_write_crc.pcap", 18515, true, 4, { 15, 0, 0, 64 }, 5, 5, 0, 0, 0, 0 },
+	/* ib_read_bw's test QP asks for 128 outstanding reads (its log: "Outstand reads"). */
+	{ "siw_read.pcap", 18515, false, 4, { 0, 10, 15, 64 }, 0, 0, 5, 5, 0, 2 },
 };
 
 static const char *golden_dir;
@@ -385,7 +387,7 @@ static void count_sizes(const struct dir_state *d, uint8_t opcode, unsigned *n64
 
 /* Totals over the capture's connections, compared with what the commands did. */
 struct totals {
-	unsigned conns, ops[8], w64, w2500, r64, r2500, other, dirty_pads;
+	unsigned conns, ops[8], w64, w2500, r64, r2500, other, dirty_pads, ird_128;
 };
 
 static void check_conn(const struct iw_expect *e, const struct flow *cl, const struct flow *sv,
@@ -416,6 +418,7 @@ static void check_conn(const struct iw_expect *e, const struct flow *cl, const s
 	count_sizes(&dc, URNIC_RDMAP_READ_RESP, &t->r64, &t->r2500, &t->other);
 	count_sizes(&ds, URNIC_RDMAP_READ_RESP, &t->r64, &t->r2500, &t->other);
 	t->dirty_pads += dc.dirty_pads + ds.dirty_pads;
+	t->ird_128 += req.ird == 128 && req.ord == 128;
 	t->conns++;
 }
 
@@ -453,6 +456,7 @@ static void check_capture(const struct iw_expect *e)
 	CHECK_EQ(t.r64, e->reads_64);
 	CHECK_EQ(t.r2500, e->reads_2500);
 	CHECK_EQ(t.other, e->tagged_other);
+	CHECK_EQ(t.ird_128, e->ird_128);
 	for (i = 0; i < nflows; i++)
 		free(flows[i].stream);
 	wire_pcap_close(&pc);
