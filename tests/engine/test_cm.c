@@ -273,6 +273,30 @@ static void test_destroy_all(void)
 	teardown();
 }
 
+/* A process leaving with a connection it answered a DREQ for sends that DREP once
+ * more (drep_parting): nothing will be left to answer the DREQ if the first is lost. */
+static void test_drep_parting(void)
+{
+	uint32_t conn;
+
+	setup();
+	listen_on(1, 5005, 4);
+	conn = connect_from0(5005, 0x11, 1);
+	link_run(&link, link.now_ns + 10 * MS);
+	CHECK_EQ(urnic_cm_disconnect(link.side[0].cm, conn, NULL, 0, link.now_ns), 0);
+	link_pump(&link);
+	link_run(&link, link.now_ns + 10 * MS);
+	CHECK_EQ(link.side[1].sent[URNIC_CM_ATTR_DREP - 0x10], 1);
+	CHECK_EQ(urnic_cm_destroy_all(link.side[1].cm, link.now_ns), 0);
+	link_pump(&link);
+	CHECK_EQ(link.side[1].sent[URNIC_CM_ATTR_DREP - 0x10], 2);
+	CHECK_EQ(urnic_cm_counter(link.side[1].cm, URNIC_CM_C_drep_parting), 1);
+	/* The side that sent the DREQ has no DREP of its own to repeat. */
+	CHECK_EQ(urnic_cm_destroy_all(link.side[0].cm, link.now_ns), 0);
+	CHECK_EQ(urnic_cm_counter(link.side[0].cm, URNIC_CM_C_drep_parting), 0);
+	teardown();
+}
+
 /* Holds every connect request unanswered; remembers them. */
 static uint32_t held[16];
 static unsigned nheld;
@@ -585,6 +609,7 @@ int main(void)
 	RUN(test_invalid_service_id);
 	RUN(test_listen_after_req);
 	RUN(test_unpark_handed_on);
+	RUN(test_drep_parting);
 	RUN(test_destroy_all);
 	RUN(test_backlog_overflow);
 	RUN(test_table_full);

@@ -125,6 +125,19 @@ int urnic_cm_destroy(struct urnic_cm *cm, uint32_t conn, uint64_t now_ns)
 	return 0;
 }
 
+/* A connection whose last word was a DREP, once more: the process goes, and with it
+ * the TimeWait that would answer a DREQ repeated because that DREP was lost (IBTA
+ * 12.9: TimeWait answers a DREQ with the DREP again; the kernel's CM outlives the
+ * process, this one does not). A duplicate DREP is harmless to a peer in TimeWait. */
+static void drep_parting(struct urnic_cm *cm, struct cm_conn *c)
+{
+	if (c->state != URNIC_CM_TIMEWAIT || !c->sent_valid || c->sent_attr != URNIC_CM_ATTR_DREP ||
+	    !cm_room(cm, 1, 0))
+		return;
+	urnic_cm_out_push_raw(cm, c->sent, &c->peer, c->local_id);
+	cm_count(cm, URNIC_CM_C_drep_parting);
+}
+
 uint32_t urnic_cm_destroy_all(struct urnic_cm *cm, uint64_t now_ns)
 {
 	uint32_t left = 0;
@@ -143,6 +156,9 @@ uint32_t urnic_cm_destroy_all(struct urnic_cm *cm, uint64_t now_ns)
 		else
 			urnic_cm_conn_release(cm, c);
 	}
+	for (uint32_t i = 0; i < cm->cfg.max_conns; i++)
+		if (cm->conns[i].in_use)
+			drep_parting(cm, &cm->conns[i]);
 	return left;
 }
 
