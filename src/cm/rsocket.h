@@ -200,6 +200,19 @@ int urnic_rs_stage(struct urnic_rs *rs, const struct iovec **iov, size_t *off, u
 void urnic_rs_staged(struct urnic_rs *rs, int nsge, uint32_t len);
 bool urnic_rs_nonblocking(const struct urnic_rs *rs, int flags);
 int urnic_rs_wait_send(struct urnic_rs *rs, int flags);
+/* The next piece of a transfer with left bytes to go: *olen, which doubles up to
+ * URNIC_RS_MAX_TRANSFER while more remain (rsocket.c's overlap growth), bounded by
+ * the send buffer's free bytes. */
+static inline uint32_t urnic_rs_next_xfer(const struct urnic_rs *rs, uint32_t *olen, size_t left)
+{
+	uint32_t xfer = *olen < left ? *olen : (uint32_t)left;
+
+	if (*olen < left && *olen < URNIC_RS_MAX_TRANSFER)
+		*olen <<= 1;
+	if (xfer > (uint32_t)rs->sbuf_bytes_avail)
+		xfer = rs->sbuf_bytes_avail;
+	return xfer;
+}
 
 /* rsocket_iomap.c */
 int urnic_rs_send_iomaps(struct urnic_rs *rs, int flags);

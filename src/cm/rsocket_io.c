@@ -142,11 +142,7 @@ static ssize_t stream_sendv(struct urnic_rs *rs, const struct iovec *iov, int io
 		rc = urnic_rs_wait_send(rs, flags);
 		if (rc)
 			break;
-		xfer = olen < left ? olen : (uint32_t)left;
-		if (olen < left && olen < URNIC_RS_MAX_TRANSFER)
-			olen <<= 1;
-		if (xfer > (uint32_t)rs->sbuf_bytes_avail)
-			xfer = rs->sbuf_bytes_avail;
+		xfer = urnic_rs_next_xfer(rs, &olen, left);
 		if (xfer > rs->target_sgl[rs->target_sge].length)
 			xfer = rs->target_sgl[rs->target_sge].length;
 		rc = write_data(rs, &iov, &off, xfer);

@@ -199,11 +199,7 @@ static ssize_t do_write(struct urnic_rs *rs, const void *buf, size_t count, uint
 		rc = urnic_rs_wait_send(rs, flags);
 		if (rc)
 			break;
-		xfer = olen < left ? olen : (uint32_t)left;
-		if (olen < left && olen < URNIC_RS_MAX_TRANSFER)
-			olen <<= 1;
-		if (xfer > (uint32_t)rs->sbuf_bytes_avail)
-			xfer = rs->sbuf_bytes_avail;
+		xfer = urnic_rs_next_xfer(rs, &olen, left);
 		if (xfer > iom.offset + iom.sge.length - offset)
 			xfer = (uint32_t)(iom.offset + iom.sge.length - offset);
 		nsge = urnic_rs_stage(rs, &vp, &off, xfer);
