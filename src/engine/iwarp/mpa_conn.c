@@ -329,7 +329,6 @@ int urnic_mpa_conn_accept(struct urnic_mpa_conn *c, uint16_t ird, uint16_t ord, 
 		return rc;
 	c->params.ird = ird;
 	c->params.ord = ord;
-	c->in_len = 0;
 	if (p->p2p) {
 		c->state = URNIC_MPA_CONN_WAIT_RTR;
 		c->deadline_ns = now_ns + c->cfg.timeout_ns;

@@ -86,9 +86,11 @@ struct urnic_mpa_conn {
 	enum urnic_mpa_conn_reason reason;
 	enum urnic_iw_reason wire_reason;
 	uint64_t deadline_ns;
-	/* the peer's frame (and RTR FPDU), as it arrives */
+	/* the peer's frame, then its RTR FPDU, as they arrive */
 	uint8_t in[URNIC_MPA_RR_MAX];
 	size_t in_len;
+	uint8_t rtr_in[URNIC_MPA_RTR_FPDU_MAX];
+	size_t rtr_len;
 	struct urnic_mpa_rr peer; /* valid from REQUEST / Reply; pd points into in */
 	const uint8_t *peer_pd;
 	uint16_t peer_pd_len;

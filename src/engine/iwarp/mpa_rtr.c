@@ -104,7 +104,7 @@ static enum urnic_mpa_conn_event rtr_bad(struct urnic_mpa_conn *c, enum urnic_iw
 	return URNIC_MPA_EV_ERROR;
 }
 
-/* The RTR is whole in c->in: decode, match, and answer a Read. */
+/* The RTR is whole in c->rtr_in: decode, match, and answer a Read. */
 static enum urnic_mpa_conn_event rtr_check(struct urnic_mpa_conn *c)
 {
 	struct urnic_fpdu f;
@@ -113,7 +113,7 @@ static enum urnic_mpa_conn_event rtr_check(struct urnic_mpa_conn *c)
 	enum urnic_iw_reason r;
 	ssize_t n;
 
-	r = urnic_fpdu_decode(&f, c->in, c->in_len, c->params.crc ? URNIC_FPDU_CRC : 0);
+	r = urnic_fpdu_decode(&f, c->rtr_in, c->rtr_len, c->params.crc ? URNIC_FPDU_CRC : 0);
 	if (r == URNIC_IW_R_OK)
 		r = urnic_ddp_decode(&h, &hb, f.ulpdu, f.ulpdu_len);
 	if (r != URNIC_IW_R_OK)
@@ -142,17 +142,17 @@ enum urnic_mpa_conn_event urnic_mpa_rtr_input(struct urnic_mpa_conn *c, const ui
 
 	for (;;) {
 		need = URNIC_FPDU_LEN_BYTES;
-		if (c->in_len >= URNIC_FPDU_LEN_BYTES)
-			need = urnic_fpdu_bytes((size_t)c->in[0] << 8 | c->in[1]);
+		if (c->rtr_len >= URNIC_FPDU_LEN_BYTES)
+			need = urnic_fpdu_bytes((size_t)c->rtr_in[0] << 8 | c->rtr_in[1]);
 		if (need > URNIC_MPA_RTR_FPDU_MAX)
 			return rtr_bad(c, URNIC_IW_R_OK);
-		if (c->in_len == need && need > URNIC_FPDU_LEN_BYTES)
+		if (c->rtr_len == need && need > URNIC_FPDU_LEN_BYTES)
 			return rtr_check(c);
 		if (*used == len)
 			return URNIC_MPA_EV_NONE;
-		n = need - c->in_len < len - *used ? need - c->in_len : len - *used;
-		memcpy(c->in + c->in_len, buf + *used, n);
-		c->in_len += n;
+		n = need - c->rtr_len < len - *used ? need - c->rtr_len : len - *used;
+		memcpy(c->rtr_in + c->rtr_len, buf + *used, n);
+		c->rtr_len += n;
 		*used += n;
 	}
 }
