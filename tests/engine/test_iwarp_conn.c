@@ -347,6 +347,30 @@ static void test_bad_arguments(void)
 	CHECK_EQ(ev, URNIC_MPA_EV_CONNECTED);
 }
 
+/* RFC 5044 7.1 revision 1 (no IRD/ORD word): a responder answers in kind, an initiator
+ * takes such a Reply as plain MPA, as siw falls back. */
+static void test_revision_1(void)
+{
+	struct urnic_mpa_rr v1 = { .kind = URNIC_MPA_REQ, .revision = 1 }, rr;
+	struct urnic_mpa_conn c;
+	enum urnic_mpa_conn_event ev;
+	uint8_t f[URNIC_MPA_RR_MAX];
+	size_t n, at, used;
+
+	n = (size_t)urnic_mpa_rr_encode(&v1, f, sizeof(f));
+	CHECK_EQ(urnic_mpa_conn_init(&c, &base, false, 0), 0);
+	CHECK_EQ(feed_bytes(&c, f, n, &at), URNIC_MPA_EV_REQUEST);
+	CHECK(!c.params.enhanced && !c.params.p2p);
+	CHECK_EQ(urnic_mpa_conn_accept(&c, 4, 4, NULL, 0, &ev, 1), 0);
+	CHECK_EQ(ev, URNIC_MPA_EV_CONNECTED);
+	n = urnic_mpa_conn_output(&c, f, sizeof(f));
+	CHECK_EQ(urnic_mpa_rr_decode(&rr, &used, f, n), URNIC_IW_R_OK);
+	CHECK(rr.kind == URNIC_MPA_REP && rr.revision == 1 && !rr.enhanced && !rr.reject);
+	CHECK_EQ(urnic_mpa_conn_init(&c, &base, true, 0), 0);
+	CHECK_EQ(feed_bytes(&c, f, n, &at), URNIC_MPA_EV_CONNECTED);
+	CHECK(!c.params.enhanced && c.params.ird == 4);
+}
+
 static void test_timeouts(void)
 {
 	struct urnic_mpa_conn c;
@@ -394,6 +418,7 @@ int main(void)
 	RUN(test_rtr_fpdu_bytes);
 	RUN(test_refusals);
 	RUN(test_bad_arguments);
+	RUN(test_revision_1);
 	RUN(test_timeouts);
 	iwp_end_free(&ini);
 	iwp_end_free(&rsp);
