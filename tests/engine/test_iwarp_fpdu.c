@@ -184,12 +184,42 @@ static void test_errors(void)
 	}
 }
 
+/* Random bytes, and siw-like FPDUs with random bytes flipped, in random splits: the
+ * stream either cuts them or stops at one named error; it never reads past a piece. */
+static void test_random_bytes(void)
+{
+	static uint8_t junk[4096];
+	unsigned round, i, nseg;
+	size_t n;
+
+	for (round = 0; round < 400; round++) {
+		if (round % 2) {
+			n = frame_write(iwp_rand() % 3000, 1448, true, &nseg);
+			if (n > sizeof(junk))
+				n = sizeof(junk);
+			memcpy(junk, stream, n);
+			junk[iwp_rand() % n] ^= (uint8_t)(1 + iwp_rand() % 255);
+		} else {
+			n = 1 + iwp_rand() % sizeof(junk);
+			for (i = 0; i < n; i++)
+				junk[i] = (uint8_t)iwp_rand();
+		}
+		reset_rx(round % 4 < 2);
+		iwp_feed(&end, junk, n, 1 + iwp_rand() % 64, 0);
+		if (end.rx_error) {
+			CHECK(end.rx.reason != URNIC_IW_R_OK);
+			CHECK_EQ(end.rx.errors[end.rx.reason], 1);
+		}
+	}
+}
+
 int main(void)
 {
 	iwp_end_init(&end);
 	RUN(test_mulpdu);
 	RUN(test_frame_and_cut);
 	RUN(test_errors);
+	RUN(test_random_bytes);
 	iwp_end_free(&end);
 	return 0;
 }
