@@ -20,7 +20,12 @@ _Static_assert(URNIC_FPDU_ULPDU_MAX == UINT16_MAX, "the length field is 16 bits"
 
 uint32_t urnic_fpdu_crc(const uint8_t *p, size_t n)
 {
-	return ~crc32_iscsi((unsigned char *)(uintptr_t)p, (int)n, 0xffffffffu);
+	return ~crc32_iscsi((unsigned char *)(uintptr_t)p, (int)n, URNIC_FPDU_CRC_SEED);
+}
+
+uint32_t urnic_fpdu_crc_step(uint32_t reg, const uint8_t *p, size_t n)
+{
+	return n ? crc32_iscsi((unsigned char *)(uintptr_t)p, (int)n, reg) : reg;
 }
 
 enum urnic_iw_reason urnic_fpdu_decode(struct urnic_fpdu *f, const uint8_t *buf, size_t len,

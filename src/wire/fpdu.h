@@ -47,6 +47,10 @@ static inline size_t urnic_fpdu_bytes(size_t ulpdu_len)
 /* CRC32c (the iSCSI polynomial, RFC 3385) of n bytes: what the CRC field holds, sent
  * least significant byte first as siw does. */
 uint32_t urnic_fpdu_crc(const uint8_t *p, size_t n);
+/* The same CRC over pieces: reg starts at URNIC_FPDU_CRC_SEED, each piece is stepped in,
+ * and the CRC is ~reg (a receiver that does not hold the whole FPDU). */
+#define URNIC_FPDU_CRC_SEED 0xffffffffu
+uint32_t urnic_fpdu_crc_step(uint32_t reg, const uint8_t *p, size_t n);
 
 /* Validates the FPDU at the start of buf (more may follow) and then fills *f; the CRC is
  * checked only with URNIC_FPDU_CRC. FPDU_TRUNCATED also means "read more bytes". */

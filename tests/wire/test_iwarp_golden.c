@@ -5,8 +5,8 @@
  * did (golden README.md, MANIFEST.tsv).
  *
  * tests/golden/siw_*.pcap: rping and ib_{send,write,read}_bw -R over siw, two with MPA CRC.
- * Each TCP direction is reassembled (IPv4, in sequence order, retransmitted bytes
- * skipped); it starts with an MPA Request or Reply, then FPDUs up to its last byte.
+ * Each TCP direction is reassembled (tcpflow.h: IPv4, in sequence order, retransmitted
+ * bytes skipped); it starts with an MPA Request or Reply, then FPDUs up to its last byte.
  * Usage: test_wire_iwarp_golden GOLDEN_DIR.
  */
 #include <stdbool.h>
@@ -16,32 +16,13 @@
 
 #include "check.h"
 #include "pcap.h"
+#include "tcpflow.h"
 #include "wire/byteorder.h"
 #include "wire/ddp.h"
 #include "wire/fpdu.h"
 #include "wire/mpa.h"
 
-#define MAX_FLOWS 16
-#define MAX_SEGS 512
 #define MAX_MSGS 64
-
-struct seg {
-	uint32_t seq;
-	const uint8_t *data;
-	size_t len;
-};
-
-/* One direction of one TCP connection. */
-struct flow {
-	uint8_t src[4], dst[4];
-	uint16_t sport, dport;
-	bool have_isn;
-	uint32_t isn; /* the sequence number of the first data byte */
-	struct seg segs[MAX_SEGS];
-	unsigned nsegs;
-	uint8_t *stream;
-	size_t len;
-};
 
 /* A whole tagged message (RDMA Write or Read Response): its segments put together. */
 struct tagged_msg {
@@ -91,91 +72,6 @@ static const struct iw_expect {
 
 static const char *golden_dir;
 
-static struct flow *flow_get(struct flow *flows, unsigned *nflows, const uint8_t *ip,
-			     uint16_t sport, uint16_t dport)
-{
-	unsigned i;
-
-	for (i = 0; i < *nflows; i++)
-		if (!memcmp(flows[i].src, ip + 12, 4) && !memcmp(flows[i].dst, ip + 16, 4) &&
-		    flows[i].sport == sport && flows[i].dport == dport)
-			return &flows[i];
-	CHECK(*nflows < MAX_FLOWS);
-	memset(&flows[*nflows], 0, sizeof(flows[0]));
-	memcpy(flows[*nflows].src, ip + 12, 4);
-	memcpy(flows[*nflows].dst, ip + 16, 4);
-	flows[*nflows].sport = sport;
-	flows[*nflows].dport = dport;
-	return &flows[(*nflows)++];
-}
-
-/* Ethernet (802.1Q tags skipped), IPv4, TCP: the segment goes to its flow. */
-static void frame_tcp(struct flow *flows, unsigned *nflows, const struct wire_frame *fr)
-{
-	const uint8_t *p = fr->data, *ip, *tcp;
-	size_t off = 12, ihl, doff, ip_len;
-	struct flow *f;
-	uint32_t seq;
-
-	while (off + 2 <= fr->len && urnic_get_be16(p + off) == 0x8100)
-		off += 4;
-	if (off + 2 > fr->len || urnic_get_be16(p + off) != 0x0800)
-		return;
-	ip = p + off + 2;
-	CHECK(fr->len >= off + 2 + 20);
-	ihl = (size_t)(ip[0] & 0x0f) * 4;
-	ip_len = urnic_get_be16(ip + 2);
-	if (ip[9] != 6)
-		return;
-	CHECK(ip_len <= fr->len - off - 2 && ip_len >= ihl + 20);
-	tcp = ip + ihl;
-	doff = (size_t)(tcp[12] >> 4) * 4;
-	CHECK(ip_len >= ihl + doff);
-	seq = urnic_get_be32(tcp + 4);
-	f = flow_get(flows, nflows, ip, urnic_get_be16(tcp), urnic_get_be16(tcp + 2));
-	if (tcp[13] & 0x02) { /* SYN: data starts one past it */
-		f->have_isn = true;
-		f->isn = seq + 1;
-	}
-	if (ip_len == ihl + doff)
-		return;
-	CHECK(f->have_isn && f->nsegs < MAX_SEGS);
-	f->segs[f->nsegs++] = (struct seg){ seq, tcp + doff, ip_len - ihl - doff };
-}
-
-static uint32_t sort_isn;
-
-static int seg_cmp(const void *a, const void *b)
-{
-	uint32_t x = ((const struct seg *)a)->seq - sort_isn;
-	uint32_t y = ((const struct seg *)b)->seq - sort_isn;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The flow's byte stream: segments in sequence order, bytes seen before skipped, no gap. */
-static void flow_assemble(struct flow *f)
-{
-	unsigned i;
-
-	sort_isn = f->isn;
-	qsort(f->segs, f->nsegs, sizeof(f->segs[0]), seg_cmp);
-	f->stream = malloc(1);
-	CHECK(f->stream);
-	for (i = 0; i < f->nsegs; i++) {
-		size_t rel = f->segs[i].seq - f->isn, skip;
-
-		if (rel + f->segs[i].len <= f->len)
-			continue; /* retransmitted */
-		CHECK(rel <= f->len);
-		skip = f->len - rel;
-		f->stream = realloc(f->stream, f->len + f->segs[i].len - skip);
-		CHECK(f->stream);
-		memcpy(f->stream + f->len, f->segs[i].data + skip, f->segs[i].len - skip);
-		f->len += f->segs[i].len - skip;
-	}
-}
-
 /* Every proper prefix of a good frame is refused as truncated, the struct untouched. */
 static void check_mpa_prefixes(const uint8_t *p, size_t used)
 {
@@ -192,7 +88,7 @@ static void check_mpa_prefixes(const uint8_t *p, size_t used)
 }
 
 /* The MPA frame at the start of the flow: what siw sends, and the same bytes re-encoded. */
-static size_t check_mpa(const struct flow *f, const struct iw_expect *e, uint8_t kind,
+static size_t check_mpa(const struct tcp_flow *f, const struct iw_expect *e, uint8_t kind,
 			struct urnic_mpa_rr *rr)
 {
 	uint8_t again[URNIC_MPA_HDR_BYTES + URNIC_MPA_PD_MAX];
@@ -323,7 +219,7 @@ static size_t check_fpdu(struct dir_state *d, const uint8_t *p, size_t len, bool
 	return f.bytes;
 }
 
-static void walk(struct dir_state *d, const struct flow *f, size_t off, bool crc)
+static void walk(struct dir_state *d, const struct tcp_flow *f, size_t off, bool crc)
 {
 	while (off < f->len)
 		off += check_fpdu(d, f->stream + off, f->len - off, crc);
@@ -390,8 +286,8 @@ struct totals {
 	unsigned conns, ops[8], w64, w2500, r64, r2500, other, dirty_pads, ird_128;
 };
 
-static void check_conn(const struct iw_expect *e, const struct flow *cl, const struct flow *sv,
-		       struct totals *t)
+static void check_conn(const struct iw_expect *e, const struct tcp_flow *cl,
+		       const struct tcp_flow *sv, struct totals *t)
 {
 	static struct dir_state dc, ds;
 	struct urnic_mpa_rr req, rep;
@@ -424,29 +320,20 @@ static void check_conn(const struct iw_expect *e, const struct flow *cl, const s
 
 static void check_capture(const struct iw_expect *e)
 {
-	static struct flow flows[MAX_FLOWS];
+	static struct tcp_flows tf;
+	struct tcp_flow *peer;
 	struct totals t = { 0 };
-	struct wire_pcap pc;
-	struct wire_frame fr;
-	unsigned nflows = 0, i, j, k;
+	unsigned i, k;
 	char path[512];
-	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", golden_dir, e->file);
-	CHECK_EQ(wire_pcap_open(&pc, path), 0);
-	while ((rc = wire_pcap_next(&pc, &fr)) == 1)
-		frame_tcp(flows, &nflows, &fr);
-	CHECK_EQ(rc, 0);
-	for (i = 0; i < nflows; i++)
-		flow_assemble(&flows[i]);
-	for (i = 0; i < nflows; i++) {
-		if (flows[i].dport != e->port || !flows[i].len)
+	tcp_flows_read(&tf, path);
+	for (i = 0; i < tf.n; i++) {
+		if (tf.flows[i].dport != e->port || !tf.flows[i].len)
 			continue;
-		for (j = 0; j < nflows; j++)
-			if (flows[j].sport == e->port && flows[j].dport == flows[i].sport)
-				break;
-		CHECK(j < nflows);
-		check_conn(e, &flows[i], &flows[j], &t);
+		peer = tcp_flows_peer(&tf, &tf.flows[i]);
+		CHECK(peer);
+		check_conn(e, &tf.flows[i], peer, &t);
 	}
 	CHECK_EQ(t.conns, e->conns);
 	for (k = 0; k < 8; k++)
@@ -457,9 +344,7 @@ static void check_capture(const struct iw_expect *e)
 	CHECK_EQ(t.r2500, e->reads_2500);
 	CHECK_EQ(t.other, e->tagged_other);
 	CHECK_EQ(t.ird_128, e->ird_128);
-	for (i = 0; i < nflows; i++)
-		free(flows[i].stream);
-	wire_pcap_close(&pc);
+	tcp_flows_free(&tf);
 	printf("  %s: %u connections, %u tagged messages, %u FPDUs with non-zero pad\n", e->file,
 	       t.conns, t.w64 + t.w2500 + t.r64 + t.r2500 + t.other, t.dirty_pads);
 }
