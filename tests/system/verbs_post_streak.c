@@ -19,7 +19,9 @@
  *                   round must also stay under PAUSE_LIMIT_US: an engine thread that
  *                   polled on beside this spinning thread took 3-3.5 ms a round (it
  *                   waited out the application's turn on the CPU, pipeline.c
- *                   APP_RECENT_NS); asleep, it is woken per packet (0.2-0.3 ms).
+ *                   APP_RECENT_NS); asleep, it is woken per packet (0.2-0.3 ms, and
+ *                   a median of 1.55 ms once in a clean-clone CI run, so the bound
+ *                   sits between that and the polling thread's 3 ms).
  *                   That bound is judged only without AddressSanitizer and while the
  *                   machine has a CPU to spare (load average below the number of
  *                   CPUs): with more runnable threads than CPUs, a woken engine
@@ -54,7 +56,7 @@ enum {
 	ROUNDS = 20,   /* per test */
 	PAUSE_MS = 20, /* no verbs call before the streak (after_a_pause) */
 	LIMIT_MS = 1000,
-	PAUSE_LIMIT_US = 1500,
+	PAUSE_LIMIT_US = 2500,
 	SLOTS = TEACH + SHORT,
 	DEPTH = 128,
 };

@@ -55,7 +55,8 @@ ssize_t urnic_fpdu_tx_frame(uint8_t *buf, size_t cap, const struct urnic_ddp_hdr
 	memcpy(buf + URNIC_FPDU_LEN_BYTES, hdr, (size_t)hb);
 	off = URNIC_FPDU_LEN_BYTES + (size_t)hb;
 	for (i = 0; i < iovcnt; i++) {
-		memcpy(buf + off, iov[i].iov_base, iov[i].iov_len);
+		if (iov[i].iov_len) /* an empty piece may have no base */
+			memcpy(buf + off, iov[i].iov_base, iov[i].iov_len);
 		off += iov[i].iov_len;
 	}
 	return urnic_fpdu_encode(buf, cap, buf + URNIC_FPDU_LEN_BYTES, (size_t)hb + payload, flags);

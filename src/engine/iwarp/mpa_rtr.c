@@ -65,7 +65,8 @@ static ssize_t frame(const struct urnic_ddp_hdr *h, const uint8_t *body, size_t 
 		return n;
 	if (body_len > sizeof(ulpdu) - (size_t)n)
 		return -ENOBUFS;
-	memcpy(ulpdu + n, body, body_len);
+	if (body_len) /* a zero-length RTR has no body, and body may be NULL */
+		memcpy(ulpdu + n, body, body_len);
 	return urnic_fpdu_encode(buf, cap, ulpdu, (size_t)n + body_len, crc ? URNIC_FPDU_CRC : 0);
 }
 
