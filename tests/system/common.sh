@@ -48,6 +48,21 @@ alive() {
 	return 0
 }
 
+# wait_cm_port PID ADDR PS PORT: PID holds rdma_cm port PORT on ADDR in a port space
+# matching the pattern PS (262 RDMA_PS_TCP, 273 RDMA_PS_UDP): the abstract name
+# urnic.<address>.cm.<ps>.<port> is bound (transport/cm_ports.h). Waits up to 10 s,
+# false at once if PID exits.
+wait_cm_port() {
+	_t=100
+	while [ $_t -gt 0 ]; do
+		ss -xa 2>/dev/null | grep -q -e "@urnic\.$2\.cm\.$3\.$4 " && return 0
+		alive "$1" || return 1
+		sleep 0.1
+		_t=$((_t - 1))
+	done
+	return 1
+}
+
 # reap PID: waits for it (it has exited or been killed), removes the counters file a
 # killed or crashed urnic process leaves in /dev/shm, and forgets it. Its exit status.
 reap() {

@@ -27,19 +27,9 @@ S=$SRV_ADDR
 C=$CLI_ADDR
 [ $SHARED = 0 ] || C=$SRV_ADDR
 
-# wait_port PID PORT: the server holds rdma_cm port PORT in the TCP port space (262,
-# RDMA_PS_TCP) or the UDP one (273, RDMA_PS_UDP) on $S: the abstract name
-# urnic.<address>.cm.<ps>.<port> is bound (transport/cm_ports.h).
-wait_port() {
-	_t=100
-	while [ $_t -gt 0 ]; do
-		ss -xa 2>/dev/null | grep -q -e "@urnic\.$S\.cm\.2[67][23]\.$2 " && return 0
-		alive "$1" || return 1
-		sleep 0.1
-		_t=$((_t - 1))
-	done
-	return 1
-}
+# wait_port PID PORT: the server holds rdma_cm port PORT on $S in the TCP port space
+# (262, RDMA_PS_TCP) or the UDP one (273, RDMA_PS_UDP).
+wait_port() { wait_cm_port "$1" "$S" '2[67][23]' "$2"; }
 
 # wait_group PID GROUP: the receiver's device has joined the IPv4 group GROUP on lo (the
 # IP join of its QP's attach, done as it reads its MULTICAST_JOIN event).

@@ -17,17 +17,8 @@ S=$SRV_ADDR
 C=$CLI_ADDR
 
 # wait_port PID PORT ADDR: the server holds rdma_cm port PORT of the TCP port space
-# (262) on ADDR: its abstract name is bound (transport/cm_ports.h).
-wait_port() {
-	_t=100
-	while [ $_t -gt 0 ]; do
-		ss -xa 2>/dev/null | grep -q -e "@urnic\.$3\.cm\.262\.$2 " && return 0
-		alive "$1" || return 1
-		sleep 0.1
-		_t=$((_t - 1))
-	done
-	return 1
-}
+# (262) on ADDR.
+wait_port() { wait_cm_port "$1" "$3" 262 "$2"; }
 
 check_log() {
 	! grep -q -e 'AddressSanitizer' -e 'runtime error:' "$1" ||
