@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iw_qp.h - iWARP RC queue pairs in the engine: RDMAP (RFC 5040) over DDP (RFC 5041)
+ * over MPA FPDUs (RFC 5044 4), sans-I/O, on one TCP connection per QP that the driver
+ * owns.
+ *
+ * The driver (src/dev, a test's pipe) connects a QP once MPA setup is done
+ * (mpa_conn.h), feeds it the bytes TCP delivered, in any split, writes what
+ * urnic_iw_tx_peek offers and reports what the socket took. The engine places data
+ * (untagged: the next receive WQE by QN, MSN and MO; tagged: the STag's region,
+ * checked per segment), answers Read Requests within IRD, completes work requests
+ * and, on a peer's error, queues the Terminate RFC 5040 7 prescribes and asks the
+ * driver to close after it. TCP carries reliability: there is no PSN, ACK or
+ * retransmission here. Context: the device lock, as every engine entry point.
+ */
+#ifndef URNIC_ENGINE_IWARP_IW_QP_H
+#define URNIC_ENGINE_IWARP_IW_QP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "engine/core.h"
+
+/* What MPA setup settled for the connection (mpa_conn.h, struct urnic_mpa_params). */
+struct urnic_iw_conn_params {
+	bool crc;	 /* FPDUs carry and check CRC32c (URNIC_FPDU_CRC) */
+	uint32_t mss;	 /* the TCP MSS: the largest FPDU (fpdu_tx.h, urnic_fpdu_tx_mulpdu) */
+	uint16_t ird;	 /* Read Requests this side answers at once (responder resources) */
+	uint16_t ord;	 /* Read Requests this side may have outstanding */
+};
+
+/* The QP (RC, in INIT or RTR, on an iWARP engine) is connected: it enters RTS with
+ * its iWARP state allocated. 0, -EINVAL (QP type, state, params), -ENOMEM. */
+int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
+			const struct urnic_iw_conn_params *p, uint64_t now_ns);
+
+/* Bytes TCP delivered, after the MPA frames. Returns how many were taken: all of them,
+ * unless the stream failed (a Terminate is then queued, the QP is in error and the rest
+ * is of no use). */
+size_t urnic_iw_rx(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *buf, size_t len,
+		   uint64_t now_ns);
+
+/* The bytes queued to send, in order, as at most max iovecs (0: nothing). They stay
+ * valid until urnic_iw_tx_done or the next engine entry point for this QP. */
+unsigned urnic_iw_tx_peek(const struct urnic_qp *qp, struct iovec *iov, unsigned max);
+
+/* The socket took n bytes of what tx_peek offered: send work requests whose last byte
+ * went are completed (RFC 5040 5.1: a Send or Write completes locally once the LLP has
+ * its data). */
+void urnic_iw_tx_done(struct urnic_engine *e, struct urnic_qp *qp, size_t n);
+
+/* Whether the QP has bytes to send, and whether the driver should close the connection
+ * once they have gone (a Terminate was queued, or the QP left RTS). */
+bool urnic_iw_tx_pending(const struct urnic_qp *qp);
+bool urnic_iw_close_due(const struct urnic_qp *qp);
+
+/* The connection ended under the QP (peer FIN or reset, a write error): err 0 for an
+ * orderly close. An RTS QP enters error and its work is flushed (RFC 5040 6.2's LLP
+ * close). */
+void urnic_iw_llp_closed(struct urnic_engine *e, struct urnic_qp *qp, int err, uint64_t now_ns);
+
+#endif
