@@ -25,10 +25,10 @@
 
 /* What MPA setup settled for the connection (mpa_conn.h, struct urnic_mpa_params). */
 struct urnic_iw_conn_params {
-	bool crc;	 /* FPDUs carry and check CRC32c (URNIC_FPDU_CRC) */
-	uint32_t mss;	 /* the TCP MSS: the largest FPDU (fpdu_tx.h, urnic_fpdu_tx_mulpdu) */
-	uint16_t ird;	 /* Read Requests this side answers at once (responder resources) */
-	uint16_t ord;	 /* Read Requests this side may have outstanding */
+	bool crc;     /* FPDUs carry and check CRC32c (URNIC_FPDU_CRC) */
+	uint32_t mss; /* the TCP MSS: the largest FPDU (fpdu_tx.h, urnic_fpdu_tx_mulpdu) */
+	uint16_t ird; /* Read Requests this side answers at once (responder resources) */
+	uint16_t ord; /* Read Requests this side may have outstanding */
 };
 
 /* The QP (RC, in INIT or RTR, on an iWARP engine) is connected: it enters RTS with
