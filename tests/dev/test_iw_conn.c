@@ -5,7 +5,8 @@
  * QP on each (urnic_dev_iw_attach, as the connection manager does once MPA is done),
  * then SEND, WRITE and READ with the data checked (the target's application calls
  * nothing for WRITE and READ: its engine thread serves them), a disconnect heard by
- * both sinks, and the verbs of an iWARP QP as siw's. Run with
+ * both sinks, a peer's reset and a peer's bytes that are no FPDUs (Terminate, FIN)
+ * heard by the sink, and the verbs of an iWARP QP as siw's. Run with
  * URNIC_ADDR=iwarp:127.0.50.2,iwarp:127.0.50.3:
  *
  *   urnic0 (127.0.50.2) QP a  ---- TCP 127.0.50.2:* -> 127.0.50.3:* ----  QP b urnic1 (127.0.50.3)
@@ -308,7 +309,9 @@ static void test_disconnect(void)
 		usleep(1000);
 	} while (n < 2);
 	usleep(20000);
+	pthread_mutex_lock(&mu);
 	CHECK_EQ(nheard, 2);
+	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < 2; i++) {
 		struct side *s = heard[i].user;
 
@@ -319,6 +322,86 @@ static void test_disconnect(void)
 	CHECK(heard[0].user != heard[1].user);
 	CHECK_EQ(qp_state(a.qp), IBV_QPS_ERR);
 	CHECK_EQ(qp_state(b.qp), IBV_QPS_ERR);
+}
+
+/* A fresh RC QP in INIT on a's device, attached to one end of a new pair whose other
+ * end the test keeps as a plain socket (*peer). */
+static struct ibv_qp *attach_raw(int *peer, void *user)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.send_cq = a.cq,
+		.recv_cq = a.cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT };
+	struct urnic_iw_conn_params p = { .crc = true, .ird = 8, .ord = 8 };
+	struct ibv_qp *qp;
+	int fd;
+
+	CHECK(qp = ibv_create_qp(a.pd, &init));
+	CHECK_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
+	tcp_pair(&fd, peer);
+	/* mss 0: the device takes the socket's own. */
+	CHECK_EQ(urnic_dev_iw_attach(urnic_ctx_dev(a.ctx), &to_vqp(qp)->qp, fd, &p, NULL, 0, user),
+		 0);
+	CHECK_EQ(qp_state(qp), IBV_QPS_RTS);
+	return qp;
+}
+
+/* The sink's next word after `before` words, within 10 s. */
+static int wait_heard(int before, void *user)
+{
+	uint64_t until = now_ms() + 10000;
+	int n, err;
+
+	do {
+		pthread_mutex_lock(&mu);
+		n = nheard;
+		pthread_mutex_unlock(&mu);
+		CHECK(now_ms() < until);
+		usleep(1000);
+	} while (n == before);
+	CHECK_EQ(n, before + 1);
+	CHECK(heard[before].user == user);
+	err = heard[before].err;
+	return err;
+}
+
+/* The peer resets the connection: the QP enters error, the sink hears ECONNRESET. */
+static void test_peer_reset(void)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_peer_reset);
+
+	CHECK_EQ(setsockopt(peer, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_peer_reset), ECONNRESET);
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+/* The peer sends bytes that are no FPDU: the QP's stream fails, its Terminate goes out
+ * and then its FIN; the peer's close then ends it, the sink hearing EPROTO. */
+static void test_peer_garbage(void)
+{
+	static const uint8_t junk[64] = { 0x00, 0x30, 0xff, 0xff };
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_peer_garbage);
+	uint8_t buf[4096];
+	size_t got = 0;
+	ssize_t r;
+
+	CHECK_EQ(write(peer, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	while ((r = read(peer, buf, sizeof(buf))) > 0) /* the Terminate, then our FIN */
+		got += (size_t)r;
+	CHECK_EQ(r, 0);
+	CHECK(got > 0);
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_peer_garbage), EPROTO);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
 int main(void)
@@ -336,6 +419,8 @@ int main(void)
 	RUN(test_read);
 	RUN(test_verbs_as_siw);
 	RUN(test_disconnect);
+	RUN(test_peer_reset);
+	RUN(test_peer_garbage);
 	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
 		CHECK_EQ(ibv_destroy_qp(s->qp), 0);
 		CHECK_EQ(ibv_dereg_mr(s->mr), 0);
