@@ -43,14 +43,14 @@ static struct {
 	struct urnic_dev *d;
 	void *user;
 	int err;
-} heard[4];
+} heard[16];
 static int nheard;
 
 static void closed(void *ctx, struct urnic_dev *d, void *user, int err)
 {
 	(void)ctx;
 	pthread_mutex_lock(&mu);
-	if (nheard < 4)
+	if (nheard < 16)
 		heard[nheard] = (typeof(heard[0])){ d, user, err };
 	nheard++;
 	pthread_mutex_unlock(&mu);
@@ -404,6 +404,23 @@ static void test_peer_garbage(void)
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
+/* ibv_modify_qp to SQD, as librdmacm's rdma_disconnect moves an iWARP QP: a graceful
+ * close (siw's CLOSING): FIN to the peer, then error; the peer's close is an orderly end. */
+static void test_modify_sqd(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_SQD };
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_modify_sqd);
+	uint8_t buf[64];
+
+	CHECK_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
+	CHECK_EQ(read(peer, buf, sizeof(buf)), 0); /* the FIN, nothing before it */
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_modify_sqd), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
 int main(void)
 {
 	struct ibv_device **list;
@@ -421,6 +438,7 @@ int main(void)
 	RUN(test_disconnect);
 	RUN(test_peer_reset);
 	RUN(test_peer_garbage);
+	RUN(test_modify_sqd);
 	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
 		CHECK_EQ(ibv_destroy_qp(s->qp), 0);
 		CHECK_EQ(ibv_dereg_mr(s->mr), 0);
