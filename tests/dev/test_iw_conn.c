@@ -113,13 +113,16 @@ static int bound_socket(const char *ip)
 	return fd;
 }
 
-/* The connection the CM would have made: 127.0.50.2 connects to 127.0.50.3. */
-static void tcp_pair(int *fa, int *fb)
+/* The connection the CM would have made: 127.0.50.2 connects to 127.0.50.3, whose
+ * receive buffer is rcvbuf bytes (0: the kernel's). */
+static void tcp_pair(int *fa, int *fb, int rcvbuf)
 {
 	int l = bound_socket("127.0.50.3");
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
 
+	if (rcvbuf)
+		CHECK_EQ(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
 	CHECK_EQ(listen(l, 1), 0);
 	CHECK_EQ(getsockname(l, (struct sockaddr *)&sa, &len), 0);
 	*fa = bound_socket("127.0.50.2");
@@ -176,7 +179,7 @@ static void test_attach(void)
 
 	urnic_dev_iw_set_sink(urnic_ctx_dev(a.ctx), &sink);
 	urnic_dev_iw_set_sink(urnic_ctx_dev(b.ctx), &sink);
-	tcp_pair(&fa, &fb);
+	tcp_pair(&fa, &fb, 0);
 	pa = (struct urnic_iw_conn_params){ .crc = true, .mss = mss_of(fa), .ird = 8, .ord = 8 };
 	pb = (struct urnic_iw_conn_params){ .crc = true, .mss = mss_of(fb), .ird = 8, .ord = 8 };
 	CHECK_EQ(urnic_dev_iw_attach(urnic_ctx_dev(a.ctx), &to_vqp(a.qp)->qp, fa, &pa, NULL, 0, &a),
@@ -326,13 +329,13 @@ static void test_disconnect(void)
 
 /* A fresh RC QP in INIT on a's device, attached to one end of a new pair whose other
  * end the test keeps as a plain socket (*peer). */
-static struct ibv_qp *attach_raw(int *peer, void *user)
+static struct ibv_qp *attach_raw(int *peer, void *user, int rcvbuf)
 {
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
 		.send_cq = a.cq,
 		.recv_cq = a.cq,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
+		.cap = { .max_send_wr = 32, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
 	};
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT };
 	struct urnic_iw_conn_params p = { .crc = true, .ird = 8, .ord = 8 };
@@ -341,7 +344,7 @@ static struct ibv_qp *attach_raw(int *peer, void *user)
 
 	CHECK(qp = ibv_create_qp(a.pd, &init));
 	CHECK_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
-	tcp_pair(&fd, peer);
+	tcp_pair(&fd, peer, rcvbuf);
 	/* mss 0: the device takes the socket's own. */
 	CHECK_EQ(urnic_dev_iw_attach(urnic_ctx_dev(a.ctx), &to_vqp(qp)->qp, fd, &p, NULL, 0, user),
 		 0);
@@ -373,7 +376,7 @@ static void test_peer_reset(void)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 	int peer, before = nheard;
-	struct ibv_qp *qp = attach_raw(&peer, &test_peer_reset);
+	struct ibv_qp *qp = attach_raw(&peer, &test_peer_reset, 0);
 
 	CHECK_EQ(setsockopt(peer, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	close(peer);
@@ -388,7 +391,7 @@ static void test_peer_garbage(void)
 {
 	static const uint8_t junk[64] = { 0x00, 0x30, 0xff, 0xff };
 	int peer, before = nheard;
-	struct ibv_qp *qp = attach_raw(&peer, &test_peer_garbage);
+	struct ibv_qp *qp = attach_raw(&peer, &test_peer_garbage, 0);
 	uint8_t buf[4096];
 	size_t got = 0;
 	ssize_t r;
@@ -410,7 +413,7 @@ static void test_modify_sqd(void)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_SQD };
 	int peer, before = nheard;
-	struct ibv_qp *qp = attach_raw(&peer, &test_modify_sqd);
+	struct ibv_qp *qp = attach_raw(&peer, &test_modify_sqd, 0);
 	uint8_t buf[64];
 
 	CHECK_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
@@ -418,6 +421,68 @@ static void test_modify_sqd(void)
 	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
 	close(peer);
 	CHECK_EQ(wait_heard(before, &test_modify_sqd), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+/* WRITEs beyond what the peer's socket holds: the socket fills (tcp_tx_full), the QP
+ * waits for room with the WRITEs TCP has not taken outstanding (RFC 5040 5.1: a WRITE
+ * completes once the LLP has it), and once the peer reads, every byte goes and every
+ * WRITE completes, in order. */
+static void test_socket_full(void)
+{
+	const uint64_t *ctr = urnic_ctx_dev(a.ctx)->eng->stats.counters;
+	uint64_t full0 = ctr[URNIC_CTR_tcp_tx_full], total = 0, want = 16ull * BUF_BYTES;
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_socket_full, 64 * 1024);
+	static uint8_t sink[1 << 16];
+	uint64_t until = now_ms() + 10000;
+	struct ibv_wc wc;
+	int done = 0;
+
+	for (int i = 0; i < 16; i++) {
+		struct ibv_sge sge = { (uintptr_t)a.buf, BUF_BYTES, a.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 100 + (uint64_t)i,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		wr.wr.rdma.remote_addr = 0x10000;
+		wr.wr.rdma.rkey = 0x1234;
+		CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
+	}
+	/* Poll (which drives the pipeline) until the socket was found full and the
+	 * completions of what TCP took are all in. */
+	for (;;) {
+		bool full = ctr[URNIC_CTR_tcp_tx_full] != full0;
+
+		CHECK(now_ms() < until);
+		if (ibv_poll_cq(a.cq, 1, &wc) == 1) {
+			CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+			CHECK_EQ(wc.wr_id, 100 + (uint64_t)done++);
+		} else if (full) {
+			break;
+		}
+	}
+	CHECK(done < 16);
+	usleep(10000);
+	CHECK_EQ(ibv_poll_cq(a.cq, 1, &wc), 0); /* the socket is still full */
+	while (total < want) {			/* FPDUs: the payload and its headers, CRCs, pads */
+		ssize_t r = read(peer, sink, sizeof(sink));
+
+		CHECK(r > 0);
+		total += (uint64_t)r;
+	}
+	while (done < 16) {
+		wc = poll_one(a.cq);
+		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK_EQ(wc.wr_id, 100 + (uint64_t)done);
+		done++;
+	}
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_socket_full), 0);
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
 	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
@@ -439,6 +504,7 @@ int main(void)
 	RUN(test_peer_reset);
 	RUN(test_peer_garbage);
 	RUN(test_modify_sqd);
+	RUN(test_socket_full);
 	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
 		CHECK_EQ(ibv_destroy_qp(s->qp), 0);
 		CHECK_EQ(ibv_dereg_mr(s->mr), 0);
