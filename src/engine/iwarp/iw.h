@@ -76,12 +76,12 @@ struct urnic_iw_rx {
 	bool tag_mid;
 	uint8_t tag_op;
 	uint32_t tag_stag;
-	uint64_t tag_to;  /* the next segment's TO */
-	uint32_t tag_gen; /* Write: the STag's grant its segments were checked against */
-	bool tag_gen_set; /* tag_gen holds the message's grant (a segment had bytes) */
-	uint64_t seg_to;  /* the current tagged segment's TO */
+	uint64_t tag_to;   /* the next segment's TO */
+	uint32_t tag_gen;  /* Write: the STag's grant its segments were checked against */
+	bool tag_gen_set;  /* tag_gen holds the message's grant (a segment had bytes) */
+	uint64_t seg_to;   /* the current tagged segment's TO */
 	uint32_t rreq_gen; /* the Read Request being received: its source STag's grant */
-	uint32_t msn[3];  /* the MSN expected next on each untagged queue (RFC 5041 5.1) */
+	uint32_t msn[3];   /* the MSN expected next on each untagged queue (RFC 5041 5.1) */
 	uint8_t term[URNIC_IW_TERM_BODY_MAX];
 	size_t term_len;
 };
@@ -173,7 +173,8 @@ void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_te
 /* The same for a Read Request found failing while it is answered (siw: in_tx): the
  * request's own header is copied. */
 void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
-			const struct urnic_iw_rresp *rr, enum urnic_iw_term t, enum urnic_counter c);
+			const struct urnic_iw_rresp *rr, enum urnic_iw_term t,
+			enum urnic_counter c);
 /* A Terminate received in full: the QP enters error, its work is flushed. */
 void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp);
 

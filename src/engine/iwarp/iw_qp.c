@@ -88,8 +88,8 @@ ssize_t urnic_iw_frame(struct urnic_engine *e, struct urnic_qp *qp, const struct
 	if (urnic_ddp_encode(h, at + URNIC_FPDU_LEN_BYTES, hb) != (ssize_t)hb)
 		return -EINVAL;
 	for (uint32_t done = 0; done < payload;) {
-		uint32_t k = payload - done < URNIC_IW_COPY_CHUNK ? payload - done
-								  : URNIC_IW_COPY_CHUNK;
+		uint32_t k =
+			payload - done < URNIC_IW_COPY_CHUNK ? payload - done : URNIC_IW_COPY_CHUNK;
 
 		if (fill(e, qp, at + URNIC_FPDU_LEN_BYTES + hb + done, off + done, k, arg))
 			return -EFAULT;

@@ -63,8 +63,8 @@ bool urnic_iw_rx_send_head(struct urnic_engine *e, struct urnic_qp *qp)
 	/* siw_proc_send: the WQE first, then MSN, MO and length (siw_send_check_ntoh); a
 	 * WQE taken for a refused segment completes in error (siw_rdmap_complete). */
 	if (!urnic_roce_take_rwqe(e, qp)) {
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_U_MSN_NO_BUFFER, URNIC_CTR_iw_refused_no_rwqe,
-			      0);
+		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_U_MSN_NO_BUFFER,
+			      URNIC_CTR_iw_refused_no_rwqe, 0);
 		return false;
 	}
 	rw = urnic_roce_rwqe(qp);
@@ -146,8 +146,7 @@ bool urnic_iw_rx_write_head(struct urnic_engine *e, struct urnic_qp *qp)
 	enum urnic_mr_check c;
 
 	if (iw->rx.tag_mid && h->opcode != iw->rx.tag_op) {
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect,
-			      0);
+		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect, 0);
 		return false;
 	}
 	if (!write_follows(e, qp, h))
