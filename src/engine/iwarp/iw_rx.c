@@ -22,32 +22,6 @@ static bool is_send(uint8_t op)
 	       op == URNIC_RDMAP_SEND_SE_INV;
 }
 
-static void push_rwqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cqe *cqe,
-		      bool solicited)
-{
-	struct urnic_resp *r = &qp->resp;
-
-	cqe->wr_id = urnic_roce_rwqe(qp)->wr_id;
-	cqe->qp_num = qp->qpn;
-	cqe->opcode = URNIC_WC_RECV;
-	cqe->byte_len = r->rwqe_off;
-	r->have_rwqe = false;
-	r->rwqe_off = 0;
-	if (!qp->srq)
-		atomic_store_explicit(&qp->rq.cons,
-				      atomic_load_explicit(&qp->rq.cons, memory_order_relaxed) + 1,
-				      memory_order_release);
-	urnic_complete(e, qp, qp->recv_cq, cqe, solicited);
-}
-
-void urnic_iw_fail_rwqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
-{
-	struct urnic_cqe cqe = { .status = status };
-
-	if (qp->resp.have_rwqe && qp->recv_cq)
-		push_rwqe(e, qp, &cqe, false);
-}
-
 bool urnic_iw_rx_send_head(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_iw_qp *iw = qp->iw;
@@ -271,7 +245,7 @@ static void send_end(struct urnic_engine *e, struct urnic_qp *qp)
 		cqe.wc_flags = URNIC_WC_WITH_INV;
 		cqe.imm_be = h->inv_stag;
 	}
-	push_rwqe(e, qp, &cqe, se);
+	urnic_iw_push_rwqe(e, qp, &cqe, se);
 }
 
 void urnic_iw_rx_end(struct urnic_engine *e, struct urnic_qp *qp)
