@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iw_qp.c - an iWARP RC QP's life on its TCP connection (iw_qp.h): connect, the output
- * ring the driver writes from, close and flush, and the ops the engine core calls.
- *
- * The ring and the framing into it are iw_out.c's.
+ * iw_qp.c - an iWARP RC QP's life on its TCP connection (iw_qp.h): connect, what the
+ * driver writes (the output ring is iw_out.c's) and when it closes, the connection's end
+ * (RFC 5040 6.2), the flush (IBTA 10.3.1) and the ops the engine core calls.
  * Out of scope: markers (refused at MPA setup), SQD.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "engine/iwarp/iw.h"
 #include "engine/roce/rc.h"
