@@ -318,6 +318,73 @@ static void test_forged_terminate_errors_without_answer(void)
 	env_close(&v);
 }
 
+static void test_send_with_invalidate_of_a_region_key(void)
+{
+	struct env v;
+	struct urnic_ddp_hdr h;
+	struct urnic_cqe c;
+	uint8_t b[64];
+
+	env_open(&v, 600, FAB_ALL_ACCESS, false);
+	post_recv(v.l.q[1], 0x77, fab_sge(v.rbuf.mr, 64, 64));
+	h = (struct urnic_ddp_hdr){ .last = true,
+				    .opcode = URNIC_RDMAP_SEND_INV,
+				    .inv_stag = v.mr->key,
+				    .qn = 0,
+				    .msn = 1 };
+	inject(&v, &h, "abcd", 4);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_refused_invalidate), 1);
+	CHECK_EQ(fab_poll(&v.l.q[1]->rcq, &c, 1), 1);
+	CHECK_CQE(c, 0x77, URNIC_WC_REM_INV_REQ_ERR, URNIC_WC_RECV, 4);
+	/* RFC 5040 7 remote operation (etype 2), cannot invalidate (9): M, D, DDP header. */
+	expect_term(&v, b, body(b, 0x02, 0x09, 0xc000, 4, &h), false);
+	env_close(&v);
+}
+
+static void test_read_response_without_read(void)
+{
+	struct env v;
+	struct urnic_ddp_hdr h = { .tagged = true,
+				   .last = true,
+				   .opcode = URNIC_RDMAP_READ_RESP,
+				   .stag = 0x1234,
+				   .to = 0 };
+	uint8_t b[8];
+
+	env_open(&v, 601, FAB_ALL_ACCESS, false);
+	inject(&v, &h, "xy", 2);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_refused_rresp), 1);
+	/* siw_proc_rresp "ORQ empty": DDP local catastrophic, no header. */
+	expect_term(&v, b, body(b, 0x10, 0x00, 0, 0, NULL), false);
+	env_close(&v);
+}
+
+static void test_write_grant_changed_inside_message(void)
+{
+	struct env v;
+	struct urnic_ddp_hdr h1, h2;
+	uint8_t data[512], b[64];
+
+	env_open(&v, 602, FAB_ALL_ACCESS, false);
+	memset(data, 0x5a, sizeof(data));
+	h1 = (struct urnic_ddp_hdr){
+		.tagged = true, .opcode = URNIC_RDMAP_WRITE, .stag = v.mr->key, .to = v.mr->iova
+	};
+	h2 = h1;
+	h2.last = true;
+	h2.to += 512;
+	inject(&v, &h1, data, 512);
+	CHECK(memcmp(v.mem + SIDE, data, 512) == 0);
+	memcpy(v.copy + SIDE, data, 512); /* placed before the grant changed */
+	/* Reregistered in place: same key, another grant (mr.h gen). */
+	CHECK_EQ(urnic_mr_reregister(v.mr, URNIC_MR_REREG_ACCESS, NULL, NULL, 0, FAB_ALL_ACCESS),
+		 0);
+	inject(&v, &h2, data, 512);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_write_key_revoked), 1);
+	expect_term(&v, b, body(b, 0x11, 0x00, 0xc000, 512, &h2), false);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_write_bad_stag);
@@ -332,5 +399,8 @@ int main(void)
 	RUN(test_read_request_bad_stag_and_bounds);
 	RUN(test_crc_error_terminates_llp);
 	RUN(test_forged_terminate_errors_without_answer);
+	RUN(test_send_with_invalidate_of_a_region_key);
+	RUN(test_read_response_without_read);
+	RUN(test_write_grant_changed_inside_message);
 	return 0;
 }

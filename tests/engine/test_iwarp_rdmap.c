@@ -62,11 +62,14 @@ static const uint32_t sizes[] = { 0, 1, 3 * MSS + 7, BIG };
 
 static void test_send_sizes_arrive_whole(void)
 {
-	for (uint64_t seed = 1; seed <= 3; seed++) {
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct urnic_iw_conn_params p = conn;
 		struct env v;
 		struct urnic_cqe c[2];
 
-		env_open(&v, seed, &conn);
+		p.crc = seed & 1; /* RFC 5044 4.5: CRC negotiated or not */
+		p.mss = seed < 3 ? MSS : 9000;
+		env_open(&v, seed, &p);
 		for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 			uint32_t n = sizes[i];
 			bool se = i & 1;
