@@ -13,6 +13,12 @@ enum { IWL_SCRATCH = 1 << 20, IWL_MAX_ROUNDS = 1 << 20 };
 
 void iwl_open(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p)
 {
+	iwl_open_srq(l, seed, p, NULL);
+}
+
+void iwl_open_srq(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p,
+		  struct urnic_srq *(*srq1)(struct urnic_pd *pd))
+{
 	struct urnic_qp_attr a = { .port_num = 1, .access = FAB_ALL_ACCESS };
 
 	memset(l, 0, sizeof(*l));
@@ -25,7 +31,10 @@ void iwl_open(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p
 	for (int i = 0; i < 2; i++) {
 		l->f->hosts[i].e->cfg.iwarp = true;
 		l->pd[i].handle = 1;
-		l->q[i] = fab_qp_new(l->f, i, &l->pd[i], 1024, 1024, true);
+		if (i == 1 && srq1)
+			l->srq = srq1(&l->pd[1]);
+		l->q[i] = fab_qp_new_type(l->f, i, &l->pd[i], URNIC_QPT_RC, i ? l->srq : NULL, 1024,
+					  1024, true);
 		CHECK_EQ(fab_modify(l->q[i], &a, URNIC_QPS_INIT,
 				    URNIC_QP_STATE | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT |
 					    URNIC_QP_ACCESS_FLAGS),
@@ -39,6 +48,8 @@ void iwl_close(struct iwl *l)
 {
 	for (int i = 0; i < 2; i++)
 		fab_qp_free(l->q[i]);
+	if (l->srq)
+		fab_srq_free(l->srq);
 	fabric_free(l->f);
 	free(l->scratch);
 }

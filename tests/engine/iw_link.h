@@ -31,11 +31,15 @@ struct iwl {
 	bool hold[2];	  /* bytes from this side stay in its ring (a test reads them) */
 	bool closed[2];	  /* the driver closed this side's connection after close_due */
 	uint64_t moved[2];
+	struct urnic_srq *srq; /* host 1's, or NULL */
 	uint8_t *scratch;
 };
 
-/* Both QPs connected with p (RESET -> INIT -> urnic_iw_qp_connect). */
+/* Both QPs connected with p (RESET -> INIT -> urnic_iw_qp_connect); with srq1, host 1's
+ * QP takes its receives from the SRQ srq1 makes in its PD. */
 void iwl_open(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p);
+void iwl_open_srq(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p,
+		  struct urnic_srq *(*srq1)(struct urnic_pd *pd));
 void iwl_close(struct iwl *l);
 /* Passes and byte moves until nothing moves (CHECKs it stops within a bound). */
 void iwl_settle(struct iwl *l);

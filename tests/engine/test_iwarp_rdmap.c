@@ -420,6 +420,41 @@ static void test_connection_loss_flushes(void)
 	env_close(&v);
 }
 
+static struct urnic_srq *srq_of(struct urnic_pd *pd)
+{
+	return fab_srq_new(pd, 64);
+}
+
+static void test_sends_into_an_srq(void)
+{
+	struct env v;
+	struct urnic_cqe c[4];
+
+	iwl_open_srq(&v.l, 81, &conn, srq_of);
+	fab_buf_new(v.l.f, &v.src, 0, &v.l.pd[0], BIG, FAB_ALL_ACCESS);
+	fab_buf_new(v.l.f, &v.dst, 1, &v.l.pd[1], BIG, FAB_ALL_ACCESS);
+	fab_fill(v.src.p, BIG, 81);
+	for (int i = 0; i < 3; i++) {
+		struct urnic_sge s = fab_sge(v.dst.mr, (uint64_t)i * 8192, 8192);
+
+		CHECK_EQ(fab_post_srq_recv(v.l.srq, 40 + (uint64_t)i, &s, 1), 0);
+		post(&v, 0,
+		     &(struct fab_send_wr){ .wr_id = (uint64_t)i,
+					    .opcode = URNIC_WR_SEND,
+					    .num_sge = 1,
+					    .sge = { fab_sge(v.src.mr, (uint64_t)i * 8192,
+							     1000 + (uint32_t)i * 3000) } });
+	}
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[1]->rcq, c, 4), 3);
+	for (int i = 0; i < 3; i++) {
+		CHECK_CQE(c[i], 40 + (uint64_t)i, URNIC_WC_SUCCESS, URNIC_WC_RECV,
+			  1000 + (uint32_t)i * 3000);
+		CHECK(memcmp(v.src.p + i * 8192, v.dst.p + i * 8192, c[i].byte_len) == 0);
+	}
+	env_close(&v);
+}
+
 static void test_non_rc_refused_on_iwarp_engine(void)
 {
 	struct fabric *f = fabric_new(1, 5);
@@ -443,6 +478,7 @@ int main(void)
 	RUN(test_send_with_invalidate_and_local_invalidate);
 	RUN(test_immediate_and_atomics_fail_locally);
 	RUN(test_connection_loss_flushes);
+	RUN(test_sends_into_an_srq);
 	RUN(test_non_rc_refused_on_iwarp_engine);
 	return 0;
 }
