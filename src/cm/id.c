@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cm/ports.h"
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -166,7 +166,7 @@ static bool sa_is_any(const struct sockaddr *sa)
  * route's source GID. */
 int urnic_rdma_set_dev(struct urnic_rdma_id *id, struct urnic_rdma_dev *rd)
 {
-	int rc = urnic_rdma_dev_open_cm(rd);
+	int rc = urnic_rdma_dev_iwarp(rd) ? 0 : urnic_rdma_dev_open_cm(rd);
 
 	if (rc)
 		return rc;
@@ -225,6 +225,15 @@ static int bind_src(struct urnic_rdma_id *id)
 		rc = rd ? urnic_rdma_set_dev(id, rd) : 0;
 		if (rc)
 			return rc;
+		/* iWARP: the rdma_cm port is the TCP port (iw_cm.h). */
+		if (urnic_rdma_dev_iwarp(rd)) {
+			rc = urnic_rdma_iw_bind(id);
+			if (rc) {
+				id->dev = NULL;
+				id->id.verbs = NULL;
+			}
+			return rc;
+		}
 	}
 	addr_gid(src, g);
 	if (any) {

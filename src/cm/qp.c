@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -28,6 +28,11 @@ static int init_attr(struct urnic_rdma_id *id, struct ibv_qp_attr *a, int *mask)
 	}
 	a->qp_access_flags = 0;
 	*mask |= IBV_QP_ACCESS_FLAGS;
+	/* iwcm.c iwcm_init_qp_init_attr: an iWARP QP takes remote writes and reads. */
+	if (urnic_rdma_dev_iwarp(id->dev)) {
+		a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		return 0;
+	}
 	if (id->has_conn && !urnic_rdma_query(id, &info)) {
 		a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 		if (info.responder_resources)
