@@ -2,9 +2,10 @@
 /*
  * config.c - device discovery, configuration and limits, read once per process.
  *
- * Configuration (README "Configuration"): URNIC_ADDR=<ip>[,<ip>...] names the devices'
- * addresses (urnic0, urnic1, ...); else the file $URNIC_CONFIG (default
- * /etc/urnic.conf) with lines `device <ip>`; else one device per IPv4 address of each
+ * Configuration (README "Configuration"): URNIC_ADDR=[<kind>:]<ip>[,...] names the
+ * devices' addresses (urnic0, urnic1, ...), each with its protocol before it (kinds.def:
+ * `iwarp:`; a bare address is RoCEv2); else the file $URNIC_CONFIG (default
+ * /etc/urnic.conf) with lines `device [<kind>:]<ip>`; else one device per IPv4 address of each
  * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
  * is none. URNIC_SPIN_US sets how long the engine polls before sleeping;
  * URNIC_POST_BATCH=0 makes every post send at once (post_batch.h).
@@ -89,10 +90,11 @@ static long env_uint(const char *name, long def, unsigned long max)
 	return (long)n;
 }
 
-/* Largest IB MTU that fits a netdev MTU with RoCEv2 headers (rxe: netdev MTU - 80). */
-static int ib_mtu_for(int netdev_mtu)
+/* Largest IB MTU that fits a netdev MTU with RoCEv2 headers (rxe: netdev MTU - 80); an
+ * iWARP device's is the netdev MTU's own (siw_query_port: ib_mtu_int_to_enum(mtu)). */
+static int ib_mtu_for(int netdev_mtu, enum urnic_dev_kind kind)
 {
-	int room = netdev_mtu - 80;
+	int room = kind == URNIC_KIND_IWARP ? netdev_mtu : netdev_mtu - 80;
 
 	if (room >= 4096)
 		return 5;
@@ -144,7 +146,95 @@ static int netdev_mtu_of(const struct urnic_dev *d)
 /* Adds a device on addr_str, named in from (a variable, a line of the config file, or
  * the host's addresses, where one address on two interfaces, or more than the devices
  * there can be, is not a mistake). */
-static void add_device(const char *addr_str, const char *from)
+static const char *const kind_names[] = {
+#define URNIC_KIND(id, name, supported) [URNIC_KIND_##id] = name,
+#include "dev/kinds.def"
+#undef URNIC_KIND
+};
+static const bool kind_supported[] = {
+#define URNIC_KIND(id, name, supported) [URNIC_KIND_##id] = supported,
+#include "dev/kinds.def"
+#undef URNIC_KIND
+};
+_Static_assert(sizeof(kind_names) / sizeof(kind_names[0]) == URNIC_KIND_COUNT, "kinds.def");
+
+const char *urnic_dev_kind_name(enum urnic_dev_kind k)
+{
+	return (unsigned)k < URNIC_KIND_COUNT ? kind_names[k] : "?";
+}
+
+/* The kind spec names before its address (`iwarp:` of `iwarp:127.0.0.2`), none for a
+ * bare address. An IPv6 address has colons too, but only hex digits before the first,
+ * and every kind's name has a letter past 'f': a run of letters before a colon of a
+ * value that is no address is a kind, or a mistake. Returns the kind, or
+ * URNIC_KIND_COUNT (said, bad). *ip: where the address starts. */
+static enum urnic_dev_kind spec_kind(const char *spec, const char *from, const char **ip)
+{
+	size_t n = strspn(spec, "abcdefghijklmnopqrstuvwxyz");
+	uint8_t a[16];
+
+	*ip = spec;
+	if (n == 0 || spec[n] != ':' || inet_pton(AF_INET6, spec, a) == 1)
+		return URNIC_KIND_ROCE;
+	*ip = spec + n + 1;
+	for (int k = 0; k < URNIC_KIND_COUNT; k++) {
+		if (strlen(kind_names[k]) != n || strncmp(spec, kind_names[k], n) != 0)
+			continue;
+		if (!kind_supported[k]) {
+			bad("%s: device '%s': kind '%s' is not supported yet", from, spec,
+			    kind_names[k]);
+			return URNIC_KIND_COUNT;
+		}
+		return (enum urnic_dev_kind)k;
+	}
+	bad("%s: device '%s': '%.*s' is not a device kind (roce, iwarp)", from, spec, (int)n, spec);
+	return URNIC_KIND_COUNT;
+}
+
+/* Parses [<kind>:]<ip> into d (kind, ipv6, addr, addr_str). Returns 0, or -1 (said). */
+static int parse_spec(struct urnic_dev *d, const char *spec, const char *from)
+{
+	const char *ip;
+
+	d->kind = spec_kind(spec, from, &ip);
+	if (d->kind == URNIC_KIND_COUNT)
+		return -1;
+	if (inet_pton(AF_INET, ip, d->addr) == 1) {
+		d->ipv6 = false;
+	} else if (inet_pton(AF_INET6, ip, d->addr) == 1) {
+		d->ipv6 = true;
+	} else {
+		bad("%s: device address '%s' is not an IPv4 or IPv6 address", from, spec);
+		return -1;
+	}
+	snprintf(d->addr_str, sizeof(d->addr_str), "%s", ip);
+	return 0;
+}
+
+/* The GID table: RoCEv2's GID 1 is the address (::ffff:a.b.c.d for IPv4); iWARP's one
+ * GID is siw's, the interface's MAC in its first six bytes and zeros after
+ * (siw_query_gid), urnic's MAC being the one derived from the address. */
+static void fill_gids(struct urnic_dev *d, const uint8_t mac[6])
+{
+	memset(d->gid, 0, sizeof(d->gid));
+	if (d->kind == URNIC_KIND_IWARP) {
+		memcpy(d->gid[0], mac, 6);
+		return;
+	}
+	if (d->ipv6) {
+		memcpy(d->gid[1], d->addr, 16);
+	} else {
+		d->gid[1][10] = d->gid[1][11] = 0xff;
+		memcpy(d->gid[1] + 12, d->addr, 4);
+	}
+	/* GID 0 is the default that libfabric's verbs provider, perftest and `-g 0` use. On
+	 * rxe it is the interface's link-local address, which reaches the device because
+	 * the device is the whole interface; a urnic device is one address and receives
+	 * nowhere else, so its GID 0 is that address too (docs/differences-from-rxe.md). */
+	memcpy(d->gid[0], d->gid[1], 16);
+}
+
+static void add_device(const char *spec, const char *from)
 {
 	struct urnic_dev *d;
 	uint8_t mac[6];
@@ -155,23 +245,13 @@ static void add_device(const char *addr_str, const char *from)
 	if (ndevices == URNIC_MAX_DEVICES) {
 		if (host)
 			return;
-		bad("%s: device address '%s': more than %d devices", from, addr_str,
-		    URNIC_MAX_DEVICES);
+		bad("%s: device address '%s': more than %d devices", from, spec, URNIC_MAX_DEVICES);
 		return;
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return;
-	if (inet_pton(AF_INET, addr_str, d->addr) == 1) {
-		d->ipv6 = false;
-		memset(d->gid[1], 0, 10);
-		d->gid[1][10] = d->gid[1][11] = 0xff;
-		memcpy(d->gid[1] + 12, d->addr, 4);
-	} else if (inet_pton(AF_INET6, addr_str, d->addr) == 1) {
-		d->ipv6 = true;
-		memcpy(d->gid[1], d->addr, 16);
-	} else {
-		bad("%s: device address '%s' is not an IPv4 or IPv6 address", from, addr_str);
+	if (parse_spec(d, spec, from)) {
 		free(d);
 		return;
 	}
@@ -179,7 +259,7 @@ static void add_device(const char *addr_str, const char *from)
 		if (devices[i]->ipv6 == d->ipv6 && memcmp(devices[i]->addr, d->addr, 16) == 0) {
 			/* One process, one device per address: a second would bind its port. */
 			if (!host)
-				bad("%s: device address '%s' named twice (%s)", from, addr_str,
+				bad("%s: device address '%s' named twice (%s)", from, d->addr_str,
 				    devices[i]->name);
 			free(d);
 			return;
@@ -197,14 +277,9 @@ static void add_device(const char *addr_str, const char *from)
 	eui[6] = mac[4];
 	eui[7] = mac[5];
 	memcpy(&d->guid, eui, 8);
-	/* GID 0 is the default that libfabric's verbs provider, perftest and `-g 0` use. On
-	 * rxe it is the interface's link-local address, which reaches the device because
-	 * the device is the whole interface; a urnic device is one address and receives
-	 * nowhere else, so its GID 0 is that address too (docs/differences-from-rxe.md). */
-	memcpy(d->gid[0], d->gid[1], 16);
+	fill_gids(d, mac);
 	snprintf(d->name, sizeof(d->name), "urnic%d", ndevices);
-	snprintf(d->addr_str, sizeof(d->addr_str), "%s", addr_str);
-	d->active_mtu = ib_mtu_for(netdev_mtu_of(d));
+	d->active_mtu = ib_mtu_for(netdev_mtu_of(d), d->kind);
 	d->spin_ns = settings.spin_ns;
 	d->posts.on = settings.post_batch;
 	urnic_dev_init(d);
@@ -339,7 +414,7 @@ static void set_fault(const char *spec, const char *from)
 	fault_on = urnic_fault_active(&fault_conf);
 }
 
-/* The config file: `device <ip>` lines (used when URNIC_ADDR is not set),
+/* The config file: `device [<kind>:]<ip>` lines (used when URNIC_ADDR is not set),
  * `fault <spec>`, `pcap <path>` and `<limit> <value>` (limits.def); blank lines, and `#` to the end
  * of a line, are comments. A line that is none of these is bad, as is a file named
  * by URNIC_CONFIG that cannot be read; /etc/urnic.conf may be absent. Returns true
@@ -381,15 +456,13 @@ static bool read_config(bool want_devices)
 			continue;
 		}
 		if (strcmp(word, "device") == 0) {
-			uint8_t a[16];
+			struct urnic_dev probe;
 
 			named = true;
 			if (want_devices)
 				add_device(arg, from);
-			else if (inet_pton(AF_INET, arg, a) != 1 &&
-				 inet_pton(AF_INET6, arg, a) != 1)
-				bad("%s: device address '%s' is not an IPv4 or IPv6 address", from,
-				    arg);
+			else /* still checked: a bad line is bad though URNIC_ADDR is set */
+				parse_spec(&probe, arg, from);
 		} else if (strcmp(word, "fault") == 0) {
 			set_fault(arg, from);
 		} else if (strcmp(word, "pcap") == 0) {

@@ -36,6 +36,17 @@ enum {
 	URNIC_GID_TABLE_LEN = 16,
 };
 
+/* A device's protocol (kinds.def). */
+enum urnic_dev_kind {
+#define URNIC_KIND(id, name, supported) URNIC_KIND_##id,
+#include "dev/kinds.def"
+#undef URNIC_KIND
+	URNIC_KIND_COUNT
+};
+
+/* The kind's name as URNIC_ADDR spells it ("roce", "iwarp"). */
+const char *urnic_dev_kind_name(enum urnic_dev_kind k);
+
 /* How long the engine thread polls after its last work before it sleeps, when it may
  * (engine_thread.c, SPIN_LIGHT_PKTS: no application polling, light traffic). On a
  * 2-vCPU machine a spinning engine steals the core of a spinning application
@@ -76,9 +87,12 @@ enum urnic_dev_res { URNIC_RES_QP, URNIC_RES_CQ, URNIC_RES_SRQ, URNIC_RES_COUNT 
 struct urnic_dev {
 	char name[32];
 	char addr_str[64];
+	enum urnic_dev_kind kind; /* RoCEv2 unless the address was named `iwarp:` */
 	bool ipv6;
 	uint8_t addr[16];
-	uint8_t gid[2][16]; /* both the RoCEv2 address GID (config.c says why twice) */
+	/* RoCEv2: both the address GID (config.c says why twice); iWARP: gid[0] as siw's
+	 * (the MAC, zeros after it), gid[1] unused. */
+	uint8_t gid[2][16];
 	uint64_t guid;	    /* network order */
 	int active_mtu;	    /* IB MTU enum for the port */
 	uint32_t spin_ns;   /* how long the engine polls after the last work */

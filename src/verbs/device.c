@@ -41,8 +41,10 @@ static void make_vdevs(void)
 		if (!v)
 			break;
 		v->dev = devs[i];
-		v->ibdev.node_type = IBV_NODE_CA;
-		v->ibdev.transport_type = IBV_TRANSPORT_IB;
+		/* iWARP: an RNIC on the iWARP transport, as the kernel reports siw. */
+		v->ibdev.node_type = urnic_iw_dev(devs[i]) ? IBV_NODE_RNIC : IBV_NODE_CA;
+		v->ibdev.transport_type =
+			urnic_iw_dev(devs[i]) ? IBV_TRANSPORT_IWARP : IBV_TRANSPORT_IB;
 		snprintf(v->ibdev.name, sizeof(v->ibdev.name), "%s", devs[i]->name);
 		snprintf(v->ibdev.dev_name, sizeof(v->ibdev.dev_name), "uverbs%d", i);
 		snprintf(v->ibdev.dev_path, sizeof(v->ibdev.dev_path),
@@ -141,6 +143,8 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
+	if (urnic_iw_dev(d))
+		urnic_iw_device_attr(d, a); /* iwarp.c: as siw's */
 }
 
 URNIC_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
@@ -161,6 +165,8 @@ static int query_device_ex(struct ibv_context *context,
 		return EINVAL;
 	memset(&ex, 0, sizeof(ex));
 	fill_device_attr(urnic_ctx_dev(context), &ex.orig_attr);
+	if (urnic_iw_dev(urnic_ctx_dev(context)))
+		goto copy; /* siw: none of the extended capabilities below */
 	ex.max_dm_size = urnic_ctx_dev(context)->lim.max_dm_size; /* dev/dm.h */
 	/* IBTA 1.5 ATOMIC_WRITE and FLUSH to global visibility (as rxe 6.2+; no persistent
 	 * placement, see docs/differences-from-rxe.md). */
@@ -180,6 +186,7 @@ static int query_device_ex(struct ibv_context *context,
 	ex.tm_caps.max_ops = URNIC_TM_MAX_OPS;
 	ex.tm_caps.max_sge = URNIC_TM_MAX_SGE;
 	/* What libibverbs' ibv_cmd_query_device_any fills without a sysfs port count. */
+copy:
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	/* attr_size is the caller's sizeof (the inline ibv_query_device_ex passes it): a
 	 * binary built against older headers has a smaller struct, one built against newer
@@ -209,6 +216,8 @@ static void fill_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p)
 	p->active_speed = 32;	    /* EDR: a figure for tools to print, not a promise */
 	p->phys_state = phys_state; /* 5 LinkUp; down: 2 Polling, 3 Disabled (as rxe) */
 	p->link_layer = IBV_LINK_LAYER_ETHERNET;
+	if (urnic_iw_dev(d))
+		urnic_iw_port_attr(d, p); /* iwarp.c: as siw's */
 }
 
 static int query_port(struct ibv_context *context, uint8_t port_num, struct ibv_port_attr *attr,
@@ -246,7 +255,7 @@ URNIC_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, in
 {
 	const struct urnic_dev *d = urnic_ctx_dev(context);
 
-	if (port_num != 1 || index < 0 || index >= URNIC_GID_TABLE_LEN) {
+	if (port_num != 1 || index < 0 || index >= (urnic_iw_dev(d) ? 1 : URNIC_GID_TABLE_LEN)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -290,7 +299,8 @@ URNIC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_nu
 	const struct urnic_dev *d = urnic_ctx_dev(context);
 	struct ibv_gid_entry ent = { 0 };
 
-	if (flags || port_num != 1 || gid_index >= URNIC_GID_TABLE_LEN || entry_size < sizeof(ent))
+	if (flags || port_num != 1 || gid_index >= URNIC_GID_TABLE_LEN ||
+	    entry_size < sizeof(ent) || (urnic_iw_dev(d) && gid_index >= 1))
 		return EINVAL;
 	if (gid_index >= 2)
 		return ENODATA; /* an empty slot, as the kernel's GID table reports it */
@@ -299,8 +309,13 @@ URNIC_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_nu
 	ent.port_num = port_num;
 	ent.gid_type = IBV_GID_TYPE_ROCE_V2;
 	/* The kernel's GID table ties each RoCE GID to the netdev it comes from
-	 * (ib_gid_attr.ndev); urnic's is the interface that holds the address. */
+	 * (ib_gid_attr.ndev); urnic's is the interface that holds the address. An iWARP
+	 * device's one GID (siw_query_gid) is cached as an IB GID without a netdev. */
 	ent.ndev_ifindex = urnic_port_ifindex(d);
+	if (urnic_iw_dev(d)) {
+		ent.gid_type = IBV_GID_TYPE_IB;
+		ent.ndev_ifindex = 0;
+	}
 	memcpy(entry, &ent, sizeof(ent));
 	return 0;
 }

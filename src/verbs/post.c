@@ -98,6 +98,9 @@ int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w, const str
 
 	if (!opcode_ok(qp->type, (uint32_t)wr->opcode))
 		return EINVAL;
+	if (urnic_container_of(qp, struct urnic_vqp, qp)->iwarp &&
+	    !urnic_iw_opcode_ok((uint32_t)wr->opcode))
+		return EINVAL; /* RFC 5040 has no such operation (libsiw: EINVAL) */
 	/* UD: the destination comes with every WR (ibv_post_send(3) wr.ud). */
 	if (qp->type == URNIC_QPT_UD) {
 		if (!wr->wr.ud.ah)

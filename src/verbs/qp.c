@@ -102,6 +102,11 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* siw_create_qp: "only RC QP's supported". */
+	if (urnic_iw_dev(d) && init->qp_type != IBV_QPT_RC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	receive_side(init);
 	if (tm_check(init, &tm_reserve))
 		return NULL;
@@ -113,11 +118,12 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = EINVAL;
 		return NULL;
 	}
-	/* The device takes its UDP port 4791, and opens its capture, with its first QP. */
+	/* The device takes its UDP port 4791 (iWARP: no port, its CM's connections carry
+	 * it), and opens its capture, with its first QP. */
 	ret = urnic_dev_start_io(d);
 	if (ret) {
-		fprintf(stderr, "urnic: %s cannot start on %s UDP port 4791: %s%s\n", d->name,
-			d->addr_str, strerror(-ret),
+		fprintf(stderr, "urnic: %s cannot start on %s%s: %s%s\n", d->name, d->addr_str,
+			urnic_iw_dev(d) ? "" : " UDP port 4791", strerror(-ret),
 			ret == -EADDRINUSE ? " (held by a program that is not urnic, by "
 					     "another user, or by 16 urnic processes already)"
 					   : "");
@@ -144,6 +150,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		v->qp.srq = &v->vsrq->srq;
 	}
 	v->dev = d;
+	v->iwarp = urnic_iw_dev(d);
 	v->parent = urnic_pd_is_parent(pd) ? pd : NULL;
 	/* Rings from a parent domain's allocator (pd_ext.c) or calloc. */
 	ret = urnic_dev_qp_create(d, &v->qp, urnic_parent_hold(pd), cap->max_send_wr + tm_reserve,
@@ -309,7 +316,9 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	if ((ex->comp_mask & ~mask) ||
 	    ((ex->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && ex->create_flags) ||
 	    ((ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	     (ex->send_ops_flags & ~send_ops_of(ex->qp_type)))) {
+	     (ex->send_ops_flags & ~send_ops_of(ex->qp_type) ||
+	      (urnic_iw_dev(urnic_ctx_dev(context)) &&
+	       (ex->send_ops_flags & ~urnic_iw_send_ops()))))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -411,6 +420,8 @@ URNIC_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, in
 	enum urnic_qp_state state;
 	int ret;
 
+	if (v->iwarp)
+		return urnic_iw_modify_qp(v, attr, mask_in);
 	if ((mask & IBV_QP_PATH_MTU)) {
 		a.path_mtu = mtu_bytes(attr->path_mtu);
 		if (a.path_mtu > 4096)

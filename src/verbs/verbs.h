@@ -181,6 +181,7 @@ struct urnic_vqp {
 	struct urnic_vsrq *vsrq; /* NULL without an SRQ */
 	struct ibv_qp_cap cap;
 	struct urnic_dev *dev;
+	bool iwarp;		 /* on an iWARP device: RFC 5040's operations only (iwarp.c) */
 	uint32_t mcast_attached; /* groups it is attached to: no destroy before detach */
 	/* The parent domain it was made through (pd_ext.c), or NULL. Kept here because
 	 * ibqp->pd may be gone at destroy: pyverbs unimports an imported PD before it
@@ -396,6 +397,16 @@ void urnic_tm_srq_detach(struct urnic_vsrq *v);
 
 /* Copies receive WRs into a ring (an RQ or an SRQ) under its lock (post.c). */
 int urnic_post_recv_ring(struct urnic_wq *rq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr);
+
+/* An iWARP device's verbs, as siw's (iwarp.c): whether d is one; its device and port
+ * attributes over the RoCEv2 ones; the opcodes and ibv_wr_* operations it takes; its
+ * ibv_modify_qp (a positive errno). */
+bool urnic_iw_dev(const struct urnic_dev *d);
+void urnic_iw_device_attr(const struct urnic_dev *d, struct ibv_device_attr *a);
+void urnic_iw_port_attr(const struct urnic_dev *d, struct ibv_port_attr *p);
+bool urnic_iw_opcode_ok(uint32_t op);
+uint64_t urnic_iw_send_ops(void);
+int urnic_iw_modify_qp(struct urnic_vqp *v, struct ibv_qp_attr *attr, int mask);
 
 /* Fills the work request ops; shared by ibv_post_send and the ibv_wr_* API. */
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,

@@ -63,6 +63,41 @@ bad "URNIC_ADDR=' , ' names no address" "URNIC_ADDR= , "
 bad "URNIC_ADDR: device address '127.0.0.52' named twice" URNIC_ADDR=$ADDR,$ADDR
 bad "URNIC_ADDR: device address '::ffff:7f00:34' named twice" URNIC_ADDR=::ffff:7f00:34,::ffff:7f00:34
 bad "URNIC_ADDR: device address 'bogus' is not an IPv4 or IPv6 address" URNIC_ADDR=$ADDR,bogus
+# The device's kind before its address (src/dev/kinds.def): iwarp and roce are known,
+# uet is named but not yet supported, anything else is a mistake; a bare address is
+# RoCEv2, and `urnic devices` says which kind each device is.
+bad "URNIC_ADDR: device 'uet:$ADDR': kind 'uet' is not supported yet" URNIC_ADDR=uet:$ADDR
+bad "URNIC_ADDR: device 'iwrap:$ADDR': 'iwrap' is not a device kind \(roce, iwarp\)" \
+	URNIC_ADDR=iwrap:$ADDR
+bad "URNIC_ADDR: device address 'iwarp:' is not an IPv4 or IPv6 address" URNIC_ADDR=iwarp:
+bad "URNIC_ADDR: device address 'iwarp:bogus' is not" URNIC_ADDR=iwarp:bogus
+bad "URNIC_ADDR: device address 'IWARP:$ADDR' is not" URNIC_ADDR=IWARP:$ADDR
+bad "URNIC_ADDR: device address '$ADDR' named twice" URNIC_ADDR=iwarp:$ADDR,$ADDR
+good URNIC_ADDR=iwarp:$ADDR
+good URNIC_ADDR=roce:$ADDR
+good URNIC_ADDR=iwarp:::ffff:7f00:34
+good URNIC_ADDR=fe80::1
+# kind KIND [-u] VAR=VALUE...: `urnic devices` lists urnic0 as KIND.
+kind() {
+	want=$1
+	shift
+	out=$(run "$@" 2>&1)
+	if ! printf '%s\n' "$out" | grep -Eq "^urnic0 +$want "; then
+		echo "FAIL (want urnic0 of kind $want): $*"
+		printf '%s\n' "$out" | sed 's/^/    /'
+		fails=$((fails + 1))
+	else
+		echo "ok kind $want: $*"
+	fi
+}
+kind iwarp URNIC_ADDR=iwarp:$ADDR
+kind roce URNIC_ADDR=$ADDR
+kind roce URNIC_ADDR=roce:$ADDR
+printf 'device iwarp:%s\n' $ADDR > "$T/iwarp.conf"
+kind iwarp -u URNIC_CONFIG=$T/iwarp.conf
+printf 'device uet:%s\n' $ADDR > "$T/uet.conf"
+bad "$T/uet.conf:1: device 'uet:$ADDR': kind 'uet' is not supported yet" -u URNIC_CONFIG=$T/uet.conf
+bad "$T/uet.conf:1: device 'uet:$ADDR': kind 'uet' is not supported yet" URNIC_CONFIG=$T/uet.conf
 bad "URNIC_SPIN_US='abc' is not a number in 0\.\.1000000" URNIC_SPIN_US=abc
 bad "URNIC_SPIN_US='-1'" URNIC_SPIN_US=-1
 bad "URNIC_SPIN_US='5x'" URNIC_SPIN_US=5x

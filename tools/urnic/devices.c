@@ -2,13 +2,15 @@
 /*
  * devices.c - `urnic devices`: the devices this process sees, through the verbs API
  * only (ibv_get_device_list, ibv_query_port, ibv_query_gid), as any application sees
- * them: name, address, RoCEv2 GID, port state (ACTIVE while an interface that is up
- * holds the address, else DOWN) and active MTU. A device that cannot be opened (a bad
- * configuration, said above by the library) is listed with the reason.
+ * them: name, kind (roce or iwarp, from the device's transport), address, GID (RoCEv2's
+ * GID 1; iWARP's one GID, the MAC, as siw's), port state (ACTIVE while an interface that
+ * is up holds the address, else DOWN) and active MTU. A device that cannot be opened (a
+ * bad configuration, said above by the library) is listed with the reason.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,8 +46,25 @@ static int mtu_bytes(enum ibv_mtu mtu)
 	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128 << mtu : 0;
 }
 
+/* An iWARP device's GID is its MAC (siw_query_gid); urnic's MAC of an IPv4 address is
+ * 02:75 and the address (wire/frame.c, urnic_frame_mac), of an IPv6 one not the whole
+ * address: "-". */
+static void mac_addr(const union ibv_gid *gid, char *buf, socklen_t len, char *gidstr,
+		     socklen_t gidlen)
+{
+	const uint8_t *m = gid->raw;
+
+	snprintf(gidstr, gidlen, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
+		 m[5]);
+	if (m[0] == 0x02 && m[1] == 0x75)
+		inet_ntop(AF_INET, m + 2, buf, len);
+	else
+		snprintf(buf, len, "-");
+}
+
 static int show(struct ibv_device *dev)
 {
+	bool iwarp = dev->transport_type == IBV_TRANSPORT_IWARP;
 	char addr[INET6_ADDRSTRLEN], gidstr[INET6_ADDRSTRLEN];
 	struct ibv_port_attr port;
 	struct ibv_context *ctx;
@@ -62,16 +81,21 @@ static int show(struct ibv_device *dev)
 					 : "");
 		return URNIC_EXIT_FAIL;
 	}
-	if (ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, 1, &gid)) {
+	if (ibv_query_port(ctx, 1, &port) || ibv_query_gid(ctx, 1, iwarp ? 0 : 1, &gid)) {
 		printf("%-10s (cannot query port 1: %s)\n", ibv_get_device_name(dev),
 		       strerror(errno));
 		ret = URNIC_EXIT_FAIL;
 		goto close_device;
 	}
-	gid_addr(&gid, addr, sizeof(addr));
-	inet_ntop(AF_INET6, gid.raw, gidstr, sizeof(gidstr));
-	printf("%-10s %-16s %-24s %-8s %d\n", ibv_get_device_name(dev), addr, gidstr,
-	       state_name(port.state), mtu_bytes(port.active_mtu));
+	if (iwarp) {
+		mac_addr(&gid, addr, sizeof(addr), gidstr, sizeof(gidstr));
+	} else {
+		gid_addr(&gid, addr, sizeof(addr));
+		inet_ntop(AF_INET6, gid.raw, gidstr, sizeof(gidstr));
+	}
+	printf("%-10s %-6s %-16s %-24s %-8s %d\n", ibv_get_device_name(dev),
+	       iwarp ? "iwarp" : "roce", addr, gidstr, state_name(port.state),
+	       mtu_bytes(port.active_mtu));
 close_device:
 	ibv_close_device(ctx);
 	return ret;
@@ -97,7 +121,8 @@ int urnic_cmd_devices(int argc, char **argv)
 		ret = URNIC_EXIT_FAIL;
 		goto free_list;
 	}
-	printf("%-10s %-16s %-24s %-8s %s\n", "device", "address", "GID[1]", "state", "active MTU");
+	printf("%-10s %-6s %-16s %-24s %-8s %s\n", "device", "kind", "address", "GID", "state",
+	       "active MTU");
 	for (int i = 0; i < n; i++)
 		if (show(list[i]) != URNIC_EXIT_OK)
 			ret = URNIC_EXIT_FAIL;
