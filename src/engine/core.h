@@ -92,6 +92,9 @@ struct urnic_engine_config {
 	 * and must do nothing (abort otherwise). Single-threaded drivers only. */
 	bool audit_idle;
 	uint32_t qpn_owner; /* this engine's slot among the processes sharing its address */
+	/* An iWARP device (RFC 5040 over TCP, iwarp/iw_qp.h): its QPs are RC only, as siw's,
+	 * and speak RDMAP on the TCP connection the driver gives each of them. */
+	bool iwarp;
 };
 
 /* The QPs, and which of them a pass visits. */
@@ -106,6 +109,9 @@ struct urnic_qp_table {
 	 * WQEs posted (urnic_engine_app_awaits), left lazily once found without. */
 	uint64_t active[URNIC_QP_WORDS];
 	uint64_t awaiting[URNIC_QP_WORDS];
+	/* iWARP QPs that may have bytes for their connection or a close due
+	 * (urnic_iw_tx_ready), left lazily once found with neither. */
+	uint64_t iw_tx[URNIC_QP_WORDS];
 	/* Posted work, a bit per slot, set by any thread (urnic_engine_doorbell) and
 	 * taken into active/awaiting by the next pass. On its own cache lines: the
 	 * posting threads write them. */

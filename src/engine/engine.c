@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/iwarp/iw_qp.h"
 #include "engine/raw.h"
 #include "engine/roce/roce.h"
 #include "engine/slots.h"
@@ -65,8 +66,11 @@ void urnic_engine_set_qp_counters(struct urnic_engine *e, struct urnic_qp_counte
 	e->stats.cur_qp = NULL;
 }
 
-static const struct urnic_qp_ops *ops_of(enum urnic_qp_type t)
+static const struct urnic_qp_ops *ops_of(const struct urnic_engine *e, enum urnic_qp_type t)
 {
+	/* siw offers RC only (RFC 5040 runs on a connection); other types are refused. */
+	if (e->cfg.iwarp)
+		return t == URNIC_QPT_RC ? &urnic_iw_rc_ops : NULL;
 	switch (t) {
 	case URNIC_QPT_RC:
 		return &urnic_roce_rc_ops;
@@ -88,9 +92,9 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_qp_table *t = &e->qpt;
 
-	qp->ops = ops_of(qp->type);
+	qp->ops = ops_of(e, qp->type);
 	if (!qp->ops)
-		return -EINVAL;
+		return e->cfg.iwarp ? -EOPNOTSUPP : -EINVAL;
 	/* QPN = owner << 20 | generation << 12 | index. Indexes 0 and 1 are QP0/QP1
 	 * (IBTA 3.5.3). The owner is the process's slot on a shared address, so QPNs are
 	 * unique per address and packets can be steered by them. A QPN must not come back
@@ -145,11 +149,13 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_
 	urnic_engine_tm_drop_sq(qp);
 	/* Its type 2B windows could serve no other QP; a later QP must not inherit them. */
 	urnic_mw_release_qp(&e->mrs, qp->qpn);
+	urnic_iw_qp_free(qp);
 
 	if (t->qps[i] == qp) {
 		t->qps[i] = NULL;
 		slot_clear(t->active, i);
 		slot_clear(t->awaiting, i);
+		slot_clear(t->iw_tx, i);
 		if (e->stats.qp)
 			e->stats.qp[i].qpn = 0;
 	}
@@ -160,6 +166,7 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_
 static void reset_protocol_state(struct urnic_qp *qp)
 {
 	urnic_engine_tm_drop_sq(qp);
+	urnic_iw_qp_free(qp); /* its connection is gone with the state (RFC 5040 6.2) */
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
@@ -224,7 +231,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 	e->now_ns = now_ns;
 	/* Leaving RESET fixes the type (drivers and tests may set it up to then). */
 	if (qp->state == URNIC_QPS_RESET)
-		qp->ops = ops_of(qp->type);
+		qp->ops = ops_of(e, qp->type);
 	urnic_engine_qp_wake(e, qp);
 	apply_attr(a, attr, mask);
 	if (!(mask & URNIC_QP_STATE) || next == qp->state)

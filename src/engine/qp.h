@@ -240,6 +240,7 @@ struct urnic_resp {
 
 struct urnic_qp_ops;
 struct urnic_rss;
+struct urnic_iw_qp;
 
 struct urnic_qp {
 	uint32_t qpn;
@@ -264,6 +265,9 @@ struct urnic_qp {
 	void *owner;	     /* the ibv_qp, for async events */
 	/* A raw packet RSS QP: its frames go to the queues of this table (engine/raw.h). */
 	const struct urnic_rss *rss;
+	/* An iWARP QP's connection state (engine/iwarp/iw.h): set by urnic_iw_qp_connect,
+	 * freed when the QP is reset or removed; NULL otherwise. */
+	struct urnic_iw_qp *iw;
 };
 
 /* Validation of ibv_modify_qp (IBTA 10.3, table 91). Returns 0 or -EINVAL.

@@ -61,4 +61,15 @@ bool urnic_iw_close_due(const struct urnic_qp *qp);
  * close). */
 void urnic_iw_llp_closed(struct urnic_engine *e, struct urnic_qp *qp, int err, uint64_t now_ns);
 
+/* The engine's iWARP QPs that have bytes to send or a close due, one per call: cursor
+ * starts at 0 and is advanced past the QP returned; NULL at the end. A bit per QP slot
+ * (struct urnic_qp_table iw_tx), set when bytes are queued or the QP leaves RTS, so a
+ * scan costs what those QPs cost. */
+struct urnic_qp *urnic_iw_tx_ready(struct urnic_engine *e, uint32_t *cursor);
+
+/* For the engine core (engine.c): the ops of an iWARP engine's RC QPs, and the QP's
+ * iWARP state let go (RESET, removal; the driver has closed or will close the socket). */
+extern const struct urnic_qp_ops urnic_iw_rc_ops;
+void urnic_iw_qp_free(struct urnic_qp *qp);
+
 #endif

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iw_qp.c - an iWARP RC QP's life on its TCP connection (iw_qp.h): connect, the output
+ * ring the driver writes from, close and flush, and the ops the engine core calls.
+ *
+ * Payload is copied into the ring when its FPDU is framed, not handed to the socket as
+ * iovecs into registered memory: the CRC (RFC 5044 4) covers header, payload and pad of
+ * each FPDU, and a region may be deregistered while its bytes wait for the socket, which
+ * must then not read it. One ring of many FPDUs also lets one sendmsg carry a batch.
+ * Out of scope: markers (refused at MPA setup), SQD.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/iwarp/iw.h"
+#include "engine/roce/rc.h"
+#include "engine/slots.h"
+
+uint8_t *urnic_iw_out_reserve(struct urnic_iw_out *o, size_t bytes, bool term)
+{
+	size_t need = bytes + (term ? 0 : URNIC_IW_TERM_SLACK);
+
+	if (!o->wrapped && o->rd == o->wr)
+		o->rd = o->wr = 0; /* empty: start over at the front */
+	if (o->wrapped)
+		return o->rd - o->wr >= need ? o->buf + o->wr : NULL;
+	if (o->cap - o->wr >= need)
+		return o->buf + o->wr;
+	if (o->rd < need)
+		return NULL;
+	o->wrap = o->wr; /* an FPDU never wraps: the rest goes to the front */
+	o->wr = 0;
+	o->wrapped = true;
+	return o->buf;
+}
+
+void urnic_iw_out_commit(struct urnic_engine *e, struct urnic_qp *qp, size_t bytes)
+{
+	struct urnic_iw_out *o = &qp->iw->out;
+
+	o->wr += bytes;
+	o->queued += bytes;
+	slot_set(e->qpt.iw_tx, slot_index(qp->qpn));
+}
+
+static size_t out_pending(const struct urnic_iw_out *o)
+{
+	return o->wrapped ? o->wrap - o->rd + o->wr : o->wr - o->rd;
+}
+
+static void out_consume(struct urnic_iw_out *o, size_t n)
+{
+	while (n) {
+		size_t end = o->wrapped ? o->wrap : o->wr;
+		size_t k = end - o->rd < n ? end - o->rd : n;
+
+		o->rd += k;
+		o->sent += k;
+		n -= k;
+		if (o->wrapped && o->rd == o->wrap) {
+			o->rd = 0;
+			o->wrapped = false;
+		} else if (!k) {
+			break; /* more than was offered: ignored */
+		}
+	}
+}
+
+static size_t ddp_hdr_bytes(const struct urnic_ddp_hdr *h)
+{
+	if (h->tagged)
+		return URNIC_DDP_TAGGED_BYTES;
+	return URNIC_DDP_UNTAGGED_BYTES +
+	       (h->opcode == URNIC_RDMAP_READ_REQ ? URNIC_RDMAP_READ_REQ_BYTES : 0);
+}
+
+ssize_t urnic_iw_frame(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_ddp_hdr *h,
+		       uint32_t payload, urnic_iw_fill_fn fill, uint32_t off, const void *arg)
+{
+	struct urnic_iw_qp *iw = qp->iw;
+	size_t hb = ddp_hdr_bytes(h), bytes = urnic_fpdu_bytes(hb + payload);
+	uint8_t *at = urnic_iw_out_reserve(&iw->out, bytes, h->opcode == URNIC_RDMAP_TERMINATE);
+	ssize_t n;
+
+	if (!at)
+		return 0;
+	if (urnic_ddp_encode(h, at + URNIC_FPDU_LEN_BYTES, hb) != (ssize_t)hb)
+		return -EINVAL;
+	for (uint32_t done = 0; done < payload;) {
+		uint32_t k = payload - done < URNIC_IW_COPY_CHUNK ? payload - done
+								  : URNIC_IW_COPY_CHUNK;
+
+		if (fill(e, qp, at + URNIC_FPDU_LEN_BYTES + hb + done, off + done, k, arg))
+			return -EFAULT;
+		done += k;
+	}
+	n = urnic_fpdu_encode(at, bytes, at + URNIC_FPDU_LEN_BYTES, hb + payload, iw->flags);
+	if (n < 0)
+		return n;
+	urnic_iw_out_commit(e, qp, (size_t)n);
+	return n;
+}
+
+static void set_rts(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	qp->state = URNIC_QPS_RTS;
+	slot_note_state(e, qp);
+	urnic_engine_qp_wake(e, qp);
+}
+
+int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
+			const struct urnic_iw_conn_params *p, uint64_t now_ns)
+{
+	size_t mulpdu = urnic_fpdu_tx_mulpdu(p->mss);
+	struct urnic_iw_qp *iw;
+
+	e->now_ns = now_ns;
+	if (qp->ops != &urnic_iw_rc_ops || qp->iw || !mulpdu ||
+	    (qp->state != URNIC_QPS_INIT && qp->state != URNIC_QPS_RTR) ||
+	    p->ird > URNIC_MAX_RD_ATOMIC || p->ord > URNIC_MAX_RD_ATOMIC)
+		return -EINVAL;
+	iw = calloc(1, sizeof(*iw));
+	if (!iw)
+		return -ENOMEM;
+	iw->out.cap = URNIC_IW_OUT_BYTES;
+	iw->out.buf = malloc(iw->out.cap);
+	iw->wqe_end = calloc(qp->sq.depth ? qp->sq.depth : 1, sizeof(*iw->wqe_end));
+	if (!iw->out.buf || !iw->wqe_end) {
+		free(iw->out.buf);
+		free(iw->wqe_end);
+		free(iw);
+		return -ENOMEM;
+	}
+	iw->wqe_mask = qp->sq.depth ? qp->sq.depth - 1 : 0;
+	iw->mulpdu = mulpdu;
+	iw->flags = p->crc ? URNIC_FPDU_CRC : 0;
+	iw->ird = p->ird;
+	iw->ord = p->ord;
+	urnic_fpdu_rx_init(&iw->rx_stream, iw->flags);
+	for (int q = 0; q < 3; q++)
+		iw->tx_msn[q] = iw->rx.msn[q] = URNIC_IW_MSN_FIRST;
+	qp->iw = iw;
+	set_rts(e, qp);
+	return 0;
+}
+
+void urnic_iw_qp_free(struct urnic_qp *qp)
+{
+	if (!qp->iw)
+		return;
+	free(qp->iw->out.buf);
+	free(qp->iw->wqe_end);
+	free(qp->iw);
+	qp->iw = NULL;
+}
+
+unsigned urnic_iw_tx_peek(const struct urnic_qp *qp, struct iovec *iov, unsigned max)
+{
+	const struct urnic_iw_out *o;
+	unsigned n = 0;
+
+	if (!qp->iw || !max)
+		return 0;
+	o = &qp->iw->out;
+	if (o->wrapped) {
+		if (o->wrap > o->rd)
+			iov[n++] = (struct iovec){ o->buf + o->rd, o->wrap - o->rd };
+		if (o->wr && n < max)
+			iov[n++] = (struct iovec){ o->buf, o->wr };
+	} else if (o->wr > o->rd) {
+		iov[n++] = (struct iovec){ o->buf + o->rd, o->wr - o->rd };
+	}
+	return n;
+}
+
+void urnic_iw_tx_done(struct urnic_engine *e, struct urnic_qp *qp, size_t n)
+{
+	struct urnic_iw_qp *iw = qp->iw;
+
+	if (!iw || !n)
+		return;
+	urnic_engine_serve(e, qp);
+	out_consume(&iw->out, n);
+	/* RFC 5040 5.1: a Send or Write completes once the LLP has taken its last byte. */
+	if (qp->state == URNIC_QPS_RTS)
+		urnic_iw_complete_sq(e, qp);
+	urnic_engine_qp_wake(e, qp); /* room in the ring: progress frames more */
+	urnic_engine_serve(e, NULL);
+}
+
+bool urnic_iw_tx_pending(const struct urnic_qp *qp)
+{
+	return qp->iw && out_pending(&qp->iw->out) != 0;
+}
+
+bool urnic_iw_close_due(const struct urnic_qp *qp)
+{
+	const struct urnic_iw_qp *iw = qp->iw;
+
+	return iw && !iw->llp_gone && (iw->term_sent || qp->state != URNIC_QPS_RTS);
+}
+
+struct urnic_qp *urnic_iw_tx_ready(struct urnic_engine *e, uint32_t *cursor)
+{
+	struct urnic_qp_table *t = &e->qpt;
+
+	for (uint32_t w = *cursor / 64, words = slot_words(t); w < words; w++) {
+		uint64_t bits = t->iw_tx[w];
+
+		if (w == *cursor / 64)
+			bits &= ~0ull << (*cursor % 64);
+		for (; bits; bits &= bits - 1) {
+			uint32_t i = slot_of(w, bits);
+			struct urnic_qp *qp = t->qps[i];
+
+			if (!qp || (!urnic_iw_tx_pending(qp) && !urnic_iw_close_due(qp))) {
+				slot_clear(t->iw_tx, i);
+				continue;
+			}
+			*cursor = i + 1;
+			return qp;
+		}
+	}
+	*cursor = URNIC_MAX_QP;
+	return NULL;
+}
+
+void urnic_iw_llp_closed(struct urnic_engine *e, struct urnic_qp *qp, int err, uint64_t now_ns)
+{
+	struct urnic_iw_qp *iw = qp->iw;
+
+	(void)err; /* orderly or not, RFC 5040 6.2: the stream is gone, the QP in error */
+	if (!iw)
+		return;
+	e->now_ns = now_ns;
+	urnic_engine_serve(e, qp);
+	iw->llp_gone = true;
+	iw->dead = true;
+	iw->out.rd = iw->out.wr = 0; /* nothing more reaches the peer */
+	iw->out.wrapped = false;
+	if (qp->state != URNIC_QPS_ERR && qp->state != URNIC_QPS_RESET)
+		urnic_qp_to_error(e, qp);
+	urnic_engine_serve(e, NULL);
+}
+
+/* ---- the ops ---- */
+
+static void iw_op_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		     const struct urnic_rx_meta *m)
+{
+	/* Not reached: opcode_flag 0 lets no RoCE packet through to an iWARP QP. */
+	(void)qp;
+	(void)pkt;
+	(void)m;
+	urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
+}
+
+static bool iw_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
+{
+	(void)qp;
+	(void)pkt;
+	return false;
+}
+
+static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_iw_qp *iw = qp->iw;
+	bool did = false;
+
+	if (!iw || qp->state != URNIC_QPS_RTS || iw->term_sent)
+		return false;
+	/* A message's segments are not cut into by another message of the same buffer
+	 * model (siw refuses that "intersection"): Read Responses go between SQ messages. */
+	if (!qp->req.off_bytes)
+		did |= urnic_iw_rresp_progress(e, qp);
+	if (!iw->rresp_mid)
+		did |= urnic_iw_sq_progress(e, qp);
+	if (!qp->req.off_bytes && qp->state == URNIC_QPS_RTS)
+		did |= urnic_iw_rresp_progress(e, qp);
+	return did;
+}
+
+static void iw_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
+			 uint64_t *hold)
+{
+	/* TCP retransmits: RDMAP keeps no timer. */
+	(void)e;
+	(void)qp;
+	(void)next;
+	(void)hold;
+}
+
+/* IBTA 10.3.1 and siw_sq_flush/siw_rq_flush: every WQE not completed, READs whose
+ * responses are still due among them, completes with FLUSH_ERR; one that failed keeps
+ * its own status. */
+static void iw_op_flush(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	urnic_rc_op_flush(e, qp);
+	if (qp->iw) {
+		qp->iw->orq_count = 0;
+		qp->iw->rresp_got = 0;
+	}
+}
+
+static void iw_op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
+{
+	(void)e;
+	(void)qp;
+	(void)parting; /* nothing is held: TCP has no ACK to coalesce */
+}
+
+/* The QP leaves RTS: no more bytes are taken or framed, no Read Request answered; what is
+ * queued (a Terminate last) still goes, and then the driver closes the connection. */
+static void iw_op_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
+{
+	struct urnic_iw_qp *iw = qp->iw;
+
+	(void)fatal;
+	if (!iw)
+		return;
+	iw->dead = true;
+	iw->irq_count = 0;
+	iw->rresp_mid = false;
+	slot_set(e->qpt.iw_tx, slot_index(qp->qpn));
+}
+
+const struct urnic_qp_ops urnic_iw_rc_ops = {
+	.name = "iWARP RC",
+	.opcode_flag = 0, /* no RoCE opcode is an iWARP QP's */
+	.opcode_base = URNIC_OP_RC_SEND_FIRST,
+	.connected = true,
+	.rx = iw_op_rx,
+	.from_peer = iw_op_from_peer,
+	.progress = iw_op_progress,
+	.timers = iw_op_timers,
+	.flush = iw_op_flush,
+	.release_held = iw_op_release_held,
+	.enter_error = iw_op_enter_error,
+};
