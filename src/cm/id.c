@@ -174,7 +174,9 @@ int urnic_rdma_set_dev(struct urnic_rdma_id *id, struct urnic_rdma_dev *rd)
 	id->id.verbs = rd->ctx;
 	if (!id->id.pd)
 		id->id.pd = rd->pd;
-	memcpy(&id->id.route.addr.addr.ibaddr.sgid, rd->d->gid[1], 16);
+	/* iWARP: the device's one GID (siw's MAC-based gid[0]). */
+	memcpy(&id->id.route.addr.addr.ibaddr.sgid, rd->d->gid[urnic_rdma_dev_iwarp(rd) ? 0 : 1],
+	       16);
 	id->id.route.addr.addr.ibaddr.pkey = 0xffff;
 	return 0;
 }

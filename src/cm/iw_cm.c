@@ -172,7 +172,7 @@ static struct urnic_rdma_id *new_conn_id(struct urnic_rdma_iw *w)
 	getsockname(w->fd, &id->id.route.addr.src_addr, &len);
 	len = sizeof(struct sockaddr_storage);
 	getpeername(w->fd, &id->id.route.addr.dst_addr, &len);
-	memcpy(&id->id.route.addr.addr.ibaddr.sgid, w->dev->d->gid[1], 16);
+	memcpy(&id->id.route.addr.addr.ibaddr.sgid, w->dev->d->gid[0], 16);
 	id->iw = w;
 	urnic_rdma_register(id);
 	w->number = id->number;

@@ -6,11 +6,10 @@
  * destroyed before it answers, a peer that sends garbage, a synchronous connect, and
  * disconnect seen once on both sides.
  *
- * The devices are told to be iWARP here (their verbs transport), and this program
- * stands in for the device's side of the hand-over (dev/iw_conn.h: attach, disconnect,
- * the sink), which it defines and exports: it records what the CM hands over, shuts
- * the socket on disconnect and reports a connection closed when it reads EOF. So it
- * checks the CM's setup and teardown, not the data path.
+ * The devices are iWARP (URNIC_ADDR=iwarp:...), and this program stands in for the device's side of
+ * the hand-over (dev/iw_conn.h: attach, disconnect, the sink), which it defines and exports: it
+ * records what the CM hands over, shuts the socket on disconnect and reports a connection closed
+ * when it reads EOF. So it checks the CM's setup and teardown, not the data path.
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -408,10 +407,8 @@ int main(void)
 
 	devs = rdma_get_devices(&n);
 	CHECK(devs && n == 2);
-	for (int i = 0; i < n; i++) {
-		devs[i]->device->transport_type = IBV_TRANSPORT_IWARP;
-		devs[i]->device->node_type = IBV_NODE_RNIC;
-	}
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(devs[i]->device->transport_type, IBV_TRANSPORT_IWARP);
 	rdma_free_devices(devs);
 	CHECK_EQ(pthread_create(&rx, NULL, fake_rx, NULL), 0);
 	RUN(test_connect_accept_disconnect);
