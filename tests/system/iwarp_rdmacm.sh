@@ -1,0 +1,81 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# iwarp_rdmacm.sh - Debian's unmodified rping and ucmatose over the drop-in librdmacm.so.1
+# and libibverbs.so.1 on two iWARP devices (URNIC_ADDR=iwarp:<ip>), server and client
+# each as its own process: the rdma_cm port is a TCP port, setup is MPA (src/cm/iw_cm.h).
+#
+#   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default, the server
+#   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
+#   Both must exit 0 with no sanitizer report; rping verifies its data (-V).
+# Skipped (77) when the library has no iWARP hand-over (dev/iw_conn.h's attach).
+# Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
+. "$(dirname "$0")/common.sh"
+sys_setup "$@"
+[ $# -gt 0 ] || set -- rping ucmatose
+[ -e "$LIBDIR/librdmacm.so.1" ] || fail "$LIBDIR/librdmacm.so.1 does not exist"
+nm -D --defined-only "$LIBDIR/libibverbs.so.1" 2>/dev/null | grep -q ' urnic_dev_iw_attach' ||
+	skip "libibverbs.so.1 exports no urnic_dev_iw_attach: no iWARP data path in this build"
+PORT=$((7174 + SLOT))
+S=$SRV_ADDR
+C=$CLI_ADDR
+
+# wait_tcp PID PORT: the server listens on TCP port PORT of $S (up to 10 s).
+wait_tcp() {
+	_t=100
+	while [ $_t -gt 0 ]; do
+		ss -Hltn 2>/dev/null | awk '{ print $4 }' | grep -qx "$S:$2" && return 0
+		alive "$1" || return 1
+		sleep 0.1
+		_t=$((_t - 1))
+	done
+	return 1
+}
+
+check_log() {
+	! grep -q -e 'AddressSanitizer' -e 'runtime error:' "$1" ||
+		fail "sanitizer report in $(basename "$1")"
+}
+
+# pair TAG SECONDS "SERVER ARGS" "CLIENT ARGS": both halves, to completion.
+pair() {
+	_slog=$SYS_WORK/$1.server.log
+	_clog=$SYS_WORK/$1.client.log
+	# shellcheck disable=SC2086 # argument lists split on purpose
+	(ibv "iwarp:$S" $3) >"$_slog" 2>&1 &
+	_spid=$!
+	track $_spid
+	wait_tcp $_spid $PORT || fail "$1: the server listens on no TCP port $PORT"
+	# shellcheck disable=SC2086
+	(ibv "iwarp:$C" $4) >"$_clog" 2>&1 &
+	_cpid=$!
+	track $_cpid
+	wait_exit $_cpid "$2"
+	_crc=$?
+	wait_exit $_spid 20
+	_src=$?
+	[ $_crc = 0 ] && [ $_src = 0 ] ||
+		fail "$1: client exited with status $_crc, server with status $_src"
+	check_log "$_slog"
+	check_log "$_clog"
+	say "$1: ok"
+}
+
+for tool in "$@"; do
+	command -v "$tool" >/dev/null || fail "$tool not found (rdmacm-utils)"
+	case $tool in
+	rping)
+		pair rping 60 "rping -s -a $S -p $PORT -C 100 -v -V" \
+			"rping -c -a $S -I $C -p $PORT -C 100 -v -V"
+		grep -q 'ping data' "$SYS_WORK/rping.client.log" ||
+			fail "rping: the client printed no data (-v)"
+		;;
+	ucmatose)
+		pair ucmatose 60 "ucmatose -b $S -p $PORT -c 4 -C 10" \
+			"ucmatose -s $S -b $C -p $PORT -c 4 -C 10"
+		;;
+	*)
+		fail "unknown tool $tool"
+		;;
+	esac
+done
+say ok
