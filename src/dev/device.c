@@ -10,6 +10,7 @@
  */
 #include "dev/config.h"
 #include "dev/counters_file.h"
+#include "dev/iw_dev.h"
 #include "dev/odp.h"
 #include "dev/pipeline.h"
 #include "dev/trace.h"
@@ -91,6 +92,15 @@ static int start(struct urnic_dev *d)
 	d->eng->mrs.odp = urnic_dev_odp_ops(); /* on-demand regions' copies (odp.h) */
 	if (set->ack_hold_us >= 0)	       /* at most 1 s (config.c) */
 		d->eng->hold.max_ns = (uint32_t)set->ack_hold_us * 1000u;
+	if (d->kind == URNIC_KIND_IWARP) {
+		/* RC QPs speaking RDMAP on the TCP connections of iw_conn.c. */
+		d->eng->cfg.iwarp = true;
+		ret = urnic_dev_iw_init(d);
+		if (ret) {
+			urnic_engine_fini(d->eng);
+			goto free_mem;
+		}
+	}
 	return 0;
 
 free_mem:
@@ -121,12 +131,34 @@ static int start_thread(struct urnic_dev *d)
 	return 0;
 }
 
+/* An iWARP device's I/O: no port of its own (its TCP connections come from its
+ * connection manager, iw_conn.h), the doorbell, the counters file and the thread. The
+ * faulty wire and captures are the UDP transport's, not applied to TCP. */
+static int start_io_iwarp(struct urnic_dev *d)
+{
+	int ret;
+
+	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->wake_fd < 0)
+		return -errno;
+	urnic_dev_counters_open(d, urnic_dev_counters_mode());
+	ret = start_thread(d);
+	if (ret) {
+		urnic_dev_counters_close(d);
+		close(d->wake_fd);
+		d->wake_fd = -1;
+	}
+	return ret;
+}
+
 static int start_io(struct urnic_dev *d)
 {
 	const struct urnic_fault_conf *fault = urnic_dev_fault_conf();
 	const struct urnic_dev_settings *set = urnic_dev_settings();
 	int ret;
 
+	if (d->kind == URNIC_KIND_IWARP)
+		return start_io_iwarp(d);
 	ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str);
 	if (ret)
 		return ret;
@@ -200,9 +232,12 @@ static void stop(struct urnic_dev *d)
 		urnic_dev_counters_close(d);
 		close(d->wake_fd);
 		d->wake_fd = -1;
-		urnic_dev_trace_stop(d);
-		urnic_udp_close(d->udp);
+		if (d->kind != URNIC_KIND_IWARP) {
+			urnic_dev_trace_stop(d);
+			urnic_udp_close(d->udp);
+		}
 	}
+	urnic_dev_iw_fini(d); /* its connections' sockets, before the engine's QPs go */
 	urnic_engine_fini(d->eng);
 	urnic_dev_dm_release_all(&d->dm);
 	free(d->eng);

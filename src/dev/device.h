@@ -5,7 +5,9 @@
  * sockets, the clock and the threads here.
  *
  * A device is opened once per process however many contexts use it; the first QP binds
- * UDP 4791 on the address and starts the engine thread, the last close stops it. The
+ * UDP 4791 on the address (an iWARP device binds nothing: its connection manager hands
+ * it each QP's TCP connection, iw_conn.h) and starts the engine thread, the last close
+ * stops it. The
  * engine thread busy-polls while there is work and a short while after, then sleeps in
  * ppoll on the socket and a doorbell eventfd, so an idle device costs no CPU; an
  * application thread that polls or posts may run the pipeline itself (handover.h).
@@ -24,6 +26,7 @@
 
 #include "dev/dm.h"
 #include "dev/handover.h"
+#include "dev/iw_conn.h"
 #include "dev/post_batch.h"
 #include "engine/cm/cm.h"
 #include "engine/engine.h"
@@ -66,6 +69,7 @@ const char *urnic_dev_kind_name(enum urnic_dev_kind k);
  * whose listener closed before the application took it.
  */
 struct urnic_dev;
+struct urnic_dev_iw;
 struct urnic_cm_event;
 
 struct urnic_dev_cm_sink {
@@ -93,9 +97,9 @@ struct urnic_dev {
 	/* RoCEv2: both the address GID (config.c says why twice); iWARP: gid[0] as siw's
 	 * (the MAC, zeros after it), gid[1] unused. */
 	uint8_t gid[2][16];
-	uint64_t guid;	    /* network order */
-	int active_mtu;	    /* IB MTU enum for the port */
-	uint32_t spin_ns;   /* how long the engine polls after the last work */
+	uint64_t guid;	  /* network order */
+	int active_mtu;	  /* IB MTU enum for the port */
+	uint32_t spin_ns; /* how long the engine polls after the last work */
 	struct urnic_limits lim;
 	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */
 	struct urnic_dm_pool dm;		/* device memory, against lim.max_dm_size */
@@ -142,6 +146,10 @@ struct urnic_dev {
 	uint32_t cm_refs;
 	struct urnic_dev_cm_sink cm_sink;
 	uint64_t cm_ctr_seen[URNIC_CM_C_COUNT]; /* its counters as last copied (cm.c) */
+	/* An iWARP device's TCP connections (iw_dev.h), from its first open, and where
+	 * their ends go (iw_conn.h). Under the lock. */
+	struct urnic_dev_iw *iw;
+	struct urnic_dev_iw_sink iw_sink;
 };
 
 /* Fills the process-wide device list from URNIC_ADDR / the config / the host's

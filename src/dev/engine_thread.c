@@ -4,10 +4,12 @@
  * one-sided WRITE or READ without the target's CPU doing anything. It runs passes while
  * there is work, polls on a while after light traffic, then sleeps in ppoll on its
  * doorbell (an eventfd), the address's sockets and its next timer; while an application
- * thread drives the pipeline it naps on the doorbell only. Its states, and how others
+ * thread drives the pipeline it naps on the doorbell only (an iWARP device's sockets are
+ * one epoll fd, iw_dev.h). Its states, and how others
  * wake it: handover.h. What a pass is: pipeline.c.
  * Context: one per started device, created and joined by device.c.
  */
+#include "dev/iw_dev.h"
 #include "dev/pipeline.h"
 #include "dev/raw_port.h"
 #include "dev/spin.h"
@@ -82,6 +84,12 @@ static nfds_t watch_list(struct engine_loop *l)
 	nfds_t n = FIRST_RX_FD;
 
 	l->fds[WAKE_FD] = (struct pollfd){ .fd = d->wake_fd, .events = POLLIN };
+	if (d->iw) { /* iWARP: no UDP sockets; its connections' epoll set (iw_dev.h) */
+		l->fds[SHARE_FD] = (struct pollfd){ .fd = -1 };
+		l->fds[n++] = (struct pollfd){ .fd = urnic_dev_iw_fd(d), .events = POLLIN };
+		l->nrx = 1;
+		return n;
+	}
 	l->fds[SHARE_FD] = (struct pollfd){ .fd = d->udp->share.fd, .events = POLLIN };
 	l->nrx = urnic_udp_rx_fds(d->udp, rx_fds);
 	for (int i = 0; i < l->nrx; i++)

@@ -21,6 +21,9 @@
 struct urnic_dev;
 struct urnic_qp;
 
+/* The drop-in librdmacm calls these across the library boundary (urnic_private.map). */
+#define URNIC_DEV_IW_EXPORT __attribute__((visibility("default")))
+
 /* Where the device reports the end of a QP's connection: called under the device lock
  * with the user pointer given to attach; err 0 for an orderly close by the peer or by
  * urnic_dev_iw_disconnect, else a positive errno (ECONNRESET, ETIMEDOUT, EPROTO after a
@@ -31,20 +34,21 @@ struct urnic_dev_iw_sink {
 };
 
 /* Sets the sink (one per device; NULL closed: none). Context: any thread. */
-void urnic_dev_iw_set_sink(struct urnic_dev *d, const struct urnic_dev_iw_sink *sink);
+URNIC_DEV_IW_EXPORT void urnic_dev_iw_set_sink(struct urnic_dev *d,
+					       const struct urnic_dev_iw_sink *sink);
 
 /* The CM hands the connected, MPA-ready socket fd to the device for qp (created on
  * this device, RC): the device owns fd from now on and closes it; the QP enters RTS
  * with p (urnic_iw_qp_connect); rest/n are bytes already read past the MPA frames,
  * fed to the QP first. Returns 0, or -errno with fd still the caller's. Context: any
  * application thread, not under the device lock. */
-int urnic_dev_iw_attach(struct urnic_dev *d, struct urnic_qp *qp, int fd,
-			const struct urnic_iw_conn_params *p, const uint8_t *rest, size_t n,
-			void *user);
+URNIC_DEV_IW_EXPORT int urnic_dev_iw_attach(struct urnic_dev *d, struct urnic_qp *qp, int fd,
+					    const struct urnic_iw_conn_params *p,
+					    const uint8_t *rest, size_t n, void *user);
 
 /* rdma_disconnect: the QP's queued bytes go out, then the device shuts the connection
  * (FIN) and moves the QP to error; the sink hears of it once the peer closes too or a
  * timeout passes. Nothing if the QP has no connection. Context: as attach. */
-void urnic_dev_iw_disconnect(struct urnic_dev *d, struct urnic_qp *qp);
+URNIC_DEV_IW_EXPORT void urnic_dev_iw_disconnect(struct urnic_dev *d, struct urnic_qp *qp);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include "dev/pipeline.h"
 #include "dev/counters_shm.h"
+#include "dev/iw_dev.h"
 #include "dev/raw_port.h"
 #include "dev/trace.h"
 #include "engine/raw.h"
@@ -111,6 +112,31 @@ void urnic_dev_publish_counters(struct urnic_dev *d)
 	((struct urnic_shm_header *)d->shm_counters - 1)->qp_end = d->eng->qpt.end;
 }
 
+/* An iWARP device's pass: its sockets' bytes to their QPs, the engine, what the QPs
+ * queued to their sockets (iw_dev.h). No UDP, multicast, raw port or QP 1 CM. */
+static bool pass_iwarp(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64_t now_ns)
+{
+	struct urnic_engine *e = d->eng;
+	uint64_t app = atomic_load_explicit(&d->app_poll_ns, memory_order_relaxed);
+	bool did = false;
+
+	urnic_post_batch_pass(&d->posts);
+	if (!now_ns)
+		now_ns = urnic_dev_now_ns();
+	e->hold.app_polling = !rx || (app && now_ns - app < URNIC_APP_NAP_MAX_NS);
+	e->hold.rx_requests = 0;
+	e->hold.answers_due = 0;
+	if (rx)
+		did = urnic_dev_iw_rx(d, now_ns);
+	did |= urnic_engine_pass(e, now_ns, deadline);
+	did |= urnic_dev_iw_tx(d, now_ns, deadline);
+	urnic_dev_notify_cqs(d);
+	atomic_store_explicit(&d->last_pass_pkts, 0, memory_order_relaxed);
+	if (did)
+		urnic_dev_publish_counters(d);
+	return did;
+}
+
 /* One pass of the NIC pipeline (without the receive if !rx: a doorbell's) at now_ns (0:
  * read the clock). Returns true if it did anything. The caller holds the device lock. */
 static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64_t now_ns)
@@ -129,6 +155,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	/* A traced device's packets go to the capture too (trace.h): one test per pass. */
 	struct urnic_udp_sink sink = { rx_to_engine, e, e->stats.counters };
 
+	if (d->iw)
+		return pass_iwarp(d, deadline, rx, now_ns);
 	if (d->udp->pcap)
 		sink = (struct urnic_udp_sink){ urnic_dev_trace_rx, d, e->stats.counters };
 

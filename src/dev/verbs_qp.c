@@ -13,6 +13,7 @@
  * (IBTA 10.3.1 table 91).
  */
 #include "dev/verbs_qp.h"
+#include "dev/iw_dev.h"
 #include "dev/raw_port.h"
 
 #include <errno.h>
@@ -69,6 +70,7 @@ free_rings:
 void urnic_dev_qp_destroy(struct urnic_dev *d, struct urnic_qp *qp)
 {
 	pthread_mutex_lock(&d->lock);
+	urnic_dev_iw_forget(d, qp); /* an iWARP QP's connection closes with it */
 	/* The parting ACK (urnic_rc_parting_ack) is dated from now. */
 	urnic_engine_qp_remove(d->eng, qp, urnic_dev_now_ns());
 	urnic_dev_notify_cqs(d); /* completions released with it (UC sends held) */
@@ -122,6 +124,8 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 		attr->peer.sport = urnic_udp_prepare_sport(d->udp, sport);
 		mask |= URNIC_QP_AV;
 	}
+	if (ret == 0 && next == URNIC_QPS_RESET)
+		urnic_dev_iw_forget(d, qp); /* a reset iWARP QP has no connection */
 	if (ret == 0) {
 		urnic_engine_qp_apply(d->eng, qp, attr, next, mask, urnic_dev_now_ns());
 		*state = qp->state;
