@@ -144,7 +144,7 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 		uint64_t now;
 		uint32_t h;
 
-		if (id->dev && id->dev != rd)
+		if ((id->dev && id->dev != rd) || urnic_rdma_dev_iwarp(rd))
 			continue;
 		rc = urnic_rdma_dev_open_cm(rd);
 		if (rc)
@@ -162,7 +162,9 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 			id->listens[id->nlistens++].handle = h;
 		}
 	}
-	if (!id->dev && id->nlistens)
+	if (!rc && !id->dev)
+		rc = urnic_rdma_iw_listen_any(id, backlog);
+	if (!id->dev && (id->nlistens || id->iw))
 		cid->verbs = NULL;
 	if (rc) {
 		urnic_rdma_cm_destroy(id);

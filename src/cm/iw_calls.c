@@ -3,11 +3,11 @@
  * iw_calls.c - the rdma_cm calls on an id of an iWARP device, as cma.c does them over
  * iw_cm (cma_connect_iw, cma_accept_iw, cma_iw_listen, cma_iw_handler,
  * iw_conn_req_handler) and siw_cm.c under it: the port is a TCP port bound on the
- * device's address (SO_REUSEADDR, as siw binds), the private data goes in the MPA frames
- * with no rdma_cm header, IRD is the responder resources and ORD the initiator depth;
- * the library moves no QP past INIT (the device puts it in RTS at the hand-over, as
- * iw_cm does). Out of scope: wildcard listens across devices (an iWARP listener is on
- * one device's address), and MPA's peer-to-peer mode as initiator (siw's default off).
+ * device's address (SO_REUSEADDR, as siw binds), or on the wildcard for a listener, the private
+ * data goes in the MPA frames with no rdma_cm header, IRD is the responder resources and ORD the
+ * initiator depth; the library moves no QP past INIT (the device puts it in RTS at the hand-over,
+ * as iw_cm does). Out of scope: an id bound to the wildcard that then connects (it gets no TCP
+ * socket of its own), and MPA's peer-to-peer mode as initiator (siw's default off).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -99,16 +99,95 @@ int urnic_rdma_iw_listen(struct urnic_rdma_id *id, int backlog)
 	return rc;
 }
 
-/* The device's limit for IRD and ORD (RDMA_MAX_RESP_RES / _INIT_DEPTH ask for it). */
-static uint16_t rd_atom(struct urnic_rdma_id *id, uint8_t want, uint8_t max_marker)
+/* rdma_listen on the wildcard (or a loopback address no device holds, which cma.c takes
+ * as the wildcard): one TCP listener on the family's wildcard address and the id's port
+ * serves every iWARP device of the process (cma_listen_on_all); an accepted connection
+ * belongs to the device of its local address (iw_cm.c). Nothing without iWARP devices. */
+int urnic_rdma_iw_listen_any(struct urnic_rdma_id *id, int backlog)
+{
+	struct sockaddr_storage any = { .ss_family = id->id.route.addr.src_addr.sa_family };
+	struct urnic_rdma_dev *all;
+	struct urnic_rdma_iw *w;
+	int n = urnic_rdma_devs(&all), one = 1, found = 0, rc;
+
+	for (int i = 0; i < n; i++) {
+		if (!urnic_rdma_dev_iwarp(&all[i]))
+			continue;
+		rc = urnic_rdma_iw_sink(&all[i]);
+		if (rc)
+			return rc;
+		found++;
+	}
+	if (!found)
+		return 0;
+	if (any.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&any)->sin6_port = htons(id->port);
+	else
+		((struct sockaddr_in *)&any)->sin_port = htons(id->port);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = socket(any.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (w->fd < 0) {
+		free(w);
+		return -errno;
+	}
+	setsockopt(w->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	w->number = id->number;
+	w->owned = true;
+	w->mpa.cfg.timeout_ns = MPA_TIMEOUT_NS;
+	pthread_mutex_lock(&urnic_rdma_iw_lock);
+	if (bind(w->fd, (struct sockaddr *)&any, sa_len((struct sockaddr *)&any)) ||
+	    listen(w->fd, backlog))
+		rc = -errno;
+	else
+		rc = urnic_rdma_iw_watch(w, EPOLLIN);
+	if (rc) {
+		close(w->fd);
+		free(w);
+	} else {
+		w->phase = URNIC_RDMA_IW_LISTEN;
+		id->iw = w;
+	}
+	pthread_mutex_unlock(&urnic_rdma_iw_lock);
+	return rc;
+}
+
+/* The device's limit for IRD and ORD. */
+static uint16_t rd_max(struct urnic_rdma_id *id)
 {
 	struct ibv_device_attr a;
-	uint16_t max = 16;
 
 	if (!ibv_query_device(id->id.verbs, &a) && a.max_qp_rd_atom >= 0 &&
 	    a.max_qp_rd_atom <= URNIC_MPA_IRD_ORD_MAX)
-		max = (uint16_t)a.max_qp_rd_atom;
+		return (uint16_t)a.max_qp_rd_atom;
+	return 16;
+}
+
+/* want, or the device's limit for RDMA_MAX_RESP_RES / _INIT_DEPTH or more. */
+static uint16_t rd_atom(struct urnic_rdma_id *id, uint8_t want, uint8_t max_marker)
+{
+	uint16_t max = rd_max(id);
+
 	return want == max_marker || want > max ? max : want;
+}
+
+/* siw_accept's relaxed IRD negotiation: ORD down to the initiator's IRD, IRD up to its
+ * ORD (as far as the device goes); an IRD or ORD over the device's limit is -EINVAL. */
+static int negotiate(struct urnic_rdma_id *id, const struct urnic_mpa_params *p, uint16_t *ird,
+		     uint16_t *ord)
+{
+	uint16_t max = rd_max(id);
+
+	if (*ird > max || *ord > max)
+		return -EINVAL;
+	if (!p->enhanced)
+		return 0;
+	if (*ord > p->peer_ird)
+		*ord = p->peer_ird;
+	if (*ird < p->peer_ord)
+		*ird = p->peer_ord < max ? p->peer_ord : max;
+	return 0;
 }
 
 static uint32_t qpn_of(struct urnic_rdma_id *id, const struct rdma_conn_param *p)
@@ -155,8 +234,9 @@ unlock:
 }
 
 /* cma_accept_iw: the Reply with IRD = responder resources and ORD = initiator depth (the
- * Request's, from CONNECT_REQUEST, when the application leaves them at the maximum),
- * then the hand-over and ESTABLISHED; in peer-to-peer mode after the RTR. */
+ * Request's, from CONNECT_REQUEST, when the application leaves them at the maximum) as
+ * siw_accept negotiates them, then the hand-over and ESTABLISHED; in peer-to-peer mode
+ * after the RTR. */
 int urnic_rdma_iw_accept(struct urnic_rdma_id *id, const struct rdma_conn_param *p)
 {
 	struct urnic_rdma_iw *w = id->iw;
@@ -174,9 +254,11 @@ int urnic_rdma_iw_accept(struct urnic_rdma_id *id, const struct rdma_conn_param 
 		goto unlock;
 	}
 	w->qpn = qpn_of(id, p);
-	rc = urnic_mpa_conn_accept(&w->mpa, ird, ord, p ? p->private_data : NULL,
-				   p && p->private_data ? p->private_data_len : 0, &ev,
-				   urnic_rdma_iw_now_ns());
+	rc = negotiate(id, &w->mpa.params, &ird, &ord);
+	if (!rc)
+		rc = urnic_mpa_conn_accept(&w->mpa, ird, ord, p ? p->private_data : NULL,
+					   p && p->private_data ? p->private_data_len : 0, &ev,
+					   urnic_rdma_iw_now_ns());
 	if (rc)
 		goto unlock;
 	rc = urnic_rdma_iw_flush(w);
@@ -295,9 +377,9 @@ int urnic_rdma_iw_translate(struct urnic_rdma_item *it, struct urnic_rdma_event 
 	switch (it->type) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
 		e->ev.listen_id = &id->listen_id->id;
-		/* rdma_accept's defaults: as many as the Request allows. */
-		id->resp_res = c->initiator_depth;
-		id->init_depth = c->responder_resources;
+		/* rdma_accept's defaults (librdmacm's ucma_process_conn_req keeps them). */
+		id->resp_res = c->responder_resources;
+		id->init_depth = c->initiator_depth;
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		id->state = URNIC_RDMA_CONNECTED;

@@ -180,8 +180,9 @@ static struct urnic_rdma_id *new_conn_id(struct urnic_rdma_iw *w)
 	return id;
 }
 
-/* The Request is in: CONNECT_REQUEST on a new id, with the initiator's IRD as our
- * responder resources' bound and its ORD (siw_proc_mpareq: cep->ird is the peer's ORD). */
+/* The Request is in: CONNECT_REQUEST on a new id with IRD and ORD as siw_cm_upcall gives
+ * them (event.ird: the initiator's IRD, event.ord: its ORD), which cma_iw_handler makes
+ * initiator depth and responder resources. */
 static void on_request(struct urnic_rdma_iw *w)
 {
 	const struct urnic_mpa_params *p = &w->mpa.params;
@@ -198,7 +199,7 @@ static void on_request(struct urnic_rdma_iw *w)
 	urnic_rdma_iw_count(URNIC_RDMA_IW_C_REQUESTS);
 	w->phase = URNIC_RDMA_IW_DECIDE;
 	urnic_rdma_iw_post(w, RDMA_CM_EVENT_CONNECT_REQUEST, 0, w->mpa.peer_pd, w->mpa.peer_pd_len,
-			   p->peer_ord, p->peer_ird);
+			   p->peer_ird, p->peer_ord);
 }
 
 /* Setup failed (cma_iw_handler's CONNECT_REPLY mapping for the active side: reset or
@@ -232,9 +233,16 @@ static void mpa_error(struct urnic_rdma_iw *w)
 
 	urnic_rdma_iw_count(URNIC_RDMA_IW_C_MPA_FAILED);
 	__atomic_fetch_add(&refusals[r], 1, __ATOMIC_RELAXED);
-	failed(w, r == URNIC_MPA_CONN_R_TIMEOUT	 ? -ETIMEDOUT
-		  : r == URNIC_MPA_CONN_R_CLOSED ? -ECONNRESET
-						 : -EPROTO);
+	/* siw_proc_mpareply: a close is -ECONNRESET, CRC or markers it will not use
+	 * -ECONNREFUSED, any other failure -EINVAL; siw's MPA timer -ETIMEDOUT. */
+	if (r == URNIC_MPA_CONN_R_TIMEOUT)
+		failed(w, -ETIMEDOUT);
+	else if (r == URNIC_MPA_CONN_R_CLOSED)
+		failed(w, -ECONNRESET);
+	else if (r == URNIC_MPA_CONN_R_CRC_POLICY || r == URNIC_MPA_CONN_R_MARKERS)
+		failed(w, -ECONNREFUSED);
+	else
+		failed(w, -EINVAL);
 }
 
 /* Setup is done: the socket goes to the device, ESTABLISHED with what cma_iw_handler
@@ -343,6 +351,19 @@ static void on_connect_done(struct urnic_rdma_iw *w)
 	failed(w, -err);
 }
 
+/* The iWARP device a wildcard listener's connection reached: its local address's. */
+static struct urnic_rdma_dev *local_dev(int fd)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	struct urnic_rdma_dev *rd;
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len))
+		return NULL;
+	rd = urnic_rdma_dev_by_addr((struct sockaddr *)&a);
+	return urnic_rdma_dev_iwarp(rd) ? rd : NULL;
+}
+
 /* A listener's new connections: each awaits its Request, the CM thread's until then. */
 static void on_accept(struct urnic_rdma_iw *l)
 {
@@ -362,7 +383,12 @@ static void on_accept(struct urnic_rdma_iw *l)
 		urnic_rdma_iw_count(URNIC_RDMA_IW_C_ACCEPTED_TCP);
 		w->fd = fd;
 		w->number = l->number;
-		w->dev = l->dev;
+		w->dev = l->dev ? l->dev : local_dev(fd);
+		if (!w->dev) {
+			urnic_rdma_iw_count(URNIC_RDMA_IW_C_NO_DEVICE);
+			drop(w);
+			continue;
+		}
 		w->phase = URNIC_RDMA_IW_MPA;
 		if (urnic_rdma_iw_watch(w, EPOLLIN | EPOLLRDHUP))
 			drop(w);
@@ -519,6 +545,12 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 
 	if (!qp)
 		return -EINVAL;
+	/* siw_proc_mpareply: the initiator's QP takes the Reply's values (cep->ird is
+	 * its ORD, cep->ord its IRD), relaxed IRD negotiation. */
+	if (w->mpa.initiator && p->enhanced) {
+		cp.ird = p->peer_ord;
+		cp.ord = p->peer_ird;
+	}
 	if (getsockopt(w->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss <= 0)
 		mss = 1460;
 	cp.mss = (uint32_t)mss;

@@ -72,6 +72,7 @@ uint64_t urnic_rdma_iw_refusals(enum urnic_mpa_conn_reason r);
 /* iw_calls.c: the rdma_* calls on an iWARP id (0 or -errno), and its events. */
 int urnic_rdma_iw_bind(struct urnic_rdma_id *id);
 int urnic_rdma_iw_listen(struct urnic_rdma_id *id, int backlog);
+int urnic_rdma_iw_listen_any(struct urnic_rdma_id *id, int backlog);
 int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param *p);
 int urnic_rdma_iw_accept(struct urnic_rdma_id *id, const struct rdma_conn_param *p);
 int urnic_rdma_iw_reject(struct urnic_rdma_id *id, const void *pd, uint8_t len);

@@ -196,9 +196,11 @@ static void free_id(struct rdma_cm_id *id)
 
 /* ---- the tests ---- */
 
-/* Private data both ways with no rdma_cm header, IRD/ORD as cma_iw_handler reports them
- * (initiator depth: the peer's ORD, responder resources: its IRD), the QP handed to the
- * device, and a disconnect seen once on each side. */
+/* Private data both ways with no rdma_cm header, IRD/ORD as cma_iw_handler reports what
+ * siw_cm_upcall gives it (a request: initiator depth the initiator's IRD, responder
+ * resources its ORD; the active ESTABLISHED: the Reply's ORD and IRD; the passive one:
+ * its own IRD and ORD), the QP handed to the device, and a disconnect seen once on each
+ * side. */
 static void test_connect_accept_disconnect(void)
 {
 	struct rdma_event_channel *sch = rdma_create_event_channel();
@@ -221,8 +223,8 @@ static void test_connect_accept_disconnect(void)
 	CHECK(ev->listen_id == l);
 	CHECK_EQ(ev->param.conn.private_data_len, 18);
 	CHECK(!memcmp(ev->param.conn.private_data, "client-says-hello", 18));
-	CHECK_EQ(ev->param.conn.initiator_depth, 2);
-	CHECK_EQ(ev->param.conn.responder_resources, 4);
+	CHECK_EQ(ev->param.conn.initiator_depth, 4);
+	CHECK_EQ(ev->param.conn.responder_resources, 2);
 	CHECK_EQ(ntohs(rdma_get_dst_port(child)) != 0, 1);
 	CHECK_EQ(ntohs(rdma_get_src_port(child)), port);
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
@@ -238,6 +240,8 @@ static void test_connect_accept_disconnect(void)
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	ev = expect(sch, RDMA_CM_EVENT_ESTABLISHED);
 	CHECK_EQ(ev->id, child);
+	CHECK_EQ(ev->param.conn.initiator_depth, 2);
+	CHECK_EQ(ev->param.conn.responder_resources, 3);
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 
 	pthread_mutex_lock(&fake_lock);
@@ -246,11 +250,12 @@ static void test_connect_accept_disconnect(void)
 		CHECK(conns[i].qp && conns[i].fd >= 0 && conns[i].p.mss > 0);
 		CHECK(!conns[i].p.crc);
 	}
-	/* the server's hand-over carries its accept's IRD and ORD, the client's its own */
-	CHECK((conns[base].p.ird == 2 && conns[base].p.ord == 3 && conns[base + 1].p.ird == 4 &&
-	       conns[base + 1].p.ord == 2) ||
-	      (conns[base + 1].p.ird == 2 && conns[base + 1].p.ord == 3 && conns[base].p.ird == 4 &&
-	       conns[base].p.ord == 2));
+	/* the server's hand-over carries its accept's IRD and ORD, the client's the Reply's
+	 * ORD and IRD (siw_proc_mpareply) */
+	for (int i = base; i < nconns; i++)
+		CHECK((conns[i].p.ird == 2 && conns[i].p.ord == 3) ||
+		      (conns[i].p.ird == 3 && conns[i].p.ord == 2));
+	CHECK(conns[base].p.ird != conns[base + 1].p.ird);
 	pthread_mutex_unlock(&fake_lock);
 
 	CHECK_EQ(rdma_disconnect(c), 0);
@@ -259,6 +264,41 @@ static void test_connect_accept_disconnect(void)
 	CHECK_EQ(rdma_disconnect(child), 0); /* the other side too: no second event */
 	quiet(sch, 100);
 	quiet(cch, 100);
+	free_id(child);
+	free_id(c);
+	free_id(l);
+	rdma_destroy_event_channel(sch);
+	rdma_destroy_event_channel(cch);
+}
+
+/* An accept with IRD and ORD of 0 (rdma_xserver's) is negotiated as siw_accept does:
+ * its IRD is raised to the initiator's ORD, its ORD stays within the initiator's IRD. */
+static void test_accept_negotiates(void)
+{
+	struct rdma_event_channel *sch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_conn_param zero = { 0 };
+	struct rdma_cm_id *l, *c, *child;
+	struct rdma_cm_event *ev;
+	uint16_t port;
+
+	l = server(sch, &port);
+	c = client(cch, port);
+	connect_with(c, "ird4-ord2", 4, 2);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	make_qp(child);
+	CHECK_EQ(rdma_accept(child, &zero), 0);
+	ev = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	CHECK_EQ(ev->param.conn.initiator_depth, 0);	 /* the server's ORD */
+	CHECK_EQ(ev->param.conn.responder_resources, 2); /* its IRD: our ORD */
+	CHECK_EQ(ev->param.conn.private_data_len, 0);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED)), 0);
+	CHECK_EQ(rdma_disconnect(child), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED)), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED)), 0);
 	free_id(child);
 	free_id(c);
 	free_id(l);
@@ -412,6 +452,7 @@ int main(void)
 	rdma_free_devices(devs);
 	CHECK_EQ(pthread_create(&rx, NULL, fake_rx, NULL), 0);
 	RUN(test_connect_accept_disconnect);
+	RUN(test_accept_negotiates);
 	RUN(test_reject);
 	RUN(test_no_listener);
 	RUN(test_bad_frame);

@@ -4,7 +4,9 @@
 # and libibverbs.so.1 on two iWARP devices (URNIC_ADDR=iwarp:<ip>), server and client
 # each as its own process: the rdma_cm port is a TCP port, setup is MPA (src/cm/iw_cm.h).
 #
-#   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default, the server
+#   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default; also
+#   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
+#   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0). The server
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report; rping verifies its data (-V).
 # Skipped (77) when the library has no iWARP hand-over (dev/iw_conn.h's attach).
@@ -19,11 +21,12 @@ PORT=$((7174 + SLOT))
 S=$SRV_ADDR
 C=$CLI_ADDR
 
-# wait_tcp PID PORT: the server listens on TCP port PORT of $S (up to 10 s).
+# wait_tcp PID PORT: the server listens on TCP port PORT of $S or the wildcard (10 s).
 wait_tcp() {
 	_t=100
 	while [ $_t -gt 0 ]; do
-		ss -Hltn 2>/dev/null | awk '{ print $4 }' | grep -qx "$S:$2" && return 0
+		ss -Hltn 2>/dev/null | awk '{ print $4 }' | grep -qx -e "$S:$2" -e "0.0.0.0:$2" &&
+			return 0
 		alive "$1" || return 1
 		sleep 0.1
 		_t=$((_t - 1))
@@ -61,7 +64,8 @@ pair() {
 }
 
 for tool in "$@"; do
-	command -v "$tool" >/dev/null || fail "$tool not found (rdmacm-utils)"
+	[ "$tool" = ucmatose-any ] || command -v "$tool" >/dev/null ||
+		fail "$tool not found (rdmacm-utils)"
 	case $tool in
 	rping)
 		pair rping 60 "rping -s -a $S -p $PORT -C 100 -v -V" \
@@ -72,6 +76,18 @@ for tool in "$@"; do
 	ucmatose)
 		pair ucmatose 60 "ucmatose -b $S -p $PORT -c 4 -C 10" \
 			"ucmatose -s $S -b $C -p $PORT -c 4 -C 10"
+		;;
+	ucmatose-any)
+		command -v ucmatose >/dev/null || fail "ucmatose not found (rdmacm-utils)"
+		pair ucmatose-any 60 "ucmatose -p $PORT -c 4 -C 10" \
+			"ucmatose -s $S -b $C -p $PORT -c 4 -C 10"
+		;;
+	rdma_server)
+		pair rdma_server 60 "rdma_server -s $S -p $PORT" "rdma_client -s $S -p $PORT"
+		;;
+	rdma_xserver)
+		pair rdma_xserver 60 "rdma_xserver -p $PORT -c r" \
+			"rdma_xclient -s $S -p $PORT -c r"
 		;;
 	*)
 		fail "unknown tool $tool"
