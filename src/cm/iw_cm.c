@@ -10,7 +10,9 @@
  * engine's pipeline has no place for, and one thread serves all the process's devices.
  * Timeouts (TCP connect, each MPA frame) are checked on every wake, at least every 100 ms.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -77,6 +79,38 @@ uint64_t urnic_rdma_iw_counter(enum urnic_rdma_iw_counter c, const char **name)
 uint64_t urnic_rdma_iw_refusals(enum urnic_mpa_conn_reason r)
 {
 	return __atomic_load_n(&refusals[r], __ATOMIC_RELAXED);
+}
+
+/* At exit with URNIC_PRINT_COUNTERS=1, as the devices print theirs: the counters that
+ * moved, as iwcm_<name>, and the MPA refusals per reason as iwcm_mpa_<reason>. */
+__attribute__((destructor)) static void print_counters(void)
+{
+	const char *v = secure_getenv("URNIC_PRINT_COUNTERS");
+	bool header = false;
+
+	if (!v || !strcmp(v, "0") || !*v)
+		return;
+	for (int i = 0; i < URNIC_RDMA_IW_C_COUNT + URNIC_MPA_CONN_R_COUNT; i++) {
+		bool mpa = i >= URNIC_RDMA_IW_C_COUNT;
+		int k = mpa ? i - URNIC_RDMA_IW_C_COUNT : i;
+		uint64_t n = mpa ? urnic_rdma_iw_refusals((enum urnic_mpa_conn_reason)k)
+				 : urnic_rdma_iw_counter((enum urnic_rdma_iw_counter)k, NULL);
+		char name[48];
+
+		if (!n)
+			continue;
+		if (!header)
+			fprintf(stderr, "urnic: iWARP CM counters\n");
+		header = true;
+		if (mpa)
+			snprintf(name, sizeof(name), "iwcm_mpa_%s",
+				 urnic_dev_iw_mpa_reason_id((enum urnic_mpa_conn_reason)k));
+		else
+			snprintf(name, sizeof(name), "iwcm_%s", counter_names[k]);
+		for (char *c = name; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		fprintf(stderr, "  %-24s %llu\n", name, (unsigned long long)n);
+	}
 }
 
 /* ---- the passive side's new id, and the end of a connection ---- */

@@ -19,4 +19,16 @@
  * the QP (the CM passes it to attach and disconnect only while its id holds the QP). */
 URNIC_DEV_CM_EXPORT struct urnic_qp *urnic_dev_iw_qp(struct urnic_dev *d, uint32_t qpn);
 
+/* The MPA refusal's identifier (OK, FRAME, TIMEOUT, ...), for counter names. */
+static inline const char *urnic_dev_iw_mpa_reason_id(enum urnic_mpa_conn_reason r)
+{
+	static const char *const ids[] = {
+#define URNIC_MPA_CONN_REASON(name, text) #name,
+#include "engine/iwarp/mpa_conn_reason.def"
+#undef URNIC_MPA_CONN_REASON
+	};
+
+	return r < URNIC_MPA_CONN_R_COUNT ? ids[r] : "?";
+}
+
 #endif

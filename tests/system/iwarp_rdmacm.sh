@@ -8,7 +8,8 @@
 #   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
 #   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0). The server
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
-#   Both must exit 0 with no sanitizer report; rping verifies its data (-V).
+#   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
+#   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
 # Skipped (77) when the library has no iWARP hand-over (dev/iw_conn.h's attach).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
@@ -34,9 +35,16 @@ wait_tcp() {
 	return 1
 }
 
+# check_log LOG: no sanitizer report; the iWARP CM (URNIC_PRINT_COUNTERS=1) handed
+# connections to the device and counted no failed setup.
 check_log() {
 	! grep -q -e 'AddressSanitizer' -e 'runtime error:' "$1" ||
 		fail "sanitizer report in $(basename "$1")"
+	[ "$(counter "$1" iwcm_established)" -gt 0 ] ||
+		fail "no iwcm_established in $(basename "$1")"
+	for _c in iwcm_mpa_failed iwcm_attach_failed iwcm_no_device iwcm_no_listener; do
+		[ "$(counter "$1" $_c)" = 0 ] || fail "$_c = $(counter "$1" $_c) in $(basename "$1")"
+	done
 }
 
 # pair TAG SECONDS "SERVER ARGS" "CLIENT ARGS": both halves, to completion.
