@@ -2,9 +2,9 @@
 /*
  * test_rdmacm_iwarp_setup.c - rdma_cm over iWARP between the process's two devices
  * (127.0.51.2 server, .3 client): TCP ports, MPA Request and Reply with private data
- * both ways and IRD/ORD, reject with private data, a port nobody listens on, an id
- * destroyed before it answers, a peer that sends garbage, a synchronous connect, and
- * disconnect seen once on both sides.
+ * both ways and IRD/ORD, reject with private data, a port nobody listens on, a peer that
+ * closes or never answers, an id destroyed before it answers, a peer that sends garbage,
+ * a synchronous connect, and disconnect seen once on both sides.
  *
  * The devices are iWARP (URNIC_ADDR=iwarp:...), and this program stands in for the device's side of
  * the hand-over (dev/iw_conn.h: attach, disconnect, the sink), which it defines and exports: it
@@ -118,7 +118,7 @@ static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_
 	struct rdma_cm_event *ev;
 	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 
-	CHECK_EQ(poll(&p, 1, 10000), 1);
+	CHECK_EQ(poll(&p, 1, 15000), 1);
 	CHECK_EQ(rdma_get_cm_event(ch, &ev), 0);
 	if (ev->event != want)
 		fprintf(stderr, "got %s (status %d), want %s\n", rdma_event_str(ev->event),
@@ -371,6 +371,47 @@ static void test_no_listener(void)
 	rdma_destroy_event_channel(cch);
 }
 
+/* A TCP listener that is no iWARP peer: one that closes the connection is a reset
+ * (REJECTED, -ECONNRESET, as siw's peer close while the Reply is awaited), one that never
+ * answers the Request is a timeout (UNREACHABLE, -ETIMEDOUT, after siw's 10 s). */
+static void test_peer_gone_or_silent(void)
+{
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct sockaddr_in a = sin_of(SRV_ADDR, 0);
+	socklen_t len = sizeof(a);
+	struct rdma_cm_id *c;
+	struct rdma_cm_event *ev;
+	struct pollfd p;
+	int l, fd;
+
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(l >= 0);
+	CHECK_EQ(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	CHECK_EQ(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	CHECK_EQ(listen(l, 4), 0);
+
+	c = client(cch, ntohs(a.sin_port));
+	connect_with(c, "anyone?", 1, 1);
+	fd = accept(l, NULL, NULL);
+	CHECK(fd >= 0);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	CHECK_EQ(poll(&p, 1, 5000), 1); /* the Request */
+	close(fd);
+	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
+	CHECK_EQ(ev->status, -ECONNRESET);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	free_id(c);
+
+	c = client(cch, ntohs(a.sin_port));
+	connect_with(c, "hello?", 1, 1);
+	ev = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	CHECK_EQ(ev->status, -ETIMEDOUT);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	free_id(c);
+	close(l);
+	rdma_destroy_event_channel(cch);
+}
+
 /* A peer that sends no MPA Request but garbage is closed, and no request is reported. */
 static void test_bad_frame(void)
 {
@@ -455,6 +496,7 @@ int main(void)
 	RUN(test_accept_negotiates);
 	RUN(test_reject);
 	RUN(test_no_listener);
+	RUN(test_peer_gone_or_silent);
 	RUN(test_bad_frame);
 	RUN(test_sync_connect);
 	return 0;
