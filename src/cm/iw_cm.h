@@ -59,13 +59,14 @@ int urnic_rdma_iw_watch(struct urnic_rdma_iw *w, uint32_t events);
 void urnic_rdma_iw_unwatch(struct urnic_rdma_iw *w);
 void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, int status,
 			const uint8_t *pd, size_t len, uint16_t ird, uint16_t ord);
-void urnic_rdma_iw_count(enum urnic_rdma_iw_counter c);
 void urnic_rdma_iw_end(struct urnic_rdma_iw *w);
 int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t n);
 int urnic_rdma_iw_flush(struct urnic_rdma_iw *w);
 int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd);
 uint64_t urnic_rdma_iw_now_ns(void);
-/* The counter's value and name, and the MPA refusals counted per reason. */
+/* iw_counters.c: counting, and the counter's value and name, the refusals per reason. */
+void urnic_rdma_iw_count(enum urnic_rdma_iw_counter c);
+void urnic_rdma_iw_count_refusal(enum urnic_mpa_conn_reason r);
 uint64_t urnic_rdma_iw_counter(enum urnic_rdma_iw_counter c, const char **name);
 uint64_t urnic_rdma_iw_refusals(enum urnic_mpa_conn_reason r);
 
