@@ -91,7 +91,10 @@ uint64_t urnic_iw_send_ops(void)
  * ibv_modify_qp on an iWARP QP, as siw_verbs_modify_qp and siw_qp_modify take it: only
  * the state and the access flags matter, other attributes are ignored; RESET and INIT
  * (siw's IDLE) and ERR may be asked for, RTS only through the connection manager
- * (siw_qp_nextstate_from_idle: "no socket", EINVAL), RTR, SQD and SQE not at all. The
+ * (siw_qp_nextstate_from_idle: "no socket", EINVAL); SQD of a QP in RTS is siw's
+ * CLOSING, the graceful close librdmacm's rdma_disconnect asks an iWARP QP for
+ * (ucma_modify_qp_sqd): queued bytes, FIN, then error (urnic_dev_iw_disconnect); RTR and
+ * SQE are refused. The
  * engine is given the attributes IBTA's table wants for the move (port 1, P_Key 0).
  * Returns 0 or a positive errno.
  */
@@ -131,6 +134,11 @@ int urnic_iw_modify_qp(struct urnic_vqp *v, struct ibv_qp_attr *attr, int mask_i
 		if (cur != URNIC_QPS_RTS)
 			return EINVAL; /* the CM's attach makes RTS (dev/iw_conn.h) */
 		break;
+	case URNIC_QPS_SQD:
+		if (cur != URNIC_QPS_RTS)
+			return EINVAL;
+		urnic_dev_iw_disconnect(v->dev, &v->qp);
+		return 0;
 	default:
 		return EINVAL;
 	}

@@ -5,7 +5,8 @@
  * QP on each (urnic_dev_iw_attach, as the connection manager does once MPA is done),
  * then SEND, WRITE and READ with the data checked (the target's application calls
  * nothing for WRITE and READ: its engine thread serves them), a disconnect heard by
- * both sinks, and the verbs of an iWARP QP as siw's. Run with
+ * both sinks, a peer's reset and a peer's bytes that are no FPDUs (Terminate, FIN)
+ * heard by the sink, and the verbs of an iWARP QP as siw's. Run with
  * URNIC_ADDR=iwarp:127.0.50.2,iwarp:127.0.50.3:
  *
  *   urnic0 (127.0.50.2) QP a  ---- TCP 127.0.50.2:* -> 127.0.50.3:* ----  QP b urnic1 (127.0.50.3)
@@ -42,14 +43,14 @@ static struct {
 	struct urnic_dev *d;
 	void *user;
 	int err;
-} heard[4];
+} heard[16];
 static int nheard;
 
 static void closed(void *ctx, struct urnic_dev *d, void *user, int err)
 {
 	(void)ctx;
 	pthread_mutex_lock(&mu);
-	if (nheard < 4)
+	if (nheard < 16)
 		heard[nheard] = (typeof(heard[0])){ d, user, err };
 	nheard++;
 	pthread_mutex_unlock(&mu);
@@ -112,13 +113,16 @@ static int bound_socket(const char *ip)
 	return fd;
 }
 
-/* The connection the CM would have made: 127.0.50.2 connects to 127.0.50.3. */
-static void tcp_pair(int *fa, int *fb)
+/* The connection the CM would have made: 127.0.50.2 connects to 127.0.50.3, whose
+ * receive buffer is rcvbuf bytes (0: the kernel's). */
+static void tcp_pair(int *fa, int *fb, int rcvbuf)
 {
 	int l = bound_socket("127.0.50.3");
 	struct sockaddr_in sa;
 	socklen_t len = sizeof(sa);
 
+	if (rcvbuf)
+		CHECK_EQ(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
 	CHECK_EQ(listen(l, 1), 0);
 	CHECK_EQ(getsockname(l, (struct sockaddr *)&sa, &len), 0);
 	*fa = bound_socket("127.0.50.2");
@@ -175,7 +179,7 @@ static void test_attach(void)
 
 	urnic_dev_iw_set_sink(urnic_ctx_dev(a.ctx), &sink);
 	urnic_dev_iw_set_sink(urnic_ctx_dev(b.ctx), &sink);
-	tcp_pair(&fa, &fb);
+	tcp_pair(&fa, &fb, 0);
 	pa = (struct urnic_iw_conn_params){ .crc = true, .mss = mss_of(fa), .ird = 8, .ord = 8 };
 	pb = (struct urnic_iw_conn_params){ .crc = true, .mss = mss_of(fb), .ird = 8, .ord = 8 };
 	CHECK_EQ(urnic_dev_iw_attach(urnic_ctx_dev(a.ctx), &to_vqp(a.qp)->qp, fa, &pa, NULL, 0, &a),
@@ -308,7 +312,9 @@ static void test_disconnect(void)
 		usleep(1000);
 	} while (n < 2);
 	usleep(20000);
+	pthread_mutex_lock(&mu);
 	CHECK_EQ(nheard, 2);
+	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < 2; i++) {
 		struct side *s = heard[i].user;
 
@@ -319,6 +325,165 @@ static void test_disconnect(void)
 	CHECK(heard[0].user != heard[1].user);
 	CHECK_EQ(qp_state(a.qp), IBV_QPS_ERR);
 	CHECK_EQ(qp_state(b.qp), IBV_QPS_ERR);
+}
+
+/* A fresh RC QP in INIT on a's device, attached to one end of a new pair whose other
+ * end the test keeps as a plain socket (*peer). */
+static struct ibv_qp *attach_raw(int *peer, void *user, int rcvbuf)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.send_cq = a.cq,
+		.recv_cq = a.cq,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 }
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT };
+	struct urnic_iw_conn_params p = { .crc = true, .ird = 8, .ord = 8 };
+	struct ibv_qp *qp;
+	int fd;
+
+	CHECK(qp = ibv_create_qp(a.pd, &init));
+	CHECK_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
+	tcp_pair(&fd, peer, rcvbuf);
+	/* mss 0: the device takes the socket's own. */
+	CHECK_EQ(urnic_dev_iw_attach(urnic_ctx_dev(a.ctx), &to_vqp(qp)->qp, fd, &p, NULL, 0, user),
+		 0);
+	CHECK_EQ(qp_state(qp), IBV_QPS_RTS);
+	return qp;
+}
+
+/* The sink's next word after `before` words, within 10 s. */
+static int wait_heard(int before, void *user)
+{
+	uint64_t until = now_ms() + 10000;
+	int n, err;
+
+	do {
+		pthread_mutex_lock(&mu);
+		n = nheard;
+		pthread_mutex_unlock(&mu);
+		CHECK(now_ms() < until);
+		usleep(1000);
+	} while (n == before);
+	CHECK_EQ(n, before + 1);
+	CHECK(heard[before].user == user);
+	err = heard[before].err;
+	return err;
+}
+
+/* The peer resets the connection: the QP enters error, the sink hears ECONNRESET. */
+static void test_peer_reset(void)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_peer_reset, 0);
+
+	CHECK_EQ(setsockopt(peer, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_peer_reset), ECONNRESET);
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+/* The peer sends bytes that are no FPDU: the QP's stream fails, its Terminate goes out
+ * and then its FIN; the peer's close then ends it, the sink hearing EPROTO. */
+static void test_peer_garbage(void)
+{
+	static const uint8_t junk[64] = { 0x00, 0x30, 0xff, 0xff };
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_peer_garbage, 0);
+	uint8_t buf[4096];
+	size_t got = 0;
+	ssize_t r;
+
+	CHECK_EQ(write(peer, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	while ((r = read(peer, buf, sizeof(buf))) > 0) /* the Terminate, then our FIN */
+		got += (size_t)r;
+	CHECK_EQ(r, 0);
+	CHECK(got > 0);
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_peer_garbage), EPROTO);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+/* ibv_modify_qp to SQD, as librdmacm's rdma_disconnect moves an iWARP QP: a graceful
+ * close (siw's CLOSING): FIN to the peer, then error; the peer's close is an orderly end. */
+static void test_modify_sqd(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_SQD };
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_modify_sqd, 0);
+	uint8_t buf[64];
+
+	CHECK_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE), 0);
+	CHECK_EQ(read(peer, buf, sizeof(buf)), 0); /* the FIN, nothing before it */
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_modify_sqd), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+/* WRITEs beyond what the peer's socket holds: the socket fills (tcp_tx_full), the QP
+ * waits for room with the WRITEs TCP has not taken outstanding (RFC 5040 5.1: a WRITE
+ * completes once the LLP has it), and once the peer reads, every byte goes and every
+ * WRITE completes, in order. */
+static void test_socket_full(void)
+{
+	const uint64_t *ctr = urnic_ctx_dev(a.ctx)->eng->stats.counters;
+	uint64_t full0 = ctr[URNIC_CTR_tcp_tx_full], total = 0, want = 16ull * BUF_BYTES;
+	int peer, before = nheard;
+	struct ibv_qp *qp = attach_raw(&peer, &test_socket_full, 64 * 1024);
+	static uint8_t sink[1 << 16];
+	uint64_t until = now_ms() + 10000;
+	struct ibv_wc wc;
+	int done = 0;
+
+	for (int i = 0; i < 16; i++) {
+		struct ibv_sge sge = { (uintptr_t)a.buf, BUF_BYTES, a.mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 100 + (uint64_t)i,
+					  .sg_list = &sge,
+					  .num_sge = 1,
+					  .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		wr.wr.rdma.remote_addr = 0x10000;
+		wr.wr.rdma.rkey = 0x1234;
+		CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
+	}
+	/* Poll (which drives the pipeline) until the socket was found full and the
+	 * completions of what TCP took are all in. */
+	for (;;) {
+		bool full = ctr[URNIC_CTR_tcp_tx_full] != full0;
+
+		CHECK(now_ms() < until);
+		if (ibv_poll_cq(a.cq, 1, &wc) == 1) {
+			CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+			CHECK_EQ(wc.wr_id, 100 + (uint64_t)done++);
+		} else if (full) {
+			break;
+		}
+	}
+	CHECK(done < 16);
+	usleep(10000);
+	CHECK_EQ(ibv_poll_cq(a.cq, 1, &wc), 0); /* the socket is still full */
+	while (total < want) {			/* FPDUs: the payload and its headers, CRCs, pads */
+		ssize_t r = read(peer, sink, sizeof(sink));
+
+		CHECK(r > 0);
+		total += (uint64_t)r;
+	}
+	while (done < 16) {
+		wc = poll_one(a.cq);
+		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK_EQ(wc.wr_id, 100 + (uint64_t)done);
+		done++;
+	}
+	close(peer);
+	CHECK_EQ(wait_heard(before, &test_socket_full), 0);
+	CHECK_EQ(qp_state(qp), IBV_QPS_ERR);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
 int main(void)
@@ -336,6 +501,10 @@ int main(void)
 	RUN(test_read);
 	RUN(test_verbs_as_siw);
 	RUN(test_disconnect);
+	RUN(test_peer_reset);
+	RUN(test_peer_garbage);
+	RUN(test_modify_sqd);
+	RUN(test_socket_full);
 	for (struct side *s = &a; s; s = s == &a ? &b : NULL) {
 		CHECK_EQ(ibv_destroy_qp(s->qp), 0);
 		CHECK_EQ(ibv_dereg_mr(s->mr), 0);

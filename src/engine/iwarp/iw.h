@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iw.h - the per-QP state of an iWARP RC QP and what its files share: iw_qp.c (connect,
- * the output ring, close, flush, the ops table), iw_tx.c (the send queue), iw_rx.c
- * (Sends and Writes received), iw_read.c (Read Requests answered, Read Responses
- * placed) and iw_term.c (Terminates sent and received). RFC 5040 (RDMAP), RFC 5041
- * (DDP), RFC 5044 (MPA FPDUs). Context: the device lock, as every engine entry point.
+ * close, flush, the ops table), iw_out.c (the output ring), iw_wqe.c (completions), iw_tx.c (the
+ * send queue), iw_rx.c (Sends and Writes received), iw_read.c (Read Requests answered, Read
+ * Responses placed) and iw_term.c (Terminates sent and received). RFC 5040 (RDMAP), RFC 5041 (DDP),
+ * RFC 5044 (MPA FPDUs). Context: the device lock, as every engine entry point.
  */
 #ifndef URNIC_ENGINE_IWARP_IW_H
 #define URNIC_ENGINE_IWARP_IW_H
@@ -76,12 +76,12 @@ struct urnic_iw_rx {
 	bool tag_mid;
 	uint8_t tag_op;
 	uint32_t tag_stag;
-	uint64_t tag_to;  /* the next segment's TO */
-	uint32_t tag_gen; /* Write: the STag's grant its segments were checked against */
-	bool tag_gen_set; /* tag_gen holds the message's grant (a segment had bytes) */
-	uint64_t seg_to;  /* the current tagged segment's TO */
+	uint64_t tag_to;   /* the next segment's TO */
+	uint32_t tag_gen;  /* Write: the STag's grant its segments were checked against */
+	bool tag_gen_set;  /* tag_gen holds the message's grant (a segment had bytes) */
+	uint64_t seg_to;   /* the current tagged segment's TO */
 	uint32_t rreq_gen; /* the Read Request being received: its source STag's grant */
-	uint32_t msn[3];  /* the MSN expected next on each untagged queue (RFC 5041 5.1) */
+	uint32_t msn[3];   /* the MSN expected next on each untagged queue (RFC 5041 5.1) */
 	uint8_t term[URNIC_IW_TERM_BODY_MAX];
 	size_t term_len;
 };
@@ -116,12 +116,15 @@ static inline uint32_t iw_slot(uint32_t idx, uint32_t count)
 	return idx % count;
 }
 
-/* ---- iw_qp.c: the output ring ---- */
+/* ---- iw_out.c: the output ring ---- */
 
 /* Room for an FPDU of bytes (plus slack unless it is the Terminate): where to write it,
  * or NULL. iw_out_commit appends what was written there and marks the QP for the driver. */
 uint8_t *urnic_iw_out_reserve(struct urnic_iw_out *o, size_t bytes, bool term);
 void urnic_iw_out_commit(struct urnic_engine *e, struct urnic_qp *qp, size_t bytes);
+/* Bytes queued and not yet taken; the socket took n of them. */
+size_t urnic_iw_out_pending(const struct urnic_iw_out *o);
+void urnic_iw_out_consume(struct urnic_iw_out *o, size_t n);
 
 /* Frames one segment: header h, payload bytes filled by fill (NULL: none) into the ring.
  * Returns the FPDU's bytes, 0 when the ring has no room, or -EFAULT when fill failed. */
@@ -133,8 +136,16 @@ ssize_t urnic_iw_frame(struct urnic_engine *e, struct urnic_qp *qp, const struct
 /* ---- iw_tx.c ---- */
 
 bool urnic_iw_sq_progress(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* ---- iw_wqe.c ---- */
+
 /* Completes the send WQEs at the head of the SQ that are done, in post order. */
 void urnic_iw_complete_sq(struct urnic_engine *e, struct urnic_qp *qp);
+/* Completes the receive WQE being filled: cqe's status and flags, its bytes so far. */
+void urnic_iw_push_rwqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cqe *cqe,
+			bool solicited);
+/* Completes the receive WQE being filled with status (a failed message). */
+void urnic_iw_fail_rwqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
 
 /* ---- iw_rx.c: Sends and Writes ---- */
 
@@ -147,8 +158,6 @@ bool urnic_iw_rx_piece(struct urnic_engine *e, struct urnic_qp *qp, const uint8_
 		       size_t off);
 /* The segment ended (CRC checked). */
 void urnic_iw_rx_end(struct urnic_engine *e, struct urnic_qp *qp);
-/* Completes the receive WQE being filled with status (a failed message). */
-void urnic_iw_fail_rwqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status);
 
 /* ---- iw_read.c ---- */
 
@@ -173,7 +182,8 @@ void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_te
 /* The same for a Read Request found failing while it is answered (siw: in_tx): the
  * request's own header is copied. */
 void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
-			const struct urnic_iw_rresp *rr, enum urnic_iw_term t, enum urnic_counter c);
+			const struct urnic_iw_rresp *rr, enum urnic_iw_term t,
+			enum urnic_counter c);
 /* A Terminate received in full: the QP enters error, its work is flushed. */
 void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp);
 

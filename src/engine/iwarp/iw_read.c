@@ -87,8 +87,7 @@ bool urnic_iw_rx_rreq_head(struct urnic_engine *e, struct urnic_qp *qp)
 	enum urnic_mr_check c = URNIC_MR_OK;
 
 	if (iw->rx.send_mid) { /* siw: one untagged message at a time */
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect,
-			      0);
+		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect, 0);
 		return false;
 	}
 	if (h->msn != iw->rx.msn[URNIC_DDP_QN_READ_REQ]) {
@@ -187,10 +186,10 @@ static int rresp_fpdu(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_
 
 	/* The source is resolved for every FPDU: a region deregistered or a window
 	 * invalidated since the request stops the response (RFC 5040 5.2.1). */
-	if (n && (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, rr->src_stag,
-					  rr->src_to + rr->sent, n, URNIC_ACCESS_REMOTE_READ,
-					  &at) != URNIC_MR_OK ||
-		  at.gen != rr->gen)) {
+	if (n &&
+	    (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, rr->src_stag, rr->src_to + rr->sent,
+				     n, URNIC_ACCESS_REMOTE_READ, &at) != URNIC_MR_OK ||
+	     at.gen != rr->gen)) {
 		urnic_iw_fail_rreq(e, qp, rr, URNIC_IW_TERM_RDMAP_INVALID_STAG,
 				   URNIC_CTR_iw_read_key_revoked);
 		return -1;
@@ -250,8 +249,7 @@ bool urnic_iw_rx_rresp_head(struct urnic_engine *e, struct urnic_qp *qp)
 	const struct urnic_send_wqe *w;
 
 	if (iw->rx.tag_mid && h->opcode != iw->rx.tag_op) {
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect,
-			      0);
+		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect, 0);
 		return false;
 	}
 	if (!iw->orq_count) { /* siw_proc_rresp: "ORQ empty" */
@@ -291,8 +289,7 @@ bool urnic_iw_rx_rresp_piece(struct urnic_engine *e, struct urnic_qp *qp, const 
 	const struct urnic_send_wqe *w = oldest_read(qp);
 
 	(void)off;
-	if (urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, iw->rresp_got, p,
-			      (uint32_t)n)) {
+	if (urnic_sge_scatter(&e->mrs, qp->pd, w->sge, w->num_sge, iw->rresp_got, p, (uint32_t)n)) {
 		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_LOCAL_CATASTROPHIC,
 			      URNIC_CTR_iw_refused_local, URNIC_WC_LOC_PROT_ERR);
 		return false;

@@ -22,32 +22,6 @@ static bool is_send(uint8_t op)
 	       op == URNIC_RDMAP_SEND_SE_INV;
 }
 
-static void push_rwqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cqe *cqe,
-		      bool solicited)
-{
-	struct urnic_resp *r = &qp->resp;
-
-	cqe->wr_id = urnic_roce_rwqe(qp)->wr_id;
-	cqe->qp_num = qp->qpn;
-	cqe->opcode = URNIC_WC_RECV;
-	cqe->byte_len = r->rwqe_off;
-	r->have_rwqe = false;
-	r->rwqe_off = 0;
-	if (!qp->srq)
-		atomic_store_explicit(&qp->rq.cons,
-				      atomic_load_explicit(&qp->rq.cons, memory_order_relaxed) + 1,
-				      memory_order_release);
-	urnic_complete(e, qp, qp->recv_cq, cqe, solicited);
-}
-
-void urnic_iw_fail_rwqe(struct urnic_engine *e, struct urnic_qp *qp, uint8_t status)
-{
-	struct urnic_cqe cqe = { .status = status };
-
-	if (qp->resp.have_rwqe && qp->recv_cq)
-		push_rwqe(e, qp, &cqe, false);
-}
-
 bool urnic_iw_rx_send_head(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_iw_qp *iw = qp->iw;
@@ -63,8 +37,8 @@ bool urnic_iw_rx_send_head(struct urnic_engine *e, struct urnic_qp *qp)
 	/* siw_proc_send: the WQE first, then MSN, MO and length (siw_send_check_ntoh); a
 	 * WQE taken for a refused segment completes in error (siw_rdmap_complete). */
 	if (!urnic_roce_take_rwqe(e, qp)) {
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_U_MSN_NO_BUFFER, URNIC_CTR_iw_refused_no_rwqe,
-			      0);
+		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_U_MSN_NO_BUFFER,
+			      URNIC_CTR_iw_refused_no_rwqe, 0);
 		return false;
 	}
 	rw = urnic_roce_rwqe(qp);
@@ -146,8 +120,7 @@ bool urnic_iw_rx_write_head(struct urnic_engine *e, struct urnic_qp *qp)
 	enum urnic_mr_check c;
 
 	if (iw->rx.tag_mid && h->opcode != iw->rx.tag_op) {
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect,
-			      0);
+		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_OPCODE, URNIC_CTR_iw_refused_intersect, 0);
 		return false;
 	}
 	if (!write_follows(e, qp, h))
@@ -272,7 +245,7 @@ static void send_end(struct urnic_engine *e, struct urnic_qp *qp)
 		cqe.wc_flags = URNIC_WC_WITH_INV;
 		cqe.imm_be = h->inv_stag;
 	}
-	push_rwqe(e, qp, &cqe, se);
+	urnic_iw_push_rwqe(e, qp, &cqe, se);
 }
 
 void urnic_iw_rx_end(struct urnic_engine *e, struct urnic_qp *qp)

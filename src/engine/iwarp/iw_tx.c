@@ -191,18 +191,3 @@ bool urnic_iw_sq_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	urnic_iw_complete_sq(e, qp);
 	return did;
 }
-
-void urnic_iw_complete_sq(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	struct urnic_iw_qp *iw = qp->iw;
-
-	while (qp->state == URNIC_QPS_RTS && qp->comp.idx != qp->req.idx) {
-		struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
-
-		if (w->opcode == URNIC_WR_RDMA_READ ? !w->done
-						    : iw->out.sent < iw->wqe_end[qp->comp.idx &
-										 iw->wqe_mask])
-			break;
-		urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
-	}
-}
