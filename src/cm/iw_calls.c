@@ -218,11 +218,17 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 	w->phase = URNIC_RDMA_IW_TCP;
 	w->deadline_ns = urnic_rdma_iw_now_ns() + MPA_TIMEOUT_NS;
 	urnic_rdma_iw_count(URNIC_RDMA_IW_C_CONNECT);
-	/* Refused at once or later, the CM thread reports it (EPOLLOUT | EPOLLERR). */
-	if (connect(w->fd, dst, sa_len(dst)) && errno != EINPROGRESS && errno != ECONNREFUSED &&
-	    errno != ECONNRESET && errno != ETIMEDOUT) {
+	/* Refused later, the CM thread reports it (EPOLLOUT | EPOLLERR); refused at once,
+	 * the event is queued here, as the call itself succeeded. */
+	if (connect(w->fd, dst, sa_len(dst)) && errno != EINPROGRESS) {
 		rc = -errno;
-		w->phase = URNIC_RDMA_IW_BOUND;
+		if (rc == -ECONNREFUSED || rc == -ECONNRESET || rc == -ETIMEDOUT ||
+		    rc == -ENETUNREACH || rc == -EHOSTUNREACH) {
+			urnic_rdma_iw_tcp_failed(w, -rc);
+			rc = 0;
+		} else {
+			w->phase = URNIC_RDMA_IW_BOUND;
+		}
 		goto unlock;
 	}
 	rc = urnic_rdma_iw_watch(w, EPOLLOUT);

@@ -318,6 +318,13 @@ static void on_connect_done(struct urnic_rdma_iw *w)
 			return;
 		}
 	}
+	urnic_rdma_iw_tcp_failed(w, err);
+}
+
+/* The TCP connect failed with err (positive): counted, and reported as cma_iw_handler
+ * maps it. */
+void urnic_rdma_iw_tcp_failed(struct urnic_rdma_iw *w, int err)
+{
 	urnic_rdma_iw_count(err == ECONNREFUSED || err == ECONNRESET ? URNIC_RDMA_IW_C_TCP_REFUSED
 			    : err == ETIMEDOUT			     ? URNIC_RDMA_IW_C_TCP_TIMEOUT
 								     : URNIC_RDMA_IW_C_TCP_ERROR);

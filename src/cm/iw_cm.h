@@ -60,6 +60,7 @@ void urnic_rdma_iw_unwatch(struct urnic_rdma_iw *w);
 void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, int status,
 			const uint8_t *pd, size_t len, uint16_t ird, uint16_t ord);
 void urnic_rdma_iw_end(struct urnic_rdma_iw *w);
+void urnic_rdma_iw_tcp_failed(struct urnic_rdma_iw *w, int err);
 int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t n);
 int urnic_rdma_iw_flush(struct urnic_rdma_iw *w);
 int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd);
