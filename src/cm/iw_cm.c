@@ -55,14 +55,14 @@ uint64_t urnic_rdma_iw_now_ns(void)
 /* ---- the passive side's new id, and the end of a connection ---- */
 
 /* Queues an event for the id w belongs to (dropped if the id is going). */
-void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, int status,
-			const uint8_t *pd, size_t len, uint16_t ird, uint16_t ord)
+static struct urnic_rdma_item *item(struct urnic_rdma_iw *w, enum rdma_cm_event_type type,
+				    int status, const uint8_t *pd, size_t len, uint16_t ird,
+				    uint16_t ord)
 {
 	struct urnic_rdma_item *it = calloc(1, sizeof(*it));
-	struct urnic_rdma_id *id;
 
 	if (!it)
-		return;
+		return NULL;
 	it->type = type;
 	it->status = status;
 	it->dev = w->dev;
@@ -76,6 +76,20 @@ void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, i
 	if (len)
 		memcpy(it->iw.pd, pd, len);
 	it->iw.pd_len = (uint8_t)len;
+	return it;
+}
+
+/* Queues an event for the id w belongs to (dropped if the id is going). The device may
+ * report the end of a connection before its ESTABLISHED is queued (closed() below):
+ * DISCONNECTED then follows ESTABLISHED. */
+void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, int status,
+			const uint8_t *pd, size_t len, uint16_t ird, uint16_t ord)
+{
+	struct urnic_rdma_item *it = item(w, type, status, pd, len, ird, ord), *end = NULL;
+	struct urnic_rdma_id *id;
+
+	if (!it)
+		return;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	id = urnic_rdma_find_number(w->number);
 	if (!id || id->destroying) {
@@ -85,6 +99,16 @@ void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, i
 	}
 	it->id = id;
 	urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), it);
+	if (type == RDMA_CM_EVENT_ESTABLISHED && id->iw == w) {
+		w->up_posted = true;
+		if (w->early_close)
+			end = item(w, RDMA_CM_EVENT_DISCONNECTED, 1 - w->early_close, NULL, 0, 0,
+				   0);
+		if (end) {
+			end->id = id;
+			urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), end);
+		}
+	}
 	pthread_mutex_unlock(&urnic_rdma_lock);
 }
 
@@ -486,9 +510,20 @@ void urnic_rdma_iw_unwatch(struct urnic_rdma_iw *w)
 static void closed(void *ctx, struct urnic_dev *d, void *user, int err)
 {
 	struct urnic_rdma_iw w = { .number = (uint64_t)(uintptr_t)user };
+	struct urnic_rdma_id *id;
 
 	(void)ctx;
 	urnic_rdma_iw_count(URNIC_RDMA_IW_C_DISCONNECTED);
+	/* Before ESTABLISHED is queued: it is queued after it (urnic_rdma_iw_post). The id's
+	 * iw lives while the id is not destroying (rdma_destroy_id marks it first). */
+	pthread_mutex_lock(&urnic_rdma_lock);
+	id = urnic_rdma_find_number(w.number);
+	if (id && !id->destroying && id->iw && !id->iw->up_posted) {
+		id->iw->early_close = err + 1;
+		pthread_mutex_unlock(&urnic_rdma_lock);
+		return;
+	}
+	pthread_mutex_unlock(&urnic_rdma_lock);
 	w.dev = urnic_rdma_dev_by_urnic(d);
 	urnic_rdma_iw_post(&w, RDMA_CM_EVENT_DISCONNECTED, err ? -err : 0, NULL, 0, 0, 0);
 }

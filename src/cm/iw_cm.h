@@ -35,6 +35,10 @@ struct urnic_rdma_iw {
 	bool owned;    /* an id holds it */
 	uint32_t qpn;  /* the QP the connection is for */
 	uint64_t deadline_ns;
+	/* Under urnic_rdma_lock: ESTABLISHED is queued; the device reported the end of the
+	 * connection before that (its err + 1; 0: not). */
+	bool up_posted;
+	int early_close;
 	struct urnic_mpa_conn mpa;
 };
 

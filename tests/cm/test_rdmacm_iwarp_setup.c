@@ -42,6 +42,8 @@ static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct urnic_dev_iw_sink fake_sink;
 static struct fake_conn conns[32];
 static int nconns;
+/* A connection whose local port this is ends as the device takes it (a reset). */
+static _Atomic uint16_t reset_port;
 
 __attribute__((visibility("default"))) void urnic_dev_iw_set_sink(struct urnic_dev *d,
 								  const struct urnic_dev_iw_sink *s)
@@ -56,11 +58,20 @@ __attribute__((visibility("default"))) int
 urnic_dev_iw_attach(struct urnic_dev *d, struct urnic_qp *qp, int fd,
 		    const struct urnic_iw_conn_params *p, const uint8_t *rest, size_t n, void *user)
 {
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+
 	(void)rest;
 	(void)n;
+	CHECK_EQ(getsockname(fd, (struct sockaddr *)&a, &len), 0);
 	pthread_mutex_lock(&fake_lock);
 	CHECK(nconns < 32);
 	conns[nconns++] = (struct fake_conn){ .d = d, .qp = qp, .fd = fd, .user = user, .p = *p };
+	if (reset_port && ntohs(a.sin_port) == reset_port) {
+		close(fd);
+		conns[nconns - 1].fd = -1;
+		fake_sink.closed(fake_sink.ctx, d, user, ECONNRESET);
+	}
 	pthread_mutex_unlock(&fake_lock);
 	return 0;
 }
@@ -306,6 +317,41 @@ static void test_accept_negotiates(void)
 	rdma_destroy_event_channel(cch);
 }
 
+/* A connection the device reports ended while it takes it: ESTABLISHED comes first, then
+ * DISCONNECTED with the device's error, on the active side, and the passive side sees
+ * the close. */
+static void test_closed_at_once(void)
+{
+	struct rdma_event_channel *sch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_cm_id *l, *c, *child;
+	struct rdma_cm_event *ev;
+	uint16_t port;
+
+	l = server(sch, &port);
+	c = client(cch, port);
+	reset_port = ntohs(rdma_get_src_port(c));
+	connect_with(c, "short-lived", 1, 1);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	make_qp(child);
+	CHECK_EQ(rdma_accept(child, NULL), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED)), 0);
+	ev = expect(cch, RDMA_CM_EVENT_DISCONNECTED);
+	CHECK_EQ(ev->status, -ECONNRESET);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED)), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED)), 0);
+	reset_port = 0;
+	quiet(cch, 50);
+	free_id(child);
+	free_id(c);
+	free_id(l);
+	rdma_destroy_event_channel(sch);
+	rdma_destroy_event_channel(cch);
+}
+
 /* rdma_reject: the Reply with R carries the private data; the client sees REJECTED with
  * ECONNREFUSED (siw's CONNECT_REPLY status). */
 static void test_reject(void)
@@ -494,6 +540,7 @@ int main(void)
 	CHECK_EQ(pthread_create(&rx, NULL, fake_rx, NULL), 0);
 	RUN(test_connect_accept_disconnect);
 	RUN(test_accept_negotiates);
+	RUN(test_closed_at_once);
 	RUN(test_reject);
 	RUN(test_no_listener);
 	RUN(test_peer_gone_or_silent);
