@@ -3,11 +3,11 @@
  * iw_calls.c - the rdma_cm calls on an id of an iWARP device, as cma.c does them over
  * iw_cm (cma_connect_iw, cma_accept_iw, cma_iw_listen, cma_iw_handler,
  * iw_conn_req_handler) and siw_cm.c under it: the port is a TCP port bound on the
- * device's address (SO_REUSEADDR, as siw binds), or on the wildcard for a listener, the private
- * data goes in the MPA frames with no rdma_cm header, IRD is the responder resources and ORD the
- * initiator depth; the library moves no QP past INIT (the device puts it in RTS at the hand-over,
- * as iw_cm does). Out of scope: an id bound to the wildcard that then connects (it gets no TCP
- * socket of its own), and MPA's peer-to-peer mode as initiator (siw's default off).
+ * device's address (SO_REUSEADDR, as siw binds), or on the wildcard for a listener; the
+ * private data goes in the MPA frames with no rdma_cm header; IRD is the responder
+ * resources and ORD the initiator depth; the library moves no QP past INIT (the device
+ * puts it in RTS at the hand-over, as iw_cm does). Out of scope: MPA's peer-to-peer mode
+ * as initiator (siw's default is off).
  */
 #include <arpa/inet.h>
 #include <errno.h>
