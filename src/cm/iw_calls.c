@@ -316,7 +316,7 @@ int urnic_rdma_iw_reject(struct urnic_rdma_id *id, const void *pd, uint8_t len)
 }
 
 /* iw_cm_disconnect: the device sends what is queued, then FIN; a connection still in
- * setup is closed. DISCONNECTED comes from the device's sink. */
+ * setup is closed. */
 static void disconnect_locked(struct urnic_rdma_iw *w)
 {
 	if (w->phase == URNIC_RDMA_IW_UP) {
@@ -330,16 +330,23 @@ static void disconnect_locked(struct urnic_rdma_iw *w)
 		urnic_rdma_iw_end(w);
 }
 
+/* rdma_disconnect. The local side hears DISCONNECTED at once, as siw's close upcall
+ * gives it (iw_cm_disconnect's SQD drops the connection, IW_CM_EVENT_CLOSE): programs
+ * destroy the QP right after (cmtime), and the device reports nothing for a destroyed
+ * QP; the device's own report later is the same event, given once (event.c). */
 int urnic_rdma_iw_disconnect(struct urnic_rdma_id *id)
 {
 	struct urnic_rdma_iw *w = id->iw;
 	int rc = 0;
 
 	pthread_mutex_lock(&urnic_rdma_iw_lock);
-	if (w->phase == URNIC_RDMA_IW_LISTEN || w->phase == URNIC_RDMA_IW_BOUND)
+	if (w->phase == URNIC_RDMA_IW_LISTEN || w->phase == URNIC_RDMA_IW_BOUND) {
 		rc = -EINVAL;
-	else
+	} else {
+		if (w->phase == URNIC_RDMA_IW_UP)
+			urnic_rdma_iw_post(w, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0, 0, 0);
 		disconnect_locked(w);
+	}
 	pthread_mutex_unlock(&urnic_rdma_iw_lock);
 	if (!rc)
 		id->state = URNIC_RDMA_DISCONNECT;

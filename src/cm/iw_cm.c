@@ -86,25 +86,30 @@ void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, i
 			const uint8_t *pd, size_t len, uint16_t ird, uint16_t ord)
 {
 	struct urnic_rdma_item *it = item(w, type, status, pd, len, ird, ord), *end = NULL;
+	bool down = type == RDMA_CM_EVENT_DISCONNECTED;
 	struct urnic_rdma_id *id;
 
 	if (!it)
 		return;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	id = urnic_rdma_find_number(w->number);
-	if (!id || id->destroying) {
+	/* DISCONNECTED once (cma.c): the local disconnect's and the device's are one. */
+	if (!id || id->destroying || (down && id->iw && id->iw->down_posted)) {
 		pthread_mutex_unlock(&urnic_rdma_lock);
 		free(it);
 		return;
 	}
+	if (down && id->iw)
+		id->iw->down_posted = true;
 	it->id = id;
 	urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), it);
 	if (type == RDMA_CM_EVENT_ESTABLISHED && id->iw == w) {
 		w->up_posted = true;
-		if (w->early_close)
+		if (w->early_close && !w->down_posted)
 			end = item(w, RDMA_CM_EVENT_DISCONNECTED, 1 - w->early_close, NULL, 0, 0,
 				   0);
 		if (end) {
+			w->down_posted = true;
 			end->id = id;
 			urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), end);
 		}

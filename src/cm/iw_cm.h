@@ -38,6 +38,7 @@ struct urnic_rdma_iw {
 	/* Under urnic_rdma_lock: ESTABLISHED is queued; the device reported the end of the
 	 * connection before that (its err + 1; 0: not). */
 	bool up_posted;
+	bool down_posted; /* DISCONNECTED is queued */
 	int early_close;
 	struct urnic_mpa_conn mpa;
 };

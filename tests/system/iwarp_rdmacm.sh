@@ -6,7 +6,8 @@
 #
 #   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default; also
 #   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
-#   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0). The server
+#   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0), cmtime
+#   (100 connections, each QP destroyed right after its disconnect). The server
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
 #   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
@@ -47,7 +48,8 @@ check_log() {
 	done
 }
 
-# pair TAG SECONDS "SERVER ARGS" "CLIENT ARGS": both halves, to completion.
+# pair TAG SECONDS "SERVER ARGS" "CLIENT ARGS" [serves]: both halves, to completion;
+# serves: the server serves until it is stopped (rdma-core 44's cmtime), alive is right.
 pair() {
 	_slog=$SYS_WORK/$1.server.log
 	_clog=$SYS_WORK/$1.client.log
@@ -62,11 +64,17 @@ pair() {
 	track $_cpid
 	wait_exit $_cpid "$2"
 	_crc=$?
-	wait_exit $_spid 20
-	_src=$?
+	if [ "${5:-}" = serves ]; then
+		alive $_spid || fail "$1: the server died (see its log)"
+		stop_pid $_spid
+		_src=0
+	else
+		wait_exit $_spid 20
+		_src=$?
+	fi
 	[ $_crc = 0 ] && [ $_src = 0 ] ||
 		fail "$1: client exited with status $_crc, server with status $_src"
-	check_log "$_slog"
+	[ "${5:-}" = serves ] || check_log "$_slog"
 	check_log "$_clog"
 	say "$1: ok"
 }
@@ -96,6 +104,12 @@ for tool in "$@"; do
 	rdma_xserver)
 		pair rdma_xserver 60 "rdma_xserver -p $PORT -c r" \
 			"rdma_xclient -s $S -p $PORT -c r"
+		;;
+	cmtime) # disconnects and destroys each QP at once: DISCONNECTED is the local one
+		pair cmtime 60 "cmtime -b $S -p $PORT -c 100" \
+			"cmtime -s $S -b $C -p $PORT -c 100" serves
+		grep -q '^disconnect *:' "$SYS_WORK/cmtime.client.log" ||
+			fail "cmtime: no timing table in the client's log"
 		;;
 	*)
 		fail "unknown tool $tool"
