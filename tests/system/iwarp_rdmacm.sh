@@ -7,7 +7,8 @@
 #   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default; also
 #   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
 #   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0), cmtime
-#   (100 connections, each QP destroyed right after its disconnect). The server
+#   (100 connections, each QP destroyed right after its disconnect), perftest's ib_* -R
+#   tools (RDMA Write, Read and Send; no atomics on iWARP). The server
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
 #   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
@@ -110,6 +111,11 @@ for tool in "$@"; do
 			"cmtime -s $S -b $C -p $PORT -c 100" serves
 		grep -q '^disconnect *:' "$SYS_WORK/cmtime.client.log" ||
 			fail "cmtime: no timing table in the client's log"
+		;;
+	ib_*) # perftest over rdma_cm (-R), its server on the wildcard
+		pair "$tool" 120 "$tool -R -F -n 200 -p $PORT" "$tool -R -F -n 200 -p $PORT $S"
+		grep -q -e '^ *[0-9]\+ \+200 ' "$SYS_WORK/$tool.client.log" ||
+			fail "$tool: no result line in the client's log"
 		;;
 	*)
 		fail "unknown tool $tool"
