@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # iwarp_rdmacm.sh - Debian's unmodified rdmacm-utils and perftest over the drop-in
 # librdmacm.so.1 and libibverbs.so.1 on two iWARP devices (URNIC_ADDR=iwarp:<ip>), server
-# and client each as its own process: the rdma_cm port is a TCP port, setup is MPA (src/cm/iw_cm.h).
+# and client each as its own process: the rdma_cm port is a TCP port, setup is MPA
+# (src/cm/iw_cm.h).
 #
 #   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default; also
 #   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
