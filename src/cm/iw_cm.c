@@ -546,10 +546,12 @@ int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd)
 		return -ENODEV; /* a libibverbs without iWARP devices */
 	if (i < 0 || i >= n || i >= URNIC_RDMA_MAX_DEVS)
 		return -ENODEV;
+	pthread_mutex_lock(&urnic_rdma_iw_lock);
 	if (!sink_set[i]) {
 		urnic_dev_iw_set_sink(rd->d, &sink);
 		sink_set[i] = true;
 	}
+	pthread_mutex_unlock(&urnic_rdma_iw_lock);
 	return 0;
 }
 
