@@ -30,6 +30,7 @@ enum { BUF = 4096 };
 struct remote {
 	uint64_t addr;
 	uint32_t rkey;
+	uint32_t zero; /* no padding goes on the wire uninitialised */
 };
 
 struct side {
