@@ -361,6 +361,7 @@ static void test_reject(void)
 	struct rdma_cm_id *l, *c, *child;
 	struct rdma_cm_event *ev;
 	uint16_t port;
+	uint8_t big[200];
 
 	l = server(sch, &port);
 	c = client(cch, port);
@@ -368,11 +369,13 @@ static void test_reject(void)
 	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = ev->id;
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
-	CHECK_EQ(rdma_reject(child, "go away", 8), 0);
+	memset(big, 'r', sizeof(big));
+	memcpy(big, "go away", 8);
+	CHECK_EQ(rdma_reject(child, big, sizeof(big)), 0); /* more than an IB REJ holds */
 	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
 	CHECK_EQ(ev->status, -ECONNREFUSED);
-	CHECK_EQ(ev->param.conn.private_data_len, 8);
-	CHECK(!memcmp(ev->param.conn.private_data, "go away", 8));
+	CHECK_EQ(ev->param.conn.private_data_len, sizeof(big));
+	CHECK(!memcmp(ev->param.conn.private_data, big, sizeof(big)));
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	free_id(child);
 
