@@ -19,8 +19,6 @@
 
 #include "cm/iw_cm.h"
 
-#pragma weak urnic_dev_iw_disconnect
-
 /* siw_cm.c's MPAREQ_TIMEOUT and MPAREP_TIMEOUT; a TCP connect waits as long. */
 #define MPA_TIMEOUT_NS (10ull * 1000000000ull)
 
@@ -322,7 +320,7 @@ static void disconnect_locked(struct urnic_rdma_iw *w)
 	if (w->phase == URNIC_RDMA_IW_UP) {
 		struct urnic_qp *qp = urnic_dev_iw_qp(w->dev->d, w->qpn);
 
-		if (qp && urnic_dev_iw_disconnect)
+		if (qp)
 			urnic_dev_iw_disconnect(w->dev->d, qp);
 		return;
 	}

@@ -22,9 +22,6 @@
 
 #include "cm/iw_cm.h"
 
-#pragma weak urnic_dev_iw_attach
-#pragma weak urnic_dev_iw_set_sink
-
 enum { SLOTS = 1024, TICK_MS = 100, RX_BYTES = 4096 };
 
 pthread_mutex_t urnic_rdma_iw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,11 +36,6 @@ bool urnic_rdma_dev_iwarp(const struct urnic_rdma_dev *rd)
 	return rd && rd->ctx && rd->ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 }
 
-bool urnic_rdma_id_iwarp(const struct urnic_rdma_id *id)
-{
-	return id->iw != NULL;
-}
-
 uint64_t urnic_rdma_iw_now_ns(void)
 {
 	struct timespec ts;
@@ -54,7 +46,7 @@ uint64_t urnic_rdma_iw_now_ns(void)
 
 /* ---- the passive side's new id, and the end of a connection ---- */
 
-/* Queues an event for the id w belongs to (dropped if the id is going). */
+/* An iWARP event of w's id, not yet queued. */
 static struct urnic_rdma_item *item(struct urnic_rdma_iw *w, enum rdma_cm_event_type type,
 				    int status, const uint8_t *pd, size_t len, uint16_t ird,
 				    uint16_t ord)
@@ -542,8 +534,6 @@ int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd)
 	int n = urnic_rdma_devs(&all);
 	long i = rd - all;
 
-	if (!urnic_dev_iw_set_sink || !urnic_dev_iw_attach)
-		return -ENODEV; /* a libibverbs without iWARP devices */
 	if (i < 0 || i >= n || i >= URNIC_RDMA_MAX_DEVS)
 		return -ENODEV;
 	pthread_mutex_lock(&urnic_rdma_iw_lock);

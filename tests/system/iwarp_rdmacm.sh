@@ -13,14 +13,11 @@
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
 #   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
-# Skipped (77) when the library has no iWARP hand-over (dev/iw_conn.h's attach).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
 [ $# -gt 0 ] || set -- rping ucmatose
 [ -e "$LIBDIR/librdmacm.so.1" ] || fail "$LIBDIR/librdmacm.so.1 does not exist"
-nm -D --defined-only "$LIBDIR/libibverbs.so.1" 2>/dev/null | grep -q ' urnic_dev_iw_attach' ||
-	skip "libibverbs.so.1 exports no urnic_dev_iw_attach: no iWARP data path in this build"
 PORT=$((7174 + SLOT))
 S=$SRV_ADDR
 C=$CLI_ADDR
