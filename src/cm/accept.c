@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -87,6 +87,11 @@ EXPORT int rdma_accept(struct rdma_cm_id *cid, struct rdma_conn_param *conn_para
 		return -1;
 	}
 	id = urnic_rdma_id_of(cid);
+	if (id->iw) {
+		rc = urnic_rdma_iw_accept(id, conn_param);
+		return rc ? urnic_rdma_ret(rc)
+			  : urnic_rdma_wait_event(id, RDMA_CM_EVENT_ESTABLISHED);
+	}
 	if (!id->has_conn || !id->listen_id || id->state != URNIC_RDMA_CONNECT) {
 		errno = EINVAL;
 		return -1;
@@ -109,6 +114,8 @@ enum { REJ_VENDOR_OPTION_NOT_SUPPORTED = 35 };
 
 static int reject(struct urnic_rdma_id *id, const void *pdata, uint8_t len, uint16_t reason)
 {
+	if (id->iw)
+		return urnic_rdma_iw_reject(id, pdata, len);
 	if (!id->has_conn || !id->dev)
 		return -EINVAL;
 	if (id->id.qp_type == IBV_QPT_UD) {
@@ -125,7 +132,8 @@ static int reject(struct urnic_rdma_id *id, const void *pdata, uint8_t len, uint
 
 EXPORT int rdma_reject(struct rdma_cm_id *cid, const void *private_data, uint8_t len)
 {
-	if (!cid || len > 148) {
+	/* IBTA's REJ holds 148 bytes; an MPA Reply takes any uint8_t length. */
+	if (!cid || (len > 148 && !urnic_rdma_id_of(cid)->iw)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -195,6 +203,8 @@ EXPORT int rdma_disconnect(struct rdma_cm_id *cid)
 		return -1;
 	}
 	id = urnic_rdma_id_of(cid);
+	if (id->iw)
+		return urnic_rdma_ret(urnic_rdma_iw_disconnect(id));
 	if (!id->has_conn || !id->dev || cid->qp_type == IBV_QPT_UD) {
 		errno = EINVAL;
 		return -1;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 #include "cm/ports.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -44,6 +44,7 @@ int urnic_rdma_query(struct urnic_rdma_id *id, struct urnic_cm_conn_info *info)
 /* Ends what the id holds in the CM: its listens and its connection. */
 void urnic_rdma_cm_destroy(struct urnic_rdma_id *id)
 {
+	urnic_rdma_iw_destroy(id);
 	for (int i = 0; i < id->nlistens; i++) {
 		struct urnic_rdma_listen *l = &id->listens[i];
 		uint64_t now;
@@ -131,6 +132,8 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 	}
 	if (backlog <= 0 || backlog > 1024)
 		backlog = 1024;
+	if (id->iw)
+		return urnic_rdma_ret(urnic_rdma_iw_listen(id, backlog));
 	rc = urnic_rdma_port_listen(id->port_addr, cid->ps, id->port);
 	if (rc)
 		return urnic_rdma_ret(rc);
@@ -141,7 +144,7 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 		uint64_t now;
 		uint32_t h;
 
-		if (id->dev && id->dev != rd)
+		if ((id->dev && id->dev != rd) || urnic_rdma_dev_iwarp(rd))
 			continue;
 		rc = urnic_rdma_dev_open_cm(rd);
 		if (rc)
@@ -159,7 +162,9 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 			id->listens[id->nlistens++].handle = h;
 		}
 	}
-	if (!id->dev && id->nlistens)
+	if (!rc && !id->dev)
+		rc = urnic_rdma_iw_listen_any(id, backlog);
+	if (!id->dev && (id->nlistens || id->iw))
 		cid->verbs = NULL;
 	if (rc) {
 		urnic_rdma_cm_destroy(id);
@@ -291,7 +296,12 @@ EXPORT int rdma_connect(struct rdma_cm_id *cid, struct rdma_conn_param *conn_par
 		errno = EINVAL;
 		return -1;
 	}
-	rc = cid->qp_type == IBV_QPT_UD ? connect_ud(id, conn_param) : connect_rc(id, conn_param);
+	if (id->iw)
+		rc = urnic_rdma_iw_connect(id, conn_param);
+	else if (cid->qp_type == IBV_QPT_UD)
+		rc = connect_ud(id, conn_param);
+	else
+		rc = connect_rc(id, conn_param);
 	if (rc)
 		return urnic_rdma_ret(rc);
 	id->state = URNIC_RDMA_CONNECT;

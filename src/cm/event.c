@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 
 static void set_sa(struct sockaddr_storage *ss, int ipv, const uint8_t a[16], uint16_t port)
 {
@@ -213,6 +213,8 @@ int urnic_rdma_translate(struct urnic_rdma_item *it, struct urnic_rdma_event *e)
 		urnic_rdma_mc_event(it, e);
 		return 0;
 	}
+	if (it->iw.set)
+		return urnic_rdma_iw_translate(it, e);
 	if (it->local) {
 		e->ev.event = it->type;
 		e->ev.status = it->status;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cm/ports.h"
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -166,7 +166,7 @@ static bool sa_is_any(const struct sockaddr *sa)
  * route's source GID. */
 int urnic_rdma_set_dev(struct urnic_rdma_id *id, struct urnic_rdma_dev *rd)
 {
-	int rc = urnic_rdma_dev_open_cm(rd);
+	int rc = urnic_rdma_dev_iwarp(rd) ? 0 : urnic_rdma_dev_open_cm(rd);
 
 	if (rc)
 		return rc;
@@ -174,7 +174,9 @@ int urnic_rdma_set_dev(struct urnic_rdma_id *id, struct urnic_rdma_dev *rd)
 	id->id.verbs = rd->ctx;
 	if (!id->id.pd)
 		id->id.pd = rd->pd;
-	memcpy(&id->id.route.addr.addr.ibaddr.sgid, rd->d->gid[1], 16);
+	/* iWARP: the device's one GID (siw's MAC-based gid[0]). */
+	memcpy(&id->id.route.addr.addr.ibaddr.sgid, rd->d->gid[urnic_rdma_dev_iwarp(rd) ? 0 : 1],
+	       16);
 	id->id.route.addr.addr.ibaddr.pkey = 0xffff;
 	return 0;
 }
@@ -225,6 +227,15 @@ static int bind_src(struct urnic_rdma_id *id)
 		rc = rd ? urnic_rdma_set_dev(id, rd) : 0;
 		if (rc)
 			return rc;
+		/* iWARP: the rdma_cm port is the TCP port (iw_cm.h). */
+		if (urnic_rdma_dev_iwarp(rd)) {
+			rc = urnic_rdma_iw_bind(id);
+			if (rc) {
+				id->dev = NULL;
+				id->id.verbs = NULL;
+			}
+			return rc;
+		}
 	}
 	addr_gid(src, g);
 	if (any) {
@@ -375,6 +386,10 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 			return addr_error(id, dst);
 		memcpy(&ra->src_storage, &s, sa_len((struct sockaddr *)&s));
 		set_port(&ra->src_addr, id->port);
+		/* iWARP: the port bound on the wildcard becomes a TCP port of the device. */
+		rc = urnic_rdma_dev_iwarp(rd) ? urnic_rdma_iw_bind(id) : 0;
+		if (rc)
+			return rc;
 	}
 	memcpy(&ra->dst_storage, dst, sa_len(dst));
 	/* cma.c cma_resolve_loopback: a loopback destination is the source device itself,

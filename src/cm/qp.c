@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -28,6 +28,11 @@ static int init_attr(struct urnic_rdma_id *id, struct ibv_qp_attr *a, int *mask)
 	}
 	a->qp_access_flags = 0;
 	*mask |= IBV_QP_ACCESS_FLAGS;
+	/* iwcm.c iwcm_init_qp_init_attr: an iWARP QP takes remote writes and reads. */
+	if (urnic_rdma_dev_iwarp(id->dev)) {
+		a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+		return 0;
+	}
 	if (id->has_conn && !urnic_rdma_query(id, &info)) {
 		a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
 		if (info.responder_resources)
@@ -94,6 +99,11 @@ EXPORT int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *qp_attr
 				qp_attr->sq_psn = 0;
 				*qp_attr_mask |= IBV_QP_SQ_PSN;
 			}
+			rc = 0;
+		} else if (urnic_rdma_dev_iwarp(id->dev)) {
+			/* iwcm.c iwcm_init_qp_rts_attr: nothing; the device puts the QP in
+			 * RTS at the hand-over. */
+			*qp_attr_mask = 0;
 			rc = 0;
 		} else if (id->has_conn) {
 			rc = conn_attr(id, qp_attr, qp_attr_mask);

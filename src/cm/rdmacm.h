@@ -56,6 +56,15 @@ struct urnic_rdma_mc {
 	bool attached;
 };
 
+/* An iWARP connection's event (iw_cm.c), with what cma_iw_handler reports in its conn
+ * param: initiator_depth and responder_resources as the iw_cm event's IRD and ORD. */
+struct urnic_rdma_iw_ev {
+	bool set;
+	uint16_t ird, ord;
+	uint8_t pd_len;
+	uint8_t pd[URNIC_RDMA_PDATA_MAX - 1];
+};
+
 struct urnic_rdma_item {
 	struct urnic_rdma_item *next;
 	struct urnic_rdma_id *id;
@@ -65,6 +74,7 @@ struct urnic_rdma_item {
 	int status;
 	struct urnic_rdma_dev *dev;
 	struct urnic_cm_event ev;
+	struct urnic_rdma_iw_ev iw; /* iWARP ids' events: type and status above */
 };
 
 struct urnic_rdma_channel {
@@ -123,6 +133,7 @@ struct urnic_rdma_id {
 	 * makes on each new connection (librdmacm's qp_init_attr). */
 	struct ibv_qp_init_attr *ep_qp_attr;
 	struct urnic_rdma_mc *mcs; /* the id's multicast joins (mcast.c) */
+	struct urnic_rdma_iw *iw;  /* an iWARP id's socket and MPA setup (iw_cm.h) */
 };
 
 /* The one lock of the library's state (registry, devices, event counts) and its
