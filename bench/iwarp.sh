@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/iwarp.sh - urnic's iWARP bandwidth against a plain TCP stream between the same two
 # addresses, in one run: each repetition measures the TCP ceiling (bench/tcp_ceiling.c:
-# one connection, 64 KiB writes, TCP_NODELAY as an iWARP connection has), Debian's
+# one connection, 256 KiB writes, TCP_NODELAY as an iWARP connection has), Debian's
 # ib_write_bw -R -s 65536 over two iWARP devices (rdma_cm over MPA), the TCP ceiling again,
 # and the same ib_write_bw over RoCEv2 for reference. The ratio is the iWARP figure over
 # the mean of the two ceilings around it; medians of -r repetitions are printed, with the
