@@ -3,7 +3,8 @@
  * tcp_ceiling.c - the plain TCP stream ceiling between two addresses of this machine, the
  * yardstick of iWARP's bandwidth: one sender thread writes -s bytes at a time from a
  * buffer (256 KiB by default: 64 KiB writes carried half as much on loopback, 1 MiB no
- * more), the main thread reads them into another, over one connection, for -t seconds. Prints the payload bytes received per second:
+ * more), the main thread reads them into another, over one connection, for -t seconds.
+ * Prints the payload bytes received per second:
  *
  *   rx_gbps 31.20
  *
