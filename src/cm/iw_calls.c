@@ -204,6 +204,7 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 
 	cfg.ird = rd_atom(id, p ? p->responder_resources : RDMA_MAX_RESP_RES, RDMA_MAX_RESP_RES);
 	cfg.ord = rd_atom(id, p ? p->initiator_depth : RDMA_MAX_INIT_DEPTH, RDMA_MAX_INIT_DEPTH);
+	cfg.ird_max = rd_max(id);
 	cfg.pd = p ? p->private_data : NULL;
 	cfg.pd_len = p && p->private_data ? p->private_data_len : 0;
 	pthread_mutex_lock(&urnic_rdma_iw_lock);

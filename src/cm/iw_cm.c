@@ -545,7 +545,9 @@ int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd)
 	return 0;
 }
 
-/* The socket and the QP go to the device (iw_conn.h); the connection is then its. */
+/* The socket and the QP go to the device (iw_conn.h); the connection is then its. Its
+ * IRD and ORD are those setup settled (an initiator's: the Reply's ORD and IRD, as
+ * siw_proc_mpareply's relaxed negotiation takes them). */
 int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t n)
 {
 	const struct urnic_mpa_params *p = &w->mpa.params;
@@ -557,12 +559,6 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 
 	if (!qp)
 		return -EINVAL;
-	/* siw_proc_mpareply: the initiator's QP takes the Reply's values (cep->ird is
-	 * its ORD, cep->ord its IRD), relaxed IRD negotiation. */
-	if (w->mpa.initiator && p->enhanced) {
-		cp.ird = p->peer_ord;
-		cp.ord = p->peer_ird;
-	}
 	if (getsockopt(w->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss <= 0)
 		mss = 1460;
 	cp.mss = (uint32_t)mss;
