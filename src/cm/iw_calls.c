@@ -211,6 +211,7 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 	cfg.p2p = true;
 	cfg.rtr_write = true;
 	cfg.rtr_read = true;
+	cfg.ird_max = rd_max(id);
 	cfg.pd = p ? p->private_data : NULL;
 	cfg.pd_len = p && p->private_data ? p->private_data_len : 0;
 	pthread_mutex_lock(&urnic_rdma_iw_lock);

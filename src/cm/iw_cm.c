@@ -545,7 +545,9 @@ int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd)
 	return 0;
 }
 
-/* The socket and the QP go to the device (iw_conn.h); the connection is then its. */
+/* The socket and the QP go to the device (iw_conn.h); the connection is then its. Its
+ * IRD and ORD are those setup settled (an initiator's: the Reply's ORD and IRD, as
+ * siw_proc_mpareply's relaxed negotiation takes them). */
 int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t n)
 {
 	const struct urnic_mpa_params *p = &w->mpa.params;
@@ -557,12 +559,6 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 
 	if (!qp)
 		return -EINVAL;
-	/* siw_proc_mpareply: the initiator's QP takes the Reply's values (cep->ird is
-	 * its ORD, cep->ord its IRD), relaxed IRD negotiation. */
-	if (w->mpa.initiator && p->enhanced) {
-		cp.ird = p->peer_ord;
-		cp.ord = p->peer_ird;
-	}
 	/* RFC 5044 7.1.2: a Responder waits for the Initiator's first FPDU; in peer-to-peer
 	 * mode (RFC 6581) that was the RTR, taken during setup. siw as an Initiator takes
 	 * bytes after the Reply for a protocol error and resets the connection. */

@@ -57,6 +57,10 @@ static inline uint32_t urnic_rs_msg(uint32_t op, uint32_t data)
 #define URNIC_RS_MSG_OP(m) ((uint32_t)(m) >> 29)
 #define URNIC_RS_MSG_DATA(m) ((uint32_t)(m)&0x1fffffff)
 #define URNIC_RS_WR_RECV (1ULL << 63)
+/* rsocket.c's RS_WR_ID_FLAG_MSG_SEND: the SEND that carries a write's message word. */
+#define URNIC_RS_WR_MSG_SEND (1ULL << 62)
+/* RS_MSG_SIZE: a message word as the payload of a SEND, in the sender's byte order. */
+enum { URNIC_RS_MSG_SIZE = 4 };
 
 /* rs_sge: the peer's buffer as it travels in private data (big endian there) and in
  * SGL updates (the writer's byte order, RS_CONN_FLAG_NET says which). */
@@ -148,6 +152,11 @@ struct urnic_rs {
 	uint8_t *sbuf;
 	struct ibv_sge ssgl[2];
 	int sqe_avail;
+	/* rsocket.c's RS_OPT_MSG_SEND, set on an iWARP device (no immediate data): every
+	 * message word is a SEND of its own, received at rbuf + rbuf_size + 4 * slot, and
+	 * a write that carries one takes two send queue entries. */
+	bool msg_send;
+	int rbuf_msg_index;
 
 	int rmsg_head, rmsg_tail;
 	struct urnic_rs_rmsg *rmsg;
@@ -189,6 +198,11 @@ bool urnic_rs_conn_can_send(struct urnic_rs *rs);
 bool urnic_rs_all_sends_done(struct urnic_rs *rs);
 bool urnic_rs_ctrl_avail(struct urnic_rs *rs);
 int urnic_rs_post_msg(struct urnic_rs *rs, uint32_t msg);
+/* Send queue entries a write with a message word takes: 2 under msg_send. */
+static inline int urnic_rs_msg_wrs(const struct urnic_rs *rs)
+{
+	return rs->msg_send ? 2 : 1;
+}
 int urnic_rs_post_write(struct urnic_rs *rs, struct ibv_sge *sgl, int nsge, uint32_t wr_data,
 			int flags, uint64_t addr, uint32_t rkey, bool imm);
 void urnic_rs_arm(struct urnic_rs *rs);

@@ -5,7 +5,9 @@
  * update RDMA-written into its target SGL list), data arrive as RDMA WRITE with
  * immediate (op in bits 31-29, length below), receive credits ride on SGL and control
  * messages. Each message takes one posted receive of no SGE; the peer's grant of
- * credits (sseq_comp) keeps our writes within its posted receives.
+ * credits (sseq_comp) keeps our writes within its posted receives. On an iWARP device
+ * (RFC 5040 has no immediate data) rsocket.c's RS_OPT_MSG_SEND: the word goes as a
+ * 4-byte inline SEND after the write, and each receive has a 4-byte slot behind rbuf.
  */
 #include <endian.h>
 #include <errno.h>
@@ -40,7 +42,21 @@ static void *zalloc(size_t len)
 static int post_recv(struct urnic_rs *rs)
 {
 	struct ibv_recv_wr wr = { .wr_id = URNIC_RS_WR_RECV }, *bad;
-	int rc = ibv_post_recv(rs->cm_id->qp, &wr, &bad);
+	struct ibv_sge sge;
+	int rc;
+
+	if (rs->msg_send) {
+		sge.addr = (uintptr_t)rs->rbuf + rs->rbuf_size +
+			   (size_t)rs->rbuf_msg_index * URNIC_RS_MSG_SIZE;
+		sge.length = URNIC_RS_MSG_SIZE;
+		sge.lkey = rs->rmr->lkey;
+		wr.wr_id |= (uint64_t)rs->rbuf_msg_index;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		if (++rs->rbuf_msg_index == rs->rq_size)
+			rs->rbuf_msg_index = 0;
+	}
+	rc = ibv_post_recv(rs->cm_id->qp, &wr, &bad);
 
 	return rc ? urnic_rs_err(rc) : 0;
 }
@@ -52,16 +68,17 @@ static int init_bufs(struct urnic_rs *rs)
 	size_t slen = rs->sbuf_size + sizeof(struct urnic_rs_sge) * URNIC_RS_QP_CTRL;
 	size_t tlen = sizeof(struct urnic_rs_sge) * URNIC_RS_SGL_SIZE +
 		      sizeof(struct urnic_rs_iomap) * rs->target_iomap_size;
+	size_t rlen = rs->rbuf_size + (rs->msg_send ? (size_t)rs->rq_size * URNIC_RS_MSG_SIZE : 0);
 
 	rs->rmsg = calloc(rs->rq_size + 1, sizeof(*rs->rmsg));
 	rs->sbuf = zalloc(slen);
 	rs->target_list = zalloc(tlen);
-	rs->rbuf = zalloc(rs->rbuf_size);
+	rs->rbuf = zalloc(rlen);
 	if (!rs->rmsg || !rs->sbuf || !rs->target_list || !rs->rbuf)
 		return urnic_rs_err(ENOMEM);
 	rs->smr = ibv_reg_mr(pd, rs->sbuf, slen, IBV_ACCESS_LOCAL_WRITE);
 	rs->target_mr = ibv_reg_mr(pd, rs->target_list, tlen, w);
-	rs->rmr = ibv_reg_mr(pd, rs->rbuf, rs->rbuf_size, w);
+	rs->rmr = ibv_reg_mr(pd, rs->rbuf, rlen, w);
 	if (!rs->smr || !rs->target_mr || !rs->rmr)
 		return -1;
 	rs->target_sgl = rs->target_list;
@@ -93,6 +110,7 @@ int urnic_rs_create_ep(struct urnic_rs *rs)
 		rs->sbuf_size = URNIC_RS_SNDLOWAT * 2;
 	if (rs->rbuf_size < URNIC_RS_SNDLOWAT * 2)
 		rs->rbuf_size = URNIC_RS_SNDLOWAT * 2;
+	rs->msg_send = id->verbs->device->transport_type == IBV_TRANSPORT_IWARP;
 	rs->cc = ibv_create_comp_channel(id->verbs);
 	if (!rs->cc)
 		return -1;
@@ -113,6 +131,8 @@ int urnic_rs_create_ep(struct urnic_rs *rs)
 	if (rdma_create_qp(id, NULL, &a))
 		return -1;
 	rs->sq_inline = a.cap.max_inline_data;
+	if (rs->msg_send && rs->sq_inline < URNIC_RS_MSG_SIZE)
+		return urnic_rs_err(ENOTSUP); /* the words go inline, as rs_create_ep's */
 	if (init_bufs(rs))
 		return -1;
 	for (int i = 0; i < rs->rq_size; i++)
@@ -208,11 +228,30 @@ int urnic_rs_save_conn(struct urnic_rs *rs, const uint8_t *in, size_t len)
 	return 0;
 }
 
+/* The word MSG as a SEND of its own (rs_post_msg's RS_OPT_MSG_SEND branch): inline, in
+ * host byte order as rsocket.c sends it; WR_ID tells its completion apart. */
+static int send_word(struct urnic_rs *rs, uint32_t msg, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)&msg, sizeof(msg), 0 };
+	struct ibv_send_wr wr = { 0 }, *bad;
+	int rc;
+
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE;
+	rc = ibv_post_send(rs->cm_id->qp, &wr, &bad);
+	return rc ? urnic_rs_err(rc) : 0;
+}
+
 int urnic_rs_post_msg(struct urnic_rs *rs, uint32_t msg)
 {
 	struct ibv_send_wr wr = { 0 }, *bad;
 	int rc;
 
+	if (rs->msg_send)
+		return send_word(rs, msg, msg);
 	wr.wr_id = msg;
 	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 	wr.imm_data = htobe32(msg);
@@ -221,7 +260,8 @@ int urnic_rs_post_msg(struct urnic_rs *rs, uint32_t msg)
 }
 
 /* An RDMA WRITE, with WR_DATA as its immediate when IMM (data, SGL and iomap messages)
- * or as its completion's record only (riowrite's direct writes). */
+ * or as its completion's record only (riowrite's direct writes). Under msg_send the
+ * word follows as a SEND whose completion counts the entry only (rs_post_write_msg). */
 int urnic_rs_post_write(struct urnic_rs *rs, struct ibv_sge *sgl, int nsge, uint32_t wr_data,
 			int flags, uint64_t addr, uint32_t rkey, bool imm)
 {
@@ -231,18 +271,29 @@ int urnic_rs_post_write(struct urnic_rs *rs, struct ibv_sge *sgl, int nsge, uint
 	wr.wr_id = wr_data;
 	wr.sg_list = sgl;
 	wr.num_sge = nsge;
-	wr.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+	wr.opcode = imm && !rs->msg_send ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
 	wr.send_flags = flags;
 	wr.imm_data = htobe32(wr_data);
 	wr.wr.rdma.remote_addr = addr;
 	wr.wr.rdma.rkey = rkey;
 	rc = ibv_post_send(rs->cm_id->qp, &wr, &bad);
-	return rc ? urnic_rs_err(rc) : 0;
+	if (rc)
+		return urnic_rs_err(rc);
+	if (!imm || !rs->msg_send)
+		return 0;
+	return send_word(rs, wr_data,
+			 urnic_rs_msg(URNIC_RS_MSG_OP(wr_data), 0) | URNIC_RS_WR_MSG_SEND);
 }
 
 bool urnic_rs_ctrl_avail(struct urnic_rs *rs)
 {
 	return rs->ctrl_seqno != rs->ctrl_max_seqno;
+}
+
+/* rs_2ctrl_avail: room for an SGL update that takes two entries under msg_send. */
+static bool ctrl2_avail(struct urnic_rs *rs)
+{
+	return (int)((rs->ctrl_seqno + 1) - rs->ctrl_max_seqno) < 0;
 }
 
 /* The next half of the receive buffer to the peer with our credits, or the credits
@@ -260,6 +311,8 @@ static void send_credits(struct urnic_rs *rs)
 		urnic_rs_post_msg(rs, msg);
 		return;
 	}
+	if (rs->msg_send)
+		rs->ctrl_seqno++; /* the write and the SEND after it */
 	sge.addr = (uintptr_t)&rs->rbuf[rs->rbuf_free_offset];
 	sge.key = rs->rmr->rkey;
 	sge.length = rs->rbuf_size >> 1;
@@ -296,7 +349,8 @@ static void update_credits(struct urnic_rs *rs)
 {
 	if ((rs->rbuf_bytes_avail >= (int)(rs->rbuf_size >> 1) ||
 	     (int16_t)(rs->rseq_no - rs->rseq_comp) >= 0) &&
-	    urnic_rs_ctrl_avail(rs) && (rs->state & URNIC_RS_CONNECTED))
+	    (rs->msg_send ? ctrl2_avail(rs) : urnic_rs_ctrl_avail(rs)) &&
+	    (rs->state & URNIC_RS_CONNECTED))
 		send_credits(rs);
 }
 
@@ -339,7 +393,8 @@ static void send_done(struct urnic_rs *rs, const struct ibv_wc *wc)
 		break;
 	case URNIC_RS_OP_IOMAP_SGL:
 		rs->sqe_avail++;
-		rs->sbuf_bytes_avail += sizeof(struct urnic_rs_iomap);
+		if (!(wc->wr_id & URNIC_RS_WR_MSG_SEND))
+			rs->sbuf_bytes_avail += sizeof(struct urnic_rs_iomap);
 		break;
 	default:
 		rs->sqe_avail++;
@@ -349,6 +404,15 @@ static void send_done(struct urnic_rs *rs, const struct ibv_wc *wc)
 		rs->state = URNIC_RS_ERROR;
 		rs->err = EIO;
 	}
+}
+
+/* The word a SEND put in its receive's slot (rs_poll_cq). */
+static uint32_t word_at(const struct urnic_rs *rs, uint64_t wr_id)
+{
+	uint32_t slot = (uint32_t)wr_id % (uint32_t)rs->rq_size, msg;
+
+	memcpy(&msg, rs->rbuf + rs->rbuf_size + (size_t)slot * URNIC_RS_MSG_SIZE, sizeof(msg));
+	return msg;
 }
 
 /* Every completion waiting, then the receives they used posted again (rs_poll_cq). */
@@ -367,6 +431,8 @@ static int poll_cq(struct urnic_rs *rs)
 		rcnt++;
 		if (wc.wc_flags & IBV_WC_WITH_IMM)
 			recv_msg(rs, be32toh(wc.imm_data));
+		else if (rs->msg_send)
+			recv_msg(rs, word_at(rs, wc.wr_id));
 		if (rs->state == URNIC_RS_DISCONNECTED)
 			break;
 	}
@@ -434,7 +500,7 @@ int urnic_rs_process(struct urnic_rs *rs, bool nonblock, bool (*test)(struct urn
 
 bool urnic_rs_can_send(struct urnic_rs *rs)
 {
-	return rs->sqe_avail && rs->sbuf_bytes_avail >= URNIC_RS_SNDLOWAT &&
+	return rs->sqe_avail >= urnic_rs_msg_wrs(rs) && rs->sbuf_bytes_avail >= URNIC_RS_SNDLOWAT &&
 	       rs->sseq_no != rs->sseq_comp && rs->target_sgl[rs->target_sge].length != 0;
 }
 

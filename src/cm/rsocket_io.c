@@ -95,7 +95,7 @@ static int write_data(struct urnic_rs *rs, const struct iovec **iov, size_t *off
 	uint32_t rkey = t->key;
 
 	rs->sseq_no++;
-	rs->sqe_avail--;
+	rs->sqe_avail -= urnic_rs_msg_wrs(rs);
 	rs->sbuf_bytes_avail -= len;
 	t->addr = addr + len;
 	t->length = t->length - len;

@@ -51,7 +51,7 @@ static int write_iomap(struct urnic_rs *rs, struct urnic_rs_iomr *m)
 		iom.sge.length = __builtin_bswap32(iom.sge.length);
 	}
 	rs->sseq_no++;
-	rs->sqe_avail--;
+	rs->sqe_avail -= urnic_rs_msg_wrs(rs);
 	rs->sbuf_bytes_avail -= sizeof(iom);
 	if (rs->sq_inline >= sizeof(iom))
 		return urnic_rs_post_write(rs, &inl, 1, msg, IBV_SEND_INLINE, addr,

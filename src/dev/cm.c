@@ -54,8 +54,14 @@ static int cm_create(struct urnic_dev *d)
 
 int urnic_dev_cm_open(struct urnic_dev *d, const struct urnic_dev_cm_sink *sink)
 {
-	int ret = urnic_dev_get(d);
+	int ret;
 
+	/* RFC 5044 7: an iWARP connection is set up by MPA on its own TCP stream, by
+	 * librdmacm's iWARP CM (cm/iw_cm.h): the device has no QP 1, no IB CM and no
+	 * rdma_cm port space. */
+	if (d->kind == URNIC_KIND_IWARP)
+		return -EPROTONOSUPPORT;
+	ret = urnic_dev_get(d);
 	if (ret)
 		return ret;
 	ret = urnic_dev_start_io(d);

@@ -32,8 +32,10 @@
  * port bound and its engine thread started (urnic_dev_start_io), the CM created on first
  * open (owner: the process's slot on the address, as QPNs carry it; CA GUID: the
  * device's). Every open names the same sink. Returns 0 or -errno (-EADDRINUSE: the
- * address is taken, -EINVAL: another sink). close drops the reference; the last close
- * frees the CM and what it still holds, sending nothing (destroy connections first).
+ * address is taken, -EINVAL: another sink, -EPROTONOSUPPORT: an iWARP device, which has
+ * no IB CM and no rdma_cm port space; nothing is held then). close drops the reference;
+ * the last close frees the CM and what it still holds, sending nothing (destroy
+ * connections first).
  */
 URNIC_DEV_CM_EXPORT int urnic_dev_cm_open(struct urnic_dev *d,
 					  const struct urnic_dev_cm_sink *sink);

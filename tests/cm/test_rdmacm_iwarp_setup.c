@@ -4,7 +4,7 @@
  * (127.0.51.2 server, .3 client): TCP ports, MPA Request and Reply with private data
  * both ways and IRD/ORD, reject with private data, a port nobody listens on, a peer that
  * closes or never answers, an id destroyed before it answers, a peer that sends garbage,
- * a synchronous connect, and disconnect seen once on both sides.
+ * a synchronous connect, disconnect seen once on both sides, and no IB CM on the devices.
  *
  * The devices are iWARP (URNIC_ADDR=iwarp:...), and this program stands in for the device's side of
  * the hand-over (dev/iw_conn.h: attach, disconnect, the sink), which it defines and exports: it
@@ -22,6 +22,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "check.h"
+#include "dev/cm.h"
 #include "dev/iw_conn.h"
 
 #define SRV_ADDR "127.0.51.2"
@@ -574,6 +575,25 @@ static void test_sync_connect(void)
 	rdma_destroy_event_channel(sch);
 }
 
+static bool no_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event *ev)
+{
+	(void)ctx, (void)d, (void)ev;
+	return false;
+}
+
+/* An iWARP device refuses to open the IB CM (dev/cm.h): no QP 1, no rdma_cm port space
+ * of its own; the wildcard listener above held its port on none of them. */
+static void test_no_ib_cm(void)
+{
+	struct urnic_dev_cm_sink sink = { no_event, NULL };
+	struct urnic_dev **all;
+	int n = urnic_dev_cm_devices(&all);
+
+	CHECK_EQ(n, 2);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(urnic_dev_cm_open(all[i], &sink), -EPROTONOSUPPORT);
+}
+
 int main(void)
 {
 	struct ibv_context **devs;
@@ -595,5 +615,6 @@ int main(void)
 	RUN(test_bad_frame);
 	RUN(test_wildcard);
 	RUN(test_sync_connect);
+	RUN(test_no_ib_cm);
 	return 0;
 }

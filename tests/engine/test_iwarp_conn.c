@@ -3,8 +3,9 @@
  * test_iwarp_conn.c - two MPA setup machines (src/engine/iwarp) back to back through
  * byte pipes with random splits, down to one byte: accept, reject, CRC either way and
  * siw's strict policy, peer-to-peer RTRs, markers, bad revision, oversize private data,
- * IRD/ORD and RTR refusals with their Terminates, timeouts; then FPDUs framed to a MULPDU
- * and cut back out of the stream, and the Terminate each receive error calls for.
+ * siw's relaxed IRD/ORD negotiation, IRD and RTR refusals with their Terminates,
+ * timeouts; then FPDUs framed to a MULPDU and cut back out of the stream, and the
+ * Terminate each receive error calls for.
  */
 #include <stdio.h>
 #include <string.h>
@@ -288,13 +289,6 @@ static void test_refusals(void)
 	CHECK_EQ(urnic_mpa_conn_init(&c, &base, true, 0), 0);
 	CHECK_EQ(feed_bytes(&c, f, n, &at), URNIC_MPA_EV_ERROR);
 	CHECK_EQ(c.reason, URNIC_MPA_CONN_R_WRONG_KEY);
-	/* RFC 6581 3: a Reply whose IRD is below our ORD, with the Terminate. */
-	n = make_rr(f, URNIC_MPA_REP, 2, 2, false, false);
-	CHECK_EQ(urnic_mpa_conn_init(&c, &base, true, 0), 0);
-	(void)urnic_mpa_conn_output(&c, out, sizeof(out));
-	CHECK_EQ(feed_bytes(&c, f, n, &at), URNIC_MPA_EV_ERROR);
-	CHECK_EQ(c.reason, URNIC_MPA_CONN_R_IRD_INSUFFICIENT);
-	check_term(&c, URNIC_IW_TERM_MPA_INSUFFICIENT_IRD);
 	/* Peer-to-peer with a Write offered and a Read chosen. */
 	p2p.p2p = p2p.rtr_write = true;
 	n = make_rr(f, URNIC_MPA_REP, 4, 4, true, true);
@@ -311,6 +305,44 @@ static void test_refusals(void)
 	CHECK_EQ(used, n);
 	CHECK_EQ(urnic_mpa_conn_input(&c, f + n, 1, &used, 1), URNIC_MPA_EV_ERROR);
 	CHECK_EQ(c.reason, URNIC_MPA_CONN_R_EARLY_DATA);
+}
+
+/* reply_with(CFG, IRD, ORD): an initiator of CFG fed a Reply with IRD and ORD. */
+static enum urnic_mpa_conn_event
+reply_with(struct urnic_mpa_conn *c, const struct urnic_mpa_cfg *cfg, uint16_t ird, uint16_t ord)
+{
+	uint8_t f[URNIC_MPA_RR_MAX], out[URNIC_MPA_OUT_MAX];
+	size_t n = make_rr(f, URNIC_MPA_REP, ird, ord, false, false), at;
+
+	CHECK_EQ(urnic_mpa_conn_init(c, cfg, true, 0), 0);
+	(void)urnic_mpa_conn_output(c, out, sizeof(out));
+	return feed_bytes(c, f, n, &at);
+}
+
+/* siw_proc_mpareply's relaxed IRD negotiation: our ORD comes down to the Reply's IRD, our
+ * IRD goes up to its ORD within the device's limit; an ORD past that limit is
+ * RFC 6581 3's insufficient IRD, with the Terminate. */
+static void test_relaxed_ird(void)
+{
+	struct urnic_mpa_cfg cfg = base;
+	struct urnic_mpa_conn c;
+
+	CHECK_EQ(reply_with(&c, &cfg, 2, 1), URNIC_MPA_EV_CONNECTED);
+	CHECK(c.params.ord == 2 && c.params.ird == 1);
+	CHECK(c.params.peer_ird == 2 && c.params.peer_ord == 1);
+	CHECK_EQ(reply_with(&c, &cfg, 0, 0), URNIC_MPA_EV_CONNECTED);
+	CHECK(c.params.ord == 0 && c.params.ird == 0);
+	cfg.ird_max = 16;
+	CHECK_EQ(reply_with(&c, &cfg, 4, 16), URNIC_MPA_EV_CONNECTED);
+	CHECK(c.params.ord == 4 && c.params.ird == 16);
+	CHECK_EQ(c.refusals[URNIC_MPA_CONN_R_IRD_INSUFFICIENT], 0);
+	CHECK_EQ(reply_with(&c, &cfg, 4, 17), URNIC_MPA_EV_ERROR);
+	CHECK_EQ(c.reason, URNIC_MPA_CONN_R_IRD_INSUFFICIENT);
+	check_term(&c, URNIC_IW_TERM_MPA_INSUFFICIENT_IRD);
+	cfg.ird_max = 0; /* no device limit given: the IRD asked for is the limit */
+	CHECK_EQ(reply_with(&c, &cfg, 4, 5), URNIC_MPA_EV_ERROR);
+	CHECK_EQ(c.reason, URNIC_MPA_CONN_R_IRD_INSUFFICIENT);
+	check_term(&c, URNIC_IW_TERM_MPA_INSUFFICIENT_IRD);
 }
 
 static void test_bad_arguments(void)
@@ -417,6 +449,7 @@ int main(void)
 	RUN(test_p2p_rtr);
 	RUN(test_rtr_fpdu_bytes);
 	RUN(test_refusals);
+	RUN(test_relaxed_ird);
 	RUN(test_bad_arguments);
 	RUN(test_revision_1);
 	RUN(test_timeouts);

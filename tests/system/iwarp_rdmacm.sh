@@ -9,7 +9,9 @@
 #   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
 #   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0), cmtime
 #   (100 connections, each QP destroyed right after its disconnect), perftest's ib_* -R
-#   tools (RDMA Write, Read and Send; no atomics on iWARP). The server
+#   tools (RDMA Write, Read and Send; no atomics on iWARP), rstream and riostream
+#   (rsockets as SENDs, rsocket.c's RS_OPT_MSG_SEND: iWARP has no immediate data;
+#   blocking, non-blocking and rpoll-driven, data verified with -T v). The server
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
 #   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
@@ -109,6 +111,20 @@ for tool in "$@"; do
 			"cmtime -s $S -b $C -p $PORT -c 100" serves
 		grep -q '^disconnect *:' "$SYS_WORK/cmtime.client.log" ||
 			fail "cmtime: no timing table in the client's log"
+		;;
+	rstream) # small and large transfers, each of the three ways to wait
+		for m in b n a; do
+			pair rstream-$m 60 "rstream -b $S -p $PORT -T v -T $m -S 4096 -C 200" \
+				"rstream -s $S -b $C -p $PORT -T v -T $m -S 4096 -C 200"
+		done
+		pair rstream-1m 60 "rstream -b $S -p $PORT -T v -S 1000000 -C 20" \
+			"rstream -s $S -b $C -p $PORT -T v -S 1000000 -C 20"
+		;;
+	riostream) # riomap's announcements as SENDs, riowrite's plain RDMA WRITEs
+		for m in b n a; do
+			pair riostream-$m 60 "riostream -b $S -p $PORT -T v -T $m -S 100000 -C 50 -I 3" \
+				"riostream -s $S -b $C -p $PORT -T v -T $m -S 100000 -C 50 -I 3"
+		done
 		;;
 	ib_*) # perftest over rdma_cm (-R), its server on the wildcard
 		pair "$tool" 120 "$tool -R -F -n 200 -p $PORT" "$tool -R -F -n 200 -p $PORT $S"

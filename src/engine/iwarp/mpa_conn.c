@@ -182,10 +182,15 @@ static enum urnic_mpa_conn_event on_reply(struct urnic_mpa_conn *c, const struct
 		goto connected;
 	c->params.peer_ird = rr->ird;
 	c->params.peer_ord = rr->ord;
-	/* RFC 6581 3: the responder's ORD must fit our IRD, our ORD its IRD. */
-	if (c->cfg.ird < rr->ord || c->cfg.ord > rr->ird)
+	/* RFC 6581 3 wants the responder's ORD within our IRD and our ORD within its IRD;
+	 * siw_proc_mpareply's relaxed IRD negotiation (its default) raises our IRD to the
+	 * responder's ORD as far as the device goes and lowers our ORD to its IRD: only an
+	 * ORD past the device's IRD is insufficient. */
+	if (rr->ord > (c->cfg.ird_max > c->cfg.ird ? c->cfg.ird_max : c->cfg.ird))
 		return terminate(c, URNIC_IW_TERM_MPA_INSUFFICIENT_IRD,
 				 URNIC_MPA_CONN_R_IRD_INSUFFICIENT);
+	c->params.ird = rr->ord;
+	c->params.ord = rr->ird;
 	if (!c->cfg.p2p)
 		goto connected;
 	c->params.p2p = true;

@@ -57,9 +57,10 @@ struct urnic_mpa_cfg {
 	bool p2p;	   /* initiator: ask for peer-to-peer mode (siw's peer_to_peer) */
 	bool rtr_write, rtr_read, rtr_send; /* initiator: the RTRs it offers with p2p */
 	uint16_t ird, ord;		    /* initiator's; the responder's come with accept */
-	const uint8_t *pd;		    /* initiator's private data (copied) */
-	uint16_t pd_len;		    /* at most URNIC_MPA_PD_MAX - 4 */
-	uint64_t timeout_ns;		    /* for each frame awaited from the peer */
+	uint16_t ird_max;    /* initiator: the device's IRD limit (siw's attrs.max_ird); 0: ird */
+	const uint8_t *pd;   /* initiator's private data (copied) */
+	uint16_t pd_len;     /* at most URNIC_MPA_PD_MAX - 4 */
+	uint64_t timeout_ns; /* for each frame awaited from the peer */
 };
 
 /* What setup settled: IRD/ORD are this side's, peer_* the other side's. */
