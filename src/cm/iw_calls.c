@@ -204,13 +204,6 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 
 	cfg.ird = rd_atom(id, p ? p->responder_resources : RDMA_MAX_RESP_RES, RDMA_MAX_RESP_RES);
 	cfg.ord = rd_atom(id, p ? p->initiator_depth : RDMA_MAX_INIT_DEPTH, RDMA_MAX_INIT_DEPTH);
-	/* RFC 6581's peer-to-peer mode, as iw_cxgb4 runs by default: the zero-length RTR
-	 * (a Write, or a Read where the Responder prefers it; siw takes the Write) is the
-	 * first FPDU the Responder waits for, so applications whose server speaks first
-	 * work. */
-	cfg.p2p = true;
-	cfg.rtr_write = true;
-	cfg.rtr_read = true;
 	cfg.ird_max = rd_max(id);
 	cfg.pd = p ? p->private_data : NULL;
 	cfg.pd_len = p && p->private_data ? p->private_data_len : 0;

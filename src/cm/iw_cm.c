@@ -559,10 +559,6 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 
 	if (!qp)
 		return -EINVAL;
-	/* RFC 5044 7.1.2: a Responder waits for the Initiator's first FPDU; in peer-to-peer
-	 * mode (RFC 6581) that was the RTR, taken during setup. siw as an Initiator takes
-	 * bytes after the Reply for a protocol error and resets the connection. */
-	cp.await_first = !w->mpa.initiator && !p->p2p;
 	if (getsockopt(w->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss <= 0)
 		mss = 1460;
 	cp.mss = (uint32_t)mss;

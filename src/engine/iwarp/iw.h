@@ -106,10 +106,9 @@ struct urnic_iw_qp {
 	struct urnic_iw_rresp irq[URNIC_MAX_RD_ATOMIC];
 	uint32_t irq_head, irq_count;
 	bool rresp_mid;
-	bool dead;	  /* the stream failed or a Terminate came: nothing more is taken */
-	bool term_sent;	  /* a Terminate is queued: no more FPDUs after it */
-	bool llp_gone;	  /* the driver reported the connection closed */
-	bool await_first; /* MPA Responder: no FPDU out before the peer's first (iw_qp.h) */
+	bool dead;	/* the stream failed or a Terminate came: nothing more is taken */
+	bool term_sent; /* a Terminate is queued: no more FPDUs after it */
+	bool llp_gone;	/* the driver reported the connection closed */
 };
 
 static inline uint32_t iw_slot(uint32_t idx, uint32_t count)

@@ -47,7 +47,6 @@ int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
 	iw->flags = p->crc ? URNIC_FPDU_CRC : 0;
 	iw->ird = p->ird;
 	iw->ord = p->ord;
-	iw->await_first = p->await_first;
 	urnic_fpdu_rx_init(&iw->rx_stream, iw->flags);
 	for (int q = 0; q < 3; q++)
 		iw->tx_msn[q] = iw->rx.msn[q] = URNIC_IW_MSN_FIRST;
@@ -179,7 +178,7 @@ static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	struct urnic_iw_qp *iw = qp->iw;
 	bool did = false;
 
-	if (!iw || qp->state != URNIC_QPS_RTS || iw->term_sent || iw->await_first)
+	if (!iw || qp->state != URNIC_QPS_RTS || iw->term_sent)
 		return false;
 	/* A message's segments are not cut into by another message of the same buffer
 	 * model (siw refuses that "intersection"): Read Responses go between SQ messages. */

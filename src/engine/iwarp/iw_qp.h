@@ -29,10 +29,6 @@ struct urnic_iw_conn_params {
 	uint32_t mss; /* the TCP MSS: the largest FPDU (fpdu_tx.h, urnic_fpdu_tx_mulpdu) */
 	uint16_t ird; /* Read Requests this side answers at once (responder resources) */
 	uint16_t ord; /* Read Requests this side may have outstanding */
-	/* The MPA Responder of a connection set up without peer-to-peer mode: it sends no
-	 * FPDU before the Initiator's first one has arrived whole (RFC 5044 7.1.2, rule 4).
-	 * With RFC 6581's RTR that first FPDU came during setup. */
-	bool await_first;
 };
 
 /* The QP (RC, in INIT or RTR, on an iWARP engine) is connected: it enters RTS with

@@ -317,10 +317,9 @@ size_t urnic_iw_rx(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *b
 		else if (ev == URNIC_FPDU_RX_PIECE)
 			urnic_iw_rx_piece(e, qp, iw->rx_stream.data, iw->rx_stream.data_len,
 					  iw->rx_stream.off);
-		else if (ev == URNIC_FPDU_RX_END) {
-			iw->await_first = false; /* RFC 5044 7.1.2: the Responder may send */
+		else if (ev == URNIC_FPDU_RX_END)
 			urnic_iw_rx_end(e, qp);
-		} else if (ev == URNIC_FPDU_RX_ERROR)
+		else if (ev == URNIC_FPDU_RX_ERROR)
 			urnic_iw_fail(e, qp, urnic_fpdu_rx_term(&iw->rx_stream),
 				      URNIC_CTR_iw_refused_framing, URNIC_WC_GENERAL_ERR);
 	}
