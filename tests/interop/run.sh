@@ -166,7 +166,7 @@ if [ -n "${OUTDIR:-}" ]; then
 else
 	OUTDIR=$(mktemp -d "${TMPDIR:-/tmp}/urnic-$NAME.XXXXXX")
 fi
-for c in qemu-system-x86_64 tcpdump tshark mergecap nft "$TOOL"; do
+for c in qemu-system-x86_64 tcpdump tshark mergecap nft "$TOOL" $([ "$IW" = 1 ] && echo python3); do
 	command -v "$c" >/dev/null || fail "$c not found (scripts/deps.sh installs it)"
 done
 if [ ! -f "$IMG/vmlinuz" ] || [ ! -f "$IMG/initrd.img" ]; then
