@@ -199,7 +199,7 @@ def main(argv):
         errors += ["%s: %s" % (name(key), e) for e in errs[:10]]
         print("%s: %s rev %d C=%d%s, %d FPDUs (%s)%s" % (
             name(key), "Request" if req else "Reply", frame[1], crc_on,
-            " R (rejected)" if rejected else "", tally["fpdus"],
+            " R (rejected)" if rejected and rep else "", tally["fpdus"],
             " ".join("%s=%d" % kv for kv in sorted(tally["ops"].items())),
             ", CRC good %d bad %d" % (tally["crc_good"], tally["crc_bad"]) if crc_on else ""))
         for k in ("fpdus", "crc_good", "crc_bad"):

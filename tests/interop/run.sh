@@ -57,7 +57,7 @@ SCENARIOS="rc_pingpong rc_pingpong_s1 rc_pingpong_s65536 rc_pingpong_m1024 rc_pi
 	siw_rping siw_rping_crc siw_ucmatose siw_reject siw_write_bw siw_read_bw siw_send_bw"
 scenario() {
 	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 CM_LOSS=0 GOLDEN_PKTS=100 CM=0 PINGS=0 UENV= CM_MATCH=
-	IW=0 SIW_CRC=0 REJECT=0 SERVER_OPTS= CLIENT_OPTS=
+	IW=0 SIW_CRC=0 REJECT=0 SERVER_OPTS='' CLIENT_OPTS=''
 	CM_PS=262 CM_PORT=$PP_PORT # RDMA_PS_TCP
 	case $1 in
 	rc_pingpong) OPTS="-c" ;; # the defaults: 4096 bytes, 1000 iterations, MTU 1024
@@ -113,6 +113,7 @@ scenario() {
 	: "${SERVER_OPTS:=$OPTS}" "${CLIENT_OPTS:=$OPTS}"
 }
 # the siw_* scenarios (iw_scenario) and their checks (iw_verdict)
+# shellcheck source=tests/interop/iwarp.sh
 . "$HERE/iwarp.sh"
 
 if [ "${1:-}" = -l ]; then
@@ -247,6 +248,7 @@ PCAP=$OUTDIR/capture.pcap
 # Wireshark's MPA dissector needs to find the stream (iwarp.sh)
 FILTER="udp port 4791"
 [ "$IW" = 1 ] && FILTER=tcp
+# shellcheck disable=SC2086 # the filter's words
 ip netns exec "$NS" tcpdump -Z root --immediate-mode -U -B 65536 -i tap0 -s 0 -w "$PCAP" \
 	$FILTER \
 	2>"$OUTDIR/tcpdump.log" &
