@@ -132,7 +132,8 @@ static int reject(struct urnic_rdma_id *id, const void *pdata, uint8_t len, uint
 
 EXPORT int rdma_reject(struct rdma_cm_id *cid, const void *private_data, uint8_t len)
 {
-	if (!cid || len > 148) {
+	/* IBTA's REJ holds 148 bytes; an MPA Reply takes any uint8_t length. */
+	if (!cid || (len > 148 && !urnic_rdma_id_of(cid)->iw)) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -386,6 +386,10 @@ static int resolve_addr(struct urnic_rdma_id *id, struct sockaddr *src, struct s
 			return addr_error(id, dst);
 		memcpy(&ra->src_storage, &s, sa_len((struct sockaddr *)&s));
 		set_port(&ra->src_addr, id->port);
+		/* iWARP: the port bound on the wildcard becomes a TCP port of the device. */
+		rc = urnic_rdma_dev_iwarp(rd) ? urnic_rdma_iw_bind(id) : 0;
+		if (rc)
+			return rc;
 	}
 	memcpy(&ra->dst_storage, dst, sa_len(dst));
 	/* cma.c cma_resolve_loopback: a loopback destination is the source device itself,

@@ -3,11 +3,11 @@
  * iw_calls.c - the rdma_cm calls on an id of an iWARP device, as cma.c does them over
  * iw_cm (cma_connect_iw, cma_accept_iw, cma_iw_listen, cma_iw_handler,
  * iw_conn_req_handler) and siw_cm.c under it: the port is a TCP port bound on the
- * device's address (SO_REUSEADDR, as siw binds), or on the wildcard for a listener, the private
- * data goes in the MPA frames with no rdma_cm header, IRD is the responder resources and ORD the
- * initiator depth; the library moves no QP past INIT (the device puts it in RTS at the hand-over,
- * as iw_cm does). Out of scope: an id bound to the wildcard that then connects (it gets no TCP
- * socket of its own), and MPA's peer-to-peer mode as initiator (siw's default off).
+ * device's address (SO_REUSEADDR, as siw binds), or on the wildcard for a listener; the
+ * private data goes in the MPA frames with no rdma_cm header; IRD is the responder
+ * resources and ORD the initiator depth; the library moves no QP past INIT (the device
+ * puts it in RTS at the hand-over, as iw_cm does). Out of scope: MPA's peer-to-peer mode
+ * as initiator (siw's default is off).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,8 +18,6 @@
 #include <unistd.h>
 
 #include "cm/iw_cm.h"
-
-#pragma weak urnic_dev_iw_disconnect
 
 /* siw_cm.c's MPAREQ_TIMEOUT and MPAREP_TIMEOUT; a TCP connect waits as long. */
 #define MPA_TIMEOUT_NS (10ull * 1000000000ull)
@@ -316,13 +314,13 @@ int urnic_rdma_iw_reject(struct urnic_rdma_id *id, const void *pd, uint8_t len)
 }
 
 /* iw_cm_disconnect: the device sends what is queued, then FIN; a connection still in
- * setup is closed. DISCONNECTED comes from the device's sink. */
+ * setup is closed. */
 static void disconnect_locked(struct urnic_rdma_iw *w)
 {
 	if (w->phase == URNIC_RDMA_IW_UP) {
 		struct urnic_qp *qp = urnic_dev_iw_qp(w->dev->d, w->qpn);
 
-		if (qp && urnic_dev_iw_disconnect)
+		if (qp)
 			urnic_dev_iw_disconnect(w->dev->d, qp);
 		return;
 	}
@@ -330,16 +328,23 @@ static void disconnect_locked(struct urnic_rdma_iw *w)
 		urnic_rdma_iw_end(w);
 }
 
+/* rdma_disconnect. The local side hears DISCONNECTED at once, as siw's close upcall
+ * gives it (iw_cm_disconnect's SQD drops the connection, IW_CM_EVENT_CLOSE): programs
+ * destroy the QP right after (cmtime), and the device reports nothing for a destroyed
+ * QP; the device's own report later is the same event, given once (event.c). */
 int urnic_rdma_iw_disconnect(struct urnic_rdma_id *id)
 {
 	struct urnic_rdma_iw *w = id->iw;
 	int rc = 0;
 
 	pthread_mutex_lock(&urnic_rdma_iw_lock);
-	if (w->phase == URNIC_RDMA_IW_LISTEN || w->phase == URNIC_RDMA_IW_BOUND)
+	if (w->phase == URNIC_RDMA_IW_LISTEN || w->phase == URNIC_RDMA_IW_BOUND) {
 		rc = -EINVAL;
-	else
+	} else {
+		if (w->phase == URNIC_RDMA_IW_UP)
+			urnic_rdma_iw_post(w, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0, 0, 0);
 		disconnect_locked(w);
+	}
 	pthread_mutex_unlock(&urnic_rdma_iw_lock);
 	if (!rc)
 		id->state = URNIC_RDMA_DISCONNECT;

@@ -22,9 +22,6 @@
 
 #include "cm/iw_cm.h"
 
-#pragma weak urnic_dev_iw_attach
-#pragma weak urnic_dev_iw_set_sink
-
 enum { SLOTS = 1024, TICK_MS = 100, RX_BYTES = 4096 };
 
 pthread_mutex_t urnic_rdma_iw_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,11 +36,6 @@ bool urnic_rdma_dev_iwarp(const struct urnic_rdma_dev *rd)
 	return rd && rd->ctx && rd->ctx->device->transport_type == IBV_TRANSPORT_IWARP;
 }
 
-bool urnic_rdma_id_iwarp(const struct urnic_rdma_id *id)
-{
-	return id->iw != NULL;
-}
-
 uint64_t urnic_rdma_iw_now_ns(void)
 {
 	struct timespec ts;
@@ -54,7 +46,7 @@ uint64_t urnic_rdma_iw_now_ns(void)
 
 /* ---- the passive side's new id, and the end of a connection ---- */
 
-/* Queues an event for the id w belongs to (dropped if the id is going). */
+/* An iWARP event of w's id, not yet queued. */
 static struct urnic_rdma_item *item(struct urnic_rdma_iw *w, enum rdma_cm_event_type type,
 				    int status, const uint8_t *pd, size_t len, uint16_t ird,
 				    uint16_t ord)
@@ -86,25 +78,30 @@ void urnic_rdma_iw_post(struct urnic_rdma_iw *w, enum rdma_cm_event_type type, i
 			const uint8_t *pd, size_t len, uint16_t ird, uint16_t ord)
 {
 	struct urnic_rdma_item *it = item(w, type, status, pd, len, ird, ord), *end = NULL;
+	bool down = type == RDMA_CM_EVENT_DISCONNECTED;
 	struct urnic_rdma_id *id;
 
 	if (!it)
 		return;
 	pthread_mutex_lock(&urnic_rdma_lock);
 	id = urnic_rdma_find_number(w->number);
-	if (!id || id->destroying) {
+	/* DISCONNECTED once (cma.c): the local disconnect's and the device's are one. */
+	if (!id || id->destroying || (down && id->iw && id->iw->down_posted)) {
 		pthread_mutex_unlock(&urnic_rdma_lock);
 		free(it);
 		return;
 	}
+	if (down && id->iw)
+		id->iw->down_posted = true;
 	it->id = id;
 	urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), it);
 	if (type == RDMA_CM_EVENT_ESTABLISHED && id->iw == w) {
 		w->up_posted = true;
-		if (w->early_close)
+		if (w->early_close && !w->down_posted)
 			end = item(w, RDMA_CM_EVENT_DISCONNECTED, 1 - w->early_close, NULL, 0, 0,
 				   0);
 		if (end) {
+			w->down_posted = true;
 			end->id = id;
 			urnic_rdma_queue(urnic_rdma_channel_of(id->id.channel), end);
 		}
@@ -537,14 +534,14 @@ int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd)
 	int n = urnic_rdma_devs(&all);
 	long i = rd - all;
 
-	if (!urnic_dev_iw_set_sink || !urnic_dev_iw_attach)
-		return -ENODEV; /* a libibverbs without iWARP devices */
 	if (i < 0 || i >= n || i >= URNIC_RDMA_MAX_DEVS)
 		return -ENODEV;
+	pthread_mutex_lock(&urnic_rdma_iw_lock);
 	if (!sink_set[i]) {
 		urnic_dev_iw_set_sink(rd->d, &sink);
 		sink_set[i] = true;
 	}
+	pthread_mutex_unlock(&urnic_rdma_iw_lock);
 	return 0;
 }
 

@@ -38,6 +38,7 @@ struct urnic_rdma_iw {
 	/* Under urnic_rdma_lock: ESTABLISHED is queued; the device reported the end of the
 	 * connection before that (its err + 1; 0: not). */
 	bool up_posted;
+	bool down_posted; /* DISCONNECTED is queued */
 	int early_close;
 	struct urnic_mpa_conn mpa;
 };
@@ -54,9 +55,9 @@ enum urnic_rdma_iw_counter {
  * lock, never under them. */
 extern pthread_mutex_t urnic_rdma_iw_lock;
 
-/* Whether rd is an iWARP device: its verbs transport, as librdmacm tells them apart. */
+/* Whether rd is an iWARP device: its verbs transport, as librdmacm tells them apart (an
+ * id is an iWARP one when it holds a struct urnic_rdma_iw). */
 bool urnic_rdma_dev_iwarp(const struct urnic_rdma_dev *rd);
-bool urnic_rdma_id_iwarp(const struct urnic_rdma_id *id);
 
 /* iw_cm.c (under urnic_rdma_iw_lock): the CM thread's table and events. */
 int urnic_rdma_iw_watch(struct urnic_rdma_iw *w, uint32_t events);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cm/ports.h"
-#include "cm/rdmacm.h"
+#include "cm/iw_cm.h"
 #include "dev/cm.h"
 
 struct port_ent {
@@ -81,6 +81,10 @@ static int hold(struct urnic_dev *d, int ps, uint16_t port, struct port_ent *e)
 	for (int i = 0; i < n && !rc && i < URNIC_RDMA_MAX_DEVS; i++) {
 		struct urnic_dev *on = d;
 
+		/* An iWARP device's ports are TCP ports, bound when the id listens or
+		 * connects on it (iw_cm.h): it has no rdma_cm port space of its own. */
+		if (!on && urnic_rdma_dev_iwarp(&all[i]))
+			continue;
 		if (!on) {
 			rc = urnic_rdma_dev_open_cm(&all[i]);
 			on = all[i].d;

@@ -100,6 +100,11 @@ EXPORT int rdma_init_qp_attr(struct rdma_cm_id *cid, struct ibv_qp_attr *qp_attr
 				*qp_attr_mask |= IBV_QP_SQ_PSN;
 			}
 			rc = 0;
+		} else if (urnic_rdma_dev_iwarp(id->dev)) {
+			/* iwcm.c iwcm_init_qp_rts_attr: nothing; the device puts the QP in
+			 * RTS at the hand-over. */
+			*qp_attr_mask = 0;
+			rc = 0;
 		} else if (id->has_conn) {
 			rc = conn_attr(id, qp_attr, qp_attr_mask);
 		}

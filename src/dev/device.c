@@ -136,7 +136,14 @@ static int start_thread(struct urnic_dev *d)
  * faulty wire and captures are the UDP transport's, not applied to TCP. */
 static int start_io_iwarp(struct urnic_dev *d)
 {
+	const struct urnic_dev_settings *set = urnic_dev_settings();
 	int ret;
+
+	if (urnic_dev_fault_conf() || set->pcap || set->ring)
+		fprintf(stderr,
+			"urnic: %s (iwarp:%s): URNIC_FAULT, URNIC_PCAP and URNIC_RING apply to "
+			"RoCEv2 devices only, not to this one\n",
+			d->name, d->addr_str);
 
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0)

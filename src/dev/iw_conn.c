@@ -369,7 +369,8 @@ static bool closing_conns(struct urnic_dev *d, uint64_t now, uint64_t *deadline)
 	struct urnic_dev_iw *iw = d->iw;
 	bool did = false;
 
-	for (uint32_t i = 0; i < URNIC_MAX_QP && iw->closing; i++) {
+	/* Slots past the engine's last QP hold no connection. */
+	for (uint32_t i = 0; i < d->eng->qpt.end && iw->closing; i++) {
 		struct iw_conn *c = &iw->conns[i];
 		uint64_t due;
 

@@ -361,6 +361,7 @@ static void test_reject(void)
 	struct rdma_cm_id *l, *c, *child;
 	struct rdma_cm_event *ev;
 	uint16_t port;
+	uint8_t big[200];
 
 	l = server(sch, &port);
 	c = client(cch, port);
@@ -368,11 +369,13 @@ static void test_reject(void)
 	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = ev->id;
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
-	CHECK_EQ(rdma_reject(child, "go away", 8), 0);
+	memset(big, 'r', sizeof(big));
+	memcpy(big, "go away", 8);
+	CHECK_EQ(rdma_reject(child, big, sizeof(big)), 0); /* more than an IB REJ holds */
 	ev = expect(cch, RDMA_CM_EVENT_REJECTED);
 	CHECK_EQ(ev->status, -ECONNREFUSED);
-	CHECK_EQ(ev->param.conn.private_data_len, 8);
-	CHECK(!memcmp(ev->param.conn.private_data, "go away", 8));
+	CHECK_EQ(ev->param.conn.private_data_len, sizeof(big));
+	CHECK(!memcmp(ev->param.conn.private_data, big, sizeof(big)));
 	CHECK_EQ(rdma_ack_cm_event(ev), 0);
 	free_id(child);
 
@@ -485,6 +488,51 @@ static void test_bad_frame(void)
 	rdma_destroy_event_channel(sch);
 }
 
+/* The wildcard: a listener on it serves the iWARP device the connection reaches, and an
+ * id bound to it connects from the device its route picks, on the port it bound. */
+static void test_wildcard(void)
+{
+	struct rdma_event_channel *sch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct sockaddr_in any = sin_of("0.0.0.0", 0), src = sin_of(CLI_ADDR, 0), dst;
+	struct rdma_cm_id *l, *c, *child;
+	struct rdma_cm_event *ev;
+	uint16_t cport;
+
+	CHECK_EQ(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP), 0);
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&any) == 0);
+	CHECK_EQ(rdma_listen(l, 4), 0);
+	CHECK(l->verbs == NULL);
+	dst = sin_of(SRV_ADDR, ntohs(rdma_get_src_port(l)));
+
+	CHECK_EQ(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP), 0);
+	CHECK_EQ(rdma_bind_addr(c, (struct sockaddr *)&any), 0);
+	cport = ntohs(rdma_get_src_port(c));
+	CHECK_EQ(rdma_resolve_addr(c, (struct sockaddr *)&src, (struct sockaddr *)&dst, 2000), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED)), 0);
+	CHECK_EQ(rdma_resolve_route(c, 2000), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED)), 0);
+	make_qp(c);
+	connect_with(c, "from-any", 1, 1);
+	ev = expect(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	CHECK(child->verbs && child->verbs->device->transport_type == IBV_TRANSPORT_IWARP);
+	CHECK_EQ(ntohs(rdma_get_dst_port(child)), cport);
+	CHECK_EQ(rdma_ack_cm_event(ev), 0);
+	make_qp(child);
+	CHECK_EQ(rdma_accept(child, NULL), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED)), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_ESTABLISHED)), 0);
+	CHECK_EQ(rdma_disconnect(c), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(sch, RDMA_CM_EVENT_DISCONNECTED)), 0);
+	CHECK_EQ(rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_DISCONNECTED)), 0);
+	free_id(child);
+	free_id(c);
+	free_id(l);
+	rdma_destroy_event_channel(sch);
+	rdma_destroy_event_channel(cch);
+}
+
 static void *sync_server(void *arg)
 {
 	struct rdma_event_channel *sch = arg;
@@ -545,6 +593,7 @@ int main(void)
 	RUN(test_no_listener);
 	RUN(test_peer_gone_or_silent);
 	RUN(test_bad_frame);
+	RUN(test_wildcard);
 	RUN(test_sync_connect);
 	return 0;
 }

@@ -1,23 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# iwarp_rdmacm.sh - Debian's unmodified rping and ucmatose over the drop-in librdmacm.so.1
-# and libibverbs.so.1 on two iWARP devices (URNIC_ADDR=iwarp:<ip>), server and client
-# each as its own process: the rdma_cm port is a TCP port, setup is MPA (src/cm/iw_cm.h).
+# iwarp_rdmacm.sh - Debian's unmodified rdmacm-utils and perftest over the drop-in
+# librdmacm.so.1 and libibverbs.so.1 on two iWARP devices (URNIC_ADDR=iwarp:<ip>), server
+# and client each as its own process: the rdma_cm port is a TCP port, setup is MPA
+# (src/cm/iw_cm.h).
 #
 #   iwarp_rdmacm.sh [TOOL...]: rping (-v -V -C 100) and ucmatose by default; also
 #   ucmatose-any (its server on the wildcard), rdma_server and rdma_xserver (synchronous
-#   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0). The server
+#   ids; rdma_xserver listens on the wildcard and accepts with IRD and ORD 0), cmtime
+#   (100 connections, each QP destroyed right after its disconnect), perftest's ib_* -R
+#   tools (RDMA Write, Read and Send; no atomics on iWARP). The server
 #   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
 #   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
-# Skipped (77) when the library has no iWARP hand-over (dev/iw_conn.h's attach).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
 [ $# -gt 0 ] || set -- rping ucmatose
 [ -e "$LIBDIR/librdmacm.so.1" ] || fail "$LIBDIR/librdmacm.so.1 does not exist"
-nm -D --defined-only "$LIBDIR/libibverbs.so.1" 2>/dev/null | grep -q ' urnic_dev_iw_attach' ||
-	skip "libibverbs.so.1 exports no urnic_dev_iw_attach: no iWARP data path in this build"
 PORT=$((7174 + SLOT))
 S=$SRV_ADDR
 C=$CLI_ADDR
@@ -47,7 +47,8 @@ check_log() {
 	done
 }
 
-# pair TAG SECONDS "SERVER ARGS" "CLIENT ARGS": both halves, to completion.
+# pair TAG SECONDS "SERVER ARGS" "CLIENT ARGS" [serves]: both halves, to completion;
+# serves: the server serves until it is stopped (rdma-core 44's cmtime), alive is right.
 pair() {
 	_slog=$SYS_WORK/$1.server.log
 	_clog=$SYS_WORK/$1.client.log
@@ -62,11 +63,17 @@ pair() {
 	track $_cpid
 	wait_exit $_cpid "$2"
 	_crc=$?
-	wait_exit $_spid 20
-	_src=$?
+	if [ "${5:-}" = serves ]; then
+		alive $_spid || fail "$1: the server died (see its log)"
+		stop_pid $_spid
+		_src=0
+	else
+		wait_exit $_spid 20
+		_src=$?
+	fi
 	[ $_crc = 0 ] && [ $_src = 0 ] ||
 		fail "$1: client exited with status $_crc, server with status $_src"
-	check_log "$_slog"
+	[ "${5:-}" = serves ] || check_log "$_slog"
 	check_log "$_clog"
 	say "$1: ok"
 }
@@ -96,6 +103,17 @@ for tool in "$@"; do
 	rdma_xserver)
 		pair rdma_xserver 60 "rdma_xserver -p $PORT -c r" \
 			"rdma_xclient -s $S -p $PORT -c r"
+		;;
+	cmtime) # disconnects and destroys each QP at once: DISCONNECTED is the local one
+		pair cmtime 60 "cmtime -b $S -p $PORT -c 100" \
+			"cmtime -s $S -b $C -p $PORT -c 100" serves
+		grep -q '^disconnect *:' "$SYS_WORK/cmtime.client.log" ||
+			fail "cmtime: no timing table in the client's log"
+		;;
+	ib_*) # perftest over rdma_cm (-R), its server on the wildcard
+		pair "$tool" 120 "$tool -R -F -n 200 -p $PORT" "$tool -R -F -n 200 -p $PORT $S"
+		grep -q -e '^ *[0-9]\+ \+200 ' "$SYS_WORK/$tool.client.log" ||
+			fail "$tool: no result line in the client's log"
 		;;
 	*)
 		fail "unknown tool $tool"
