@@ -28,7 +28,8 @@
 # [/var/cache/urnic-interop: the image of build-image.sh], URNIC_INTEROP_NETNS
 # [urnic-interop], URNIC_INTEROP_GOLDEN [unset], URNIC_INTEROP_KEEP_CAPTURE [0: the full
 # capture.pcap is removed when the test passes], VM_TIMEOUT [180] seconds, TOOL_TIMEOUT
-# [120] seconds for each tool (then both sides print their state: URNIC-STUCK). Root only.
+# [120] seconds for each tool (then both sides print their state: URNIC-STUCK), SIW_DEBUG
+# [0; 1: siw's debug messages in the VM's log, URNIC-SIW-DEBUG lines]. Root only.
 set -u
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -276,7 +277,7 @@ CMDLINE="console=ttyS0 panic=-1 quiet loglevel=3 mitigations=off urnic.ip=$VM_IP
 CMDLINE="$CMDLINE urnic.peer=$HOST_IP urnic.role=$VM_ROLE urnic.mtu=$MTU"
 CMDLINE="$CMDLINE urnic.timeout=$TOOL_TIMEOUT urnic.cmd64=$CMD64"
 # siw0 instead of rxe0; a rejected client is not run again (guest/init)
-[ "$IW" = 1 ] && CMDLINE="$CMDLINE urnic.dev=siw urnic.siw_crc=$SIW_CRC"
+[ "$IW" = 1 ] && CMDLINE="$CMDLINE urnic.dev=siw urnic.siw_crc=$SIW_CRC urnic.siw_debug=${SIW_DEBUG:-0}"
 [ "$REJECT" = 1 ] && CMDLINE="$CMDLINE urnic.retry=0"
 VM_LOG=$OUTDIR/vm.log
 ip netns exec "$NS" timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 1 -m 512 \
