@@ -3,14 +3,15 @@
 # (python3-pyverbs: rdma-core's own test suite, tests/system/pyverbs.sh; netcat-openbsd
 # and socat: TCP programs run over rsockets, tests/system/rsocket.sh; groff-base and
 # man-db: the manual pages' check; dpkg-dev: cpack's package dependencies; the last
-# line but one: the interop label's VM, tests/interop, whose kernel package it downloads
+# line but one: the interop label's VM, tests/interop, whose kernel package, and the
+# linux-headers and linux-source of that kernel siw is compiled from, it installs
 # itself; the last: UCX, libfabric and both MPIs, the middleware label, tests/middleware).
 # Sourced by scripts/demo and scripts/test. Runs apt-get only when something is missing
 # (as root, or through sudo).
 URNIC_PACKAGES="build-essential cmake pkg-config libibverbs-dev librdmacm-dev libisal-dev
 liburing-dev ibverbs-utils perftest tshark nftables iproute2 util-linux clang clang-format-14
 python3-pyverbs groff-base man-db dpkg-dev rdmacm-utils netcat-openbsd socat
-qemu-system-x86 busybox-static tcpdump cpio kmod ibverbs-providers
+qemu-system-x86 busybox-static tcpdump cpio kmod ibverbs-providers xz-utils
 ucx-utils libfabric-bin openmpi-bin libopenmpi-dev mpich libmpich-dev"
 
 urnic_install_deps() {

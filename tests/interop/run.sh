@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# run.sh - one interop scenario between urnic and the Linux kernel's rxe (Soft-RoCE),
-# each side running rdma-core's unmodified tools, and checks of what went on the wire.
+# run.sh - one interop scenario between urnic and the Linux kernel's rxe (Soft-RoCE) or
+# siw (SoftiWARP), each side running rdma-core's unmodified tools, and checks of what
+# went on the wire.
 #
 #   run.sh SCENARIO urnic_server|rxe_server      (run.sh -l lists the scenarios)
+#   run.sh siw_SCENARIO urnic_server|siw_server  (the iWARP ones: siw0 in the VM, urnic's
+#                                                 device URNIC_ADDR=iwarp:10.77.0.1)
 #
 #   netns "urnic-interop" (host kernel)                      qemu VM (TCG), Debian's kernel
 #   urnic: Debian's tool over build/lib's libibverbs.so.1    rdma_rxe: rxe0 on eth0,
@@ -11,7 +14,8 @@
 #     [nftables loss, input + output]   ^ tcpdump -i tap0 'udp port 4791'
 #
 # urnic_server: urnic runs the tool's server half and rxe the client; rxe_server: the
-# reverse. Passes when both halves exit 0 with their success line, urnic counts no ICRC
+# reverse (siw_server for siw_*: siw's the server half). siw_* scenarios are checked as
+# iwarp.sh says (sourced below), the rest as follows. Passes when both halves exit 0 with their success line, urnic counts no ICRC
 # or header drop and no exhausted retry, tshark dissects every captured frame as RoCEv2
 # with no malformed frame or expert warning, pcap_icrc finds every ICRC (both senders')
 # correct, and the loss scenario shows both requesters retransmitting (urnic's
@@ -24,7 +28,8 @@
 # [/var/cache/urnic-interop: the image of build-image.sh], URNIC_INTEROP_NETNS
 # [urnic-interop], URNIC_INTEROP_GOLDEN [unset], URNIC_INTEROP_KEEP_CAPTURE [0: the full
 # capture.pcap is removed when the test passes], VM_TIMEOUT [180] seconds, TOOL_TIMEOUT
-# [120] seconds for each tool (then both sides print their state: URNIC-STUCK). Root only.
+# [120] seconds for each tool (then both sides print their state: URNIC-STUCK), SIW_DEBUG
+# [0; 1: siw's debug messages in the VM's log, URNIC-SIW-DEBUG lines]. Root only.
 set -u
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,9 +54,11 @@ TOOL_TIMEOUT="${TOOL_TIMEOUT:-120}"
 SCENARIOS="rc_pingpong rc_pingpong_s1 rc_pingpong_s65536 rc_pingpong_m1024 rc_pingpong_m4096
 	ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
 	ud_pingpong uc_pingpong rc_pingpong_loss rping rping_loss ucmatose ucmatose_loss udaddy
-	udaddy_loss rstream riostream"
+	udaddy_loss rstream riostream
+	siw_rping siw_rping_crc siw_ucmatose siw_reject siw_write_bw siw_read_bw siw_send_bw"
 scenario() {
 	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 CM_LOSS=0 GOLDEN_PKTS=100 CM=0 PINGS=0 UENV= CM_MATCH=
+	IW=0 SIW_CRC=0 REJECT=0 SERVER_OPTS='' CLIENT_OPTS=''
 	CM_PS=262 CM_PORT=$PP_PORT # RDMA_PS_TCP
 	case $1 in
 	rc_pingpong) OPTS="-c" ;; # the defaults: 4096 bytes, 1000 iterations, MTU 1024
@@ -102,18 +109,24 @@ scenario() {
 	# server, done with its listener, never answers: a lost SIDR_REP is fatal on rxe.
 	udaddy_loss) TOOL=udaddy CM=1 OPTS="-c 10 -C 10" CM_PS=273 CM_PORT=7174 CM_LOSS=50 \
 		CM_MATCH="@th,352,16 == 0x17" ;;
-	*) return 1 ;;
+	*) iw_scenario "$1" || return 1 ;;
 	esac
+	: "${SERVER_OPTS:=$OPTS}" "${CLIENT_OPTS:=$OPTS}"
 }
+# the siw_* scenarios (iw_scenario) and their checks (iw_verdict)
+# shellcheck source=tests/interop/iwarp.sh
+. "$HERE/iwarp.sh"
 
 if [ "${1:-}" = -l ]; then
 	echo "$SCENARIOS" | tr -s '\t\n' '  '
 	exit 0
 fi
-[ $# = 2 ] || { echo "usage: run.sh SCENARIO urnic_server|rxe_server (run.sh -l)" >&2; exit 2; }
+[ $# = 2 ] || { echo "usage: run.sh SCENARIO urnic_server|rxe_server|siw_server (run.sh -l)" >&2; exit 2; }
 SC=$1 DIR=$2
 scenario "$SC" || { echo "unknown scenario $SC; run.sh -l lists them" >&2; exit 2; }
-case $DIR in urnic_server | rxe_server) ;; *) echo "bad direction $DIR" >&2; exit 2 ;; esac
+PEER=rxe
+[ "$IW" = 1 ] && PEER=siw
+case $DIR in urnic_server | "${PEER}_server") ;; *) echo "bad direction $DIR for $SC" >&2; exit 2 ;; esac
 NAME=interop_${SC}_$DIR
 
 # A run that ends in ibv_rc_pingpong's teardown race or rxe's stall after a rollback
@@ -155,7 +168,7 @@ if [ -n "${OUTDIR:-}" ]; then
 else
 	OUTDIR=$(mktemp -d "${TMPDIR:-/tmp}/urnic-$NAME.XXXXXX")
 fi
-for c in qemu-system-x86_64 tcpdump tshark mergecap nft "$TOOL"; do
+for c in qemu-system-x86_64 tcpdump tshark mergecap nft "$TOOL" $([ "$IW" = 1 ] && echo python3); do
 	command -v "$c" >/dev/null || fail "$c not found (scripts/deps.sh installs it)"
 done
 if [ ! -f "$IMG/vmlinuz" ] || [ ! -f "$IMG/initrd.img" ]; then
@@ -232,8 +245,13 @@ fi
 
 # ---------------------------------------------------------------- capture
 PCAP=$OUTDIR/capture.pcap
+# iWARP: all of TCP (nothing else of TCP crosses tap0), the MPA Request included, which
+# Wireshark's MPA dissector needs to find the stream (iwarp.sh)
+FILTER="udp port 4791"
+[ "$IW" = 1 ] && FILTER=tcp
+# shellcheck disable=SC2086 # the filter's words
 ip netns exec "$NS" tcpdump -Z root --immediate-mode -U -B 65536 -i tap0 -s 0 -w "$PCAP" \
-	udp port 4791 \
+	$FILTER \
 	2>"$OUTDIR/tcpdump.log" &
 CAP_PID=$!
 PIDS+=("$CAP_PID")
@@ -252,10 +270,15 @@ install -m 0755 "$HERE/guest/init" "$OV/init"
 (cd "$OV" && find . | cpio -o -H newc --quiet -R 0:0 | gzip -1) >"$OUTDIR/overlay.cpio.gz"
 cat "$IMG/initrd.img" "$OUTDIR/overlay.cpio.gz" >"$INITRD"
 rm -rf "$OV" "$OUTDIR/overlay.cpio.gz"
-CMD64=$(printf '%s %s' "$TOOL" "$OPTS" | base64 -w0)
+VM_OPTS=$SERVER_OPTS
+[ "$VM_ROLE" = client ] && VM_OPTS=$CLIENT_OPTS
+CMD64=$(printf '%s %s' "$TOOL" "$VM_OPTS" | base64 -w0)
 CMDLINE="console=ttyS0 panic=-1 quiet loglevel=3 mitigations=off urnic.ip=$VM_IP/24"
 CMDLINE="$CMDLINE urnic.peer=$HOST_IP urnic.role=$VM_ROLE urnic.mtu=$MTU"
 CMDLINE="$CMDLINE urnic.timeout=$TOOL_TIMEOUT urnic.cmd64=$CMD64"
+# siw0 instead of rxe0; a rejected client is not run again (guest/init)
+[ "$IW" = 1 ] && CMDLINE="$CMDLINE urnic.dev=siw urnic.siw_crc=$SIW_CRC urnic.siw_debug=${SIW_DEBUG:-0}"
+[ "$REJECT" = 1 ] && CMDLINE="$CMDLINE urnic.retry=0"
 VM_LOG=$OUTDIR/vm.log
 ip netns exec "$NS" timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 1 -m 512 \
 	-display none -monitor none -serial "file:$VM_LOG" -no-reboot \
@@ -280,6 +303,10 @@ wait_vm() {
 # The verbs tools get urnic's GID index (-g 1, -x 1); rdma_cm's find the device from the
 # addresses: their own (-a/-b as a server, -I/-b as a client) and the server's.
 case $TOOL in ib_*) GARGS="-x 1" ;; rping | ucmatose | udaddy | rstream | riostream) GARGS="" ;; *) GARGS="-g 1" ;; esac
+# iWARP: one GID, no index to choose (perftest -R finds the device from the address)
+[ "$IW" = 1 ] && GARGS=""
+UADDR=$HOST_IP
+[ "$IW" = 1 ] && UADDR=iwarp:$HOST_IP
 case $TOOL in
 rping) CM_SERVER="-s -a $HOST_IP" CM_CLIENT="-c -I $HOST_IP -a" ;;
 *) CM_SERVER="-b $HOST_IP" CM_CLIENT="-b $HOST_IP -s" ;;
@@ -290,15 +317,16 @@ HOST_LOG=$OUTDIR/urnic.log
 # urnic's counters, printed on stderr at exit, came in the middle of a line of rping's
 # (a block-buffered stdout flushed after them) and were not found.
 urnic_tool() {
-	local role=()
+	local role=() opts=$SERVER_OPTS
+	[ $# = 0 ] || opts=$CLIENT_OPTS
 	if [ "$CM" = 1 ]; then
 		# shellcheck disable=SC2206 # the addresses' options, split on purpose
 		if [ $# = 0 ]; then role=($CM_SERVER); else role=($CM_CLIENT "$1"); fi
 		set --
 	fi
 	# shellcheck disable=SC2086 # OPTS is an option list
-	ip netns exec "$NS" env LD_LIBRARY_PATH="$LIBDIR" URNIC_ADDR=$HOST_IP $UENV \
-		URNIC_PRINT_COUNTERS=1 stdbuf -oL "$TOOL" $GARGS "${role[@]}" $OPTS "$@" \
+	ip netns exec "$NS" env LD_LIBRARY_PATH="$LIBDIR" URNIC_ADDR=$UADDR $UENV \
+		URNIC_PRINT_COUNTERS=1 stdbuf -oL "$TOOL" $GARGS "${role[@]}" $opts "$@" \
 		>"$HOST_LOG" 2>&1 &
 	HOST_PID=$!
 	PIDS+=("$HOST_PID")
@@ -386,15 +414,16 @@ nsx ip link show br0 | grep -q LOWER_UP || fail "br0 has no carrier: qemu did no
 # listening: urnic's server waits for its peer: the verbs tools on TCP PP_PORT (they
 # exchange QPNs over TCP), rdma_cm's on their port, an abstract unix name the drop-in
 # librdmacm binds for every process of the address (src/transport/cm_ports.c)
+# (iWARP: rdma_cm's and perftest -R's port is a TCP port)
 listening() {
-	if [ "$CM" = 1 ]; then
+	if [ "$CM" = 1 ] && [ "$IW" = 0 ]; then
 		nsx ss -Hxa | grep -q "@urnic\.$HOST_IP\.cm\.$CM_PS\.$CM_PORT "
 	else
 		nsx ss -Hltn "sport = :$PP_PORT" | grep -q .
 	fi
 }
 if [ "$DIR" = urnic_server ]; then
-	say "urnic: $TOOL $GARGS $OPTS (server, $HOST_IP); rxe in the VM: client ($VM_IP)"
+	say "urnic: $TOOL $GARGS $SERVER_OPTS (server, $UADDR); $PEER in the VM: client ($VM_IP)"
 	urnic_tool
 	for _ in $(seq 100); do
 		listening && break
@@ -402,7 +431,7 @@ if [ "$DIR" = urnic_server ]; then
 		sleep 0.1
 	done
 	if ! listening; then
-		if [ "$CM" != 1 ] || ! kill -0 "$HOST_PID" 2>/dev/null; then
+		if [ "$CM" != 1 ] || [ "$IW" = 1 ] || ! kill -0 "$HOST_PID" 2>/dev/null; then
 			fail "urnic's $TOOL does not listen"
 		fi
 		# an rdma_cm client retries a REQ the server was not ready for (guest/init)
@@ -411,10 +440,10 @@ if [ "$DIR" = urnic_server ]; then
 	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
 	T_READY=$(secs "$T0")
 else
-	say "rxe in the VM: $TOOL (server, $VM_IP); urnic: $TOOL $GARGS $OPTS (client, $HOST_IP)"
+	say "$PEER in the VM: $TOOL (server, $VM_IP); urnic: $TOOL $GARGS $CLIENT_OPTS (client, $UADDR)"
 	wait_vm URNIC-READY "$VM_TIMEOUT" || fail "the VM did not come up"
 	T_READY=$(secs "$T0")
-	wait_vm URNIC-LISTENING 60 || fail "rxe's $TOOL does not listen"
+	wait_vm URNIC-LISTENING 60 || fail "$PEER's $TOOL does not listen"
 	urnic_tool "$VM_IP"
 fi
 wait_tool
@@ -446,6 +475,10 @@ ctr() { awk -v n="$2" '$1 == n && $2 ~ /^[0-9]+$/ { v = $2; f = 1 } END { print 
 rxe_ctr() { printf '%s\n' $RXE_CTR | sed -n "s/^$1=//p" | grep . || echo 0; }
 URNIC_CTR=$(awk '/^urnic: counters/ { on = 1; next }
 	on && /^  [a-z0-9_]+ +[0-9]+$/ { printf " %s=%s", $1, $2; next } { on = 0 }' "$HOST_LOG")
+if [ "$IW" = 1 ]; then
+	iw_verdict
+	exit 0
+fi
 say "VM ready after ${T_READY}s, urnic's tool done after ${T_TOOL}s, total ${T_END}s"
 say "urnic counters:$URNIC_CTR"
 say "rxe hw_counters:$RXE_CTR"
