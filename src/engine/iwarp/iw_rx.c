@@ -277,6 +277,8 @@ static bool on_head(struct urnic_engine *e, struct urnic_qp *qp)
 	struct urnic_iw_qp *iw = qp->iw;
 	uint8_t op = iw->rx_stream.hdr.opcode;
 
+	if (is_send(op) || op == URNIC_RDMAP_WRITE || op == URNIC_RDMAP_READ_REQ)
+		urnic_iw_hold_answered(e, qp);
 	if (is_send(op))
 		return urnic_iw_rx_send_head(e, qp);
 	switch (op) {
