@@ -36,6 +36,8 @@
 #define PASS_BUDGET_BYTES (4u * 1024 * 1024)
 /* The iovecs one write offers: as many FPDUs in one sendmsg. */
 #define WRITE_IOVS 64
+/* A read shorter than this ends the connection's turn (read_conn). */
+#define SMALL_READ_BYTES (16u * 1024)
 /* How many ready sockets one epoll_wait reports. */
 #define EPOLL_BATCH 64
 /* How long after this side's FIN the peer has to close its side. */
@@ -281,10 +283,12 @@ static bool read_conn(struct urnic_dev *d, struct iw_conn *c, uint64_t now)
 		ctr(d)[URNIC_CTR_tcp_rx_bytes] += (uint64_t)r;
 		if (urnic_iw_rx(d->eng, c->qp, iw->rbuf, (size_t)r, now) < (size_t)r)
 			c->rx_dead = true; /* a Terminate is queued; the close follows it */
-		/* Short: the socket had no more (tcp(7) reads what is queued, up to cap).
-		 * What comes later, or the FIN, is the next epoll_wait's (level-triggered):
-		 * a read that would only say EAGAIN was a third of a ping-pong's calls. */
-		if ((size_t)r < RBUF_BYTES)
+		/* A small read drained the socket (tcp(7) reads what is queued, up to cap):
+		 * a ping-pong's message. What comes later, or the FIN, is the next
+		 * epoll_wait's (level-triggered); the read that would only say EAGAIN was a
+		 * third of such a message's calls. A bulk stream's reader reads on, as
+		 * before: the sender refills meanwhile (docs/performance.md, iWARP). */
+		if ((size_t)r < SMALL_READ_BYTES)
 			break;
 	}
 	return did;
@@ -341,31 +345,24 @@ static bool write_conn(struct urnic_dev *d, struct iw_conn *c, uint64_t now)
 
 	while (!c->out_armed && !c->shut && budget) {
 		unsigned n = urnic_iw_tx_peek(c->qp, iov, WRITE_IOVS);
-		size_t offered = 0;
 		ssize_t r;
 
 		if (!n)
 			break;
-		for (unsigned i = 0; i < n; i++)
-			offered += iov[i].iov_len;
 		r = urnic_tcp_write(c->fd, iov, n);
-		if (r < 0 && r != -EAGAIN) {
-			end_conn(d, c, sock_err(d, r), true, now);
-			return true;
-		}
-		if (r > 0) {
-			ctr(d)[URNIC_CTR_tcp_tx_bytes] += (uint64_t)r;
-			urnic_iw_tx_done(d->eng, c->qp, (size_t)r);
-			budget -= (size_t)r < budget ? (size_t)r : budget;
-			did = true;
-		}
-		/* Took less than offered: the send buffer is full (a non-blocking TCP send
-		 * takes what fits, tcp(7)), so the next write would only say EAGAIN. */
-		if (r < 0 || (size_t)r < offered) {
+		if (r == -EAGAIN) {
 			ctr(d)[URNIC_CTR_tcp_tx_full]++;
 			watch(d->iw, c, true);
 			break;
 		}
+		if (r < 0) {
+			end_conn(d, c, sock_err(d, r), true, now);
+			return true;
+		}
+		ctr(d)[URNIC_CTR_tcp_tx_bytes] += (uint64_t)r;
+		urnic_iw_tx_done(d->eng, c->qp, (size_t)r);
+		budget -= (size_t)r < budget ? (size_t)r : budget;
+		did = true;
 	}
 	if (!c->shut && !urnic_iw_tx_pending(c->qp) && (c->leaving || urnic_iw_close_due(c->qp))) {
 		shut_conn(d, c, now);
