@@ -179,7 +179,7 @@ static struct fab_send_wr write_wr(uint64_t id, const struct fab_buf *from,
 }
 
 /* A ping-pong of WRITEs (ib_write_lat): once host 0 has seen host 1 answer, its WRITE's
- * completion waits for the next answer (iw_wqe.c) and comes before it is placed; one
+ * completion waits for the next answer (iw_wqe.c) and comes once it is whole; one
  * that nothing answers comes when the hold expires. */
 static void test_pingpong_write_completion_waits_for_the_answer(void)
 {
