@@ -9,22 +9,24 @@
 #
 #   tcp_gbps 15.10  iwarp_write_bw_gbps 11.80  roce_write_bw_gbps 12.40  ratio 0.78  MET
 #
-# usage: bench/iwarp.sh [-r reps] [-b urnic_build_dir] [-n iterations]
-# Addresses: 127.0.4.2 (server) and 127.0.4.3 (client); TCP ports 18790+ (perftest's
-# rdma_cm service, and the ceiling's stream).
+# usage: bench/iwarp.sh [-r reps] [-b urnic_build_dir] [-n iterations] [-a a.b.c]
+# Addresses: a.b.c.2 (server) and a.b.c.3 (client), 127.0.4 unless -a says; TCP ports
+# 18790+ (perftest's rdma_cm service, and the ceiling's stream).
 set -u
 
 URNIC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 REPS=5
 BUILD=$URNIC_TOP/build
 N=5000
-while getopts "r:b:n:" o; do
+NET=127.0.4
+while getopts "r:b:n:a:" o; do
 	case $o in
 	r) REPS=$OPTARG ;;
 	b) BUILD=$OPTARG ;;
 	n) N=$OPTARG ;;
+	a) NET=$OPTARG ;;
 	*)
-		echo "usage: bench/iwarp.sh [-r reps] [-b build] [-n iterations]" >&2
+		echo "usage: bench/iwarp.sh [-r reps] [-b build] [-n iterations] [-a a.b.c]" >&2
 		exit 2
 		;;
 	esac
@@ -48,7 +50,7 @@ command -v ib_write_bw >/dev/null || {
 	echo "bench/iwarp.sh: ib_write_bw not found (apt-get install perftest)" >&2
 	exit 1
 }
-SRV=127.0.4.2 CLI=127.0.4.3 PORT=18790 TMO=60
+SRV=$NET.2 CLI=$NET.3 PORT=18790 TMO=60
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/urnic-iwarp-bench.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 

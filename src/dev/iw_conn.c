@@ -36,6 +36,8 @@
 #define PASS_BUDGET_BYTES (4u * 1024 * 1024)
 /* The iovecs one write offers: as many FPDUs in one sendmsg. */
 #define WRITE_IOVS 64
+/* A read shorter than this ends the connection's turn (read_conn). */
+#define SMALL_READ_BYTES (16u * 1024)
 /* How many ready sockets one epoll_wait reports. */
 #define EPOLL_BATCH 64
 /* How long after this side's FIN the peer has to close its side. */
@@ -281,6 +283,13 @@ static bool read_conn(struct urnic_dev *d, struct iw_conn *c, uint64_t now)
 		ctr(d)[URNIC_CTR_tcp_rx_bytes] += (uint64_t)r;
 		if (urnic_iw_rx(d->eng, c->qp, iw->rbuf, (size_t)r, now) < (size_t)r)
 			c->rx_dead = true; /* a Terminate is queued; the close follows it */
+		/* A small read drained the socket (tcp(7) reads what is queued, up to cap):
+		 * a ping-pong's message. What comes later, or the FIN, is the next
+		 * epoll_wait's (level-triggered); the read that would only say EAGAIN was a
+		 * third of such a message's calls. A bulk stream's reader reads on, as
+		 * before: the sender refills meanwhile (docs/performance.md, iWARP). */
+		if ((size_t)r < SMALL_READ_BYTES)
+			break;
 	}
 	return did;
 }

@@ -8,7 +8,8 @@
  * Sends (plain, solicited, with Invalidate), Writes and Reads of 0, 1, MSS-crossing and
  * 1 MiB bytes arrive whole and complete; a batch of WQEs goes out in one ring; ORD
  * bounds the Reads outstanding and a fence waits for them; work requests RFC 5040 cannot
- * carry (immediate data, atomics) fail locally; the connection's end flushes the rest.
+ * carry (immediate data, atomics) fail locally; the connection's end flushes the rest; a
+ * ping-pong's WRITE completion waits for the peer's answer.
  */
 #include <string.h>
 
@@ -164,6 +165,65 @@ static void test_write_then_read_back(void)
 			 0);
 		env_close(&v);
 	}
+}
+
+static struct fab_send_wr write_wr(uint64_t id, const struct fab_buf *from,
+				   const struct fab_buf *to)
+{
+	return (struct fab_send_wr){ .wr_id = id,
+				     .opcode = URNIC_WR_RDMA_WRITE,
+				     .remote_addr = to->mr->iova,
+				     .rkey = to->mr->key,
+				     .num_sge = 1,
+				     .sge = { fab_sge(from->mr, 0, 8) } };
+}
+
+/* A ping-pong of WRITEs (ib_write_lat): once host 0 has seen host 1 answer, its WRITE's
+ * completion waits for the next answer (iw_wqe.c) and comes once it is whole; one
+ * that nothing answers comes when the hold expires. */
+static void test_pingpong_write_completion_waits_for_the_answer(void)
+{
+	struct env v;
+	struct urnic_cqe c[2];
+	struct fab_send_wr to1, to0;
+
+	env_open(&v, 21, &conn);
+	to1 = write_wr(1, &v.src, &v.dst);
+	to0 = write_wr(2, &v.dst, &v.src);
+	post(&v, 0, &to1);
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[0]->scq, c, 2), 1); /* nothing learned yet: at once */
+	post(&v, 1, &to0);
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[1]->scq, c, 2), 1);
+	/* Answered: the next WRITE's completion is held until the answer comes. */
+	post(&v, 0, &to1);
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[0]->scq, c, 2), 0);
+	CHECK_EQ(iwl_ctr(&v.l, 0, URNIC_CTR_comp_held), 1);
+	CHECK(memcmp(v.src.p, v.dst.p, 8) == 0); /* the data went all the same */
+	post(&v, 1, &to0);
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[0]->scq, c, 2), 1);
+	CHECK_CQE(c[0], 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 8);
+	CHECK_EQ(poll_all(&v.l.q[1]->scq, c, 2), 0); /* host 1 learned it too: held */
+	/* Unanswered: the hold expires. */
+	v.l.f->now_ns += URNIC_ACK_HOLD_DEFAULT_NS;
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[1]->scq, c, 2), 1);
+	CHECK_CQE(c[0], 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 8);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_comp_hold_expired), 1);
+	/* A Send is never held: its answer is a receive the application polls for. */
+	post_recv(v.l.q[1], 5, fab_sge(v.dst.mr, 0, 8));
+	post(&v, 0,
+	     &(struct fab_send_wr){ .wr_id = 3,
+				    .opcode = URNIC_WR_SEND,
+				    .num_sge = 1,
+				    .sge = { fab_sge(v.src.mr, 0, 8) } });
+	iwl_settle(&v.l);
+	CHECK_EQ(poll_all(&v.l.q[0]->scq, c, 2), 1);
+	CHECK_CQE(c[0], 3, URNIC_WC_SUCCESS, URNIC_WC_SEND, 8);
+	env_close(&v);
 }
 
 static void test_read_into_several_sges(void)
@@ -472,6 +532,7 @@ int main(void)
 	RUN(test_send_sizes_arrive_whole);
 	RUN(test_solicited_send_wakes_solicited_arm);
 	RUN(test_write_then_read_back);
+	RUN(test_pingpong_write_completion_waits_for_the_answer);
 	RUN(test_read_into_several_sges);
 	RUN(test_batch_goes_out_in_one_ring);
 	RUN(test_ord_bounds_reads_and_fence_waits);

@@ -139,8 +139,15 @@ bool urnic_iw_sq_progress(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* ---- iw_wqe.c ---- */
 
-/* Completes the send WQEs at the head of the SQ that are done, in post order. */
+/* Completes the send WQEs at the head of the SQ that are done, in post order; a
+ * ping-pong's last RDMA Write may be held for the peer's answer instead. */
 void urnic_iw_complete_sq(struct urnic_engine *e, struct urnic_qp *qp);
+/* What is held completes now: the QP changes state, goes away or the LLP closed. */
+void urnic_iw_release_held(struct urnic_engine *e, struct urnic_qp *qp);
+/* The peer's request (Send, Write, Read Request) came whole: what was held for it
+ * completes, before the request's own completion; or the QP learns that its peer
+ * answers. */
+void urnic_iw_hold_answered(struct urnic_engine *e, struct urnic_qp *qp);
 /* Completes the receive WQE being filled: cqe's status and flags, its bytes so far. */
 void urnic_iw_push_rwqe(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cqe *cqe,
 			bool solicited);

@@ -48,6 +48,9 @@ int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
 	iw->ird = p->ird;
 	iw->ord = p->ord;
 	urnic_fpdu_rx_init(&iw->rx_stream, iw->flags);
+	qp->comp.uc_interactive = false; /* learned anew on each connection (iw_wqe.c) */
+	qp->comp.uc_hold_misses = 0;
+	qp->comp.uc_hold_ns = qp->comp.uc_alone_ns = 0;
 	for (int q = 0; q < 3; q++)
 		iw->tx_msn[q] = iw->rx.msn[q] = URNIC_IW_MSN_FIRST;
 	qp->iw = iw;
@@ -194,11 +197,10 @@ static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 static void iw_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
 			 uint64_t *hold)
 {
-	/* TCP retransmits: RDMAP keeps no timer. */
-	(void)e;
-	(void)qp;
+	/* TCP retransmits: RDMAP keeps no timer; only a completion held for the answer. */
 	(void)next;
-	(void)hold;
+	if (qp->comp.uc_hold_ns)
+		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
 }
 
 /* IBTA 10.3.1 and siw_sq_flush/siw_rq_flush: every WQE not completed, READs whose
@@ -213,11 +215,13 @@ static void iw_op_flush(struct urnic_engine *e, struct urnic_qp *qp)
 	}
 }
 
+/* A Send or Write held for the answer (iw_wqe.c) completes before the QP changes state
+ * or goes away: its bytes went. */
 static void iw_op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
-	(void)e;
-	(void)qp;
-	(void)parting; /* nothing is held: TCP has no ACK to coalesce */
+	(void)parting;
+	if (qp->iw)
+		urnic_iw_release_held(e, qp);
 }
 
 /* The QP leaves RTS: no more bytes are taken or framed, no Read Request answered; what is
@@ -229,6 +233,7 @@ static void iw_op_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool 
 	(void)fatal;
 	if (!iw)
 		return;
+	urnic_iw_release_held(e, qp); /* successful, before the flush */
 	iw->dead = true;
 	iw->irq_count = 0;
 	iw->rresp_mid = false;

@@ -254,6 +254,13 @@ void urnic_iw_rx_end(struct urnic_engine *e, struct urnic_qp *qp)
 	uint8_t seg = iw->rx.seg;
 
 	iw->rx.seg = URNIC_IW_SEG_NONE;
+	/* The peer's request is whole: a Write completion held for it comes now, before
+	 * the request's own completion, and not at its first segment: an application
+	 * that then watches the answer's last byte would find the rest still in the
+	 * socket, for the engine thread alone to read (ib_write_lat -s 65536). */
+	if (iw->rx_stream.hdr.last &&
+	    (seg == URNIC_IW_SEG_SEND || seg == URNIC_IW_SEG_WRITE || seg == URNIC_IW_SEG_RREQ))
+		urnic_iw_hold_answered(e, qp);
 	switch (seg) {
 	case URNIC_IW_SEG_SEND:
 		send_end(e, qp);
