@@ -215,7 +215,9 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 		goto unlock;
 	w->qpn = qpn_of(id, p);
 	w->phase = URNIC_RDMA_IW_TCP;
-	w->deadline_ns = urnic_rdma_iw_now_ns() + MPA_TIMEOUT_NS;
+	w->connect_ns = urnic_rdma_iw_now_ns();
+	w->deadline_ns = w->connect_ns + MPA_TIMEOUT_NS;
+	memcpy(&w->dst, dst, sa_len(dst));
 	urnic_rdma_iw_count(URNIC_RDMA_IW_C_CONNECT);
 	/* Refused later, the CM thread reports it (EPOLLOUT | EPOLLERR); refused at once,
 	 * the event is queued here, as the call itself succeeded. */

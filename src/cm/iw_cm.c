@@ -22,14 +22,14 @@
 
 #include "cm/iw_cm.h"
 
-enum { SLOTS = 1024, TICK_MS = 100, RX_BYTES = 4096 };
+enum { SLOTS = 1024, TICK_MS = 100, RX_BYTES = 4096, RETRY_MS = 2 };
+#define REFUSED_RETRY_NS (50 * 1000000ull)
 
 pthread_mutex_t urnic_rdma_iw_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int epfd = -1;
 static struct urnic_rdma_iw *slots[SLOTS];
 static uint32_t gens[SLOTS];
-static bool sink_set[URNIC_RDMA_MAX_DEVS];
 
 bool urnic_rdma_dev_iwarp(const struct urnic_rdma_dev *rd)
 {
@@ -342,10 +342,71 @@ static void on_connect_done(struct urnic_rdma_iw *w)
 	urnic_rdma_iw_tcp_failed(w, err);
 }
 
+/*
+ * perftest's -R client connects again as soon as its parameter exchange ends, while its
+ * server is still on its way to its second rdma_listen; over RoCE the IB CM's REQ waits
+ * for a listener as long (engine/cm). A TCP refusal within REFUSED_RETRY_NS of
+ * rdma_connect is tried again every RETRY_MS from a new socket on the same local address
+ * and port (a refused socket cannot connect again). The connection stays in its slot,
+ * its socket out of the epoll set until then: a closed socket reports EPOLLHUP at once.
+ */
+static bool retry_later(struct urnic_rdma_iw *w)
+{
+	uint64_t now = urnic_rdma_iw_now_ns();
+
+	if (w->phase != URNIC_RDMA_IW_TCP || now - w->connect_ns >= REFUSED_RETRY_NS)
+		return false;
+	if (!w->slot && urnic_rdma_iw_watch(w, EPOLLOUT))
+		return false;
+	epoll_ctl(epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	w->retry_ns = now + RETRY_MS * 1000000ull;
+	urnic_rdma_iw_count(URNIC_RDMA_IW_C_TCP_RETRY);
+	return true;
+}
+
+/* The retry of retry_later: the new socket's connect goes on as the first did. */
+static void retry(struct urnic_rdma_iw *w)
+{
+	struct sockaddr_storage loc;
+	socklen_t len = sizeof(loc);
+	const struct sockaddr *dst = (const struct sockaddr *)&w->dst;
+	struct epoll_event ev = { .events = EPOLLOUT };
+	int one = 1, fd, err;
+
+	w->retry_ns = 0;
+	if (getsockname(w->fd, (struct sockaddr *)&loc, &len)) {
+		urnic_rdma_iw_tcp_failed(w, errno);
+		return;
+	}
+	fd = socket(loc.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		urnic_rdma_iw_tcp_failed(w, errno);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&loc, len) ||
+	    (connect(fd, dst,
+		     dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						: sizeof(struct sockaddr_in)) &&
+	     errno != EINPROGRESS)) {
+		err = errno;
+		close(fd);
+		urnic_rdma_iw_tcp_failed(w, err);
+		return;
+	}
+	close(w->fd);
+	w->fd = fd;
+	ev.data.u64 = ((uint64_t)gens[w->slot - 1] << 32) | (w->slot - 1);
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+		urnic_rdma_iw_tcp_failed(w, errno);
+}
+
 /* The TCP connect failed with err (positive): counted, and reported as cma_iw_handler
  * maps it. */
 void urnic_rdma_iw_tcp_failed(struct urnic_rdma_iw *w, int err)
 {
+	if (err == ECONNREFUSED && retry_later(w))
+		return;
 	urnic_rdma_iw_count(err == ECONNREFUSED || err == ECONNRESET ? URNIC_RDMA_IW_C_TCP_REFUSED
 			    : err == ETIMEDOUT			     ? URNIC_RDMA_IW_C_TCP_TIMEOUT
 								     : URNIC_RDMA_IW_C_TCP_ERROR);
@@ -416,14 +477,21 @@ static void on_ready(struct urnic_rdma_iw *w, uint32_t events)
 }
 
 /* TCP connect and MPA frame timeouts. */
-static void tick(uint64_t now)
+static bool tick(uint64_t now)
 {
+	bool retrying = false;
+
 	for (uint32_t i = 0; i < SLOTS; i++) {
 		struct urnic_rdma_iw *w = slots[i];
 
 		if (!w)
 			continue;
-		if (w->phase == URNIC_RDMA_IW_TCP && w->deadline_ns && now >= w->deadline_ns) {
+		if (w->phase == URNIC_RDMA_IW_TCP && w->retry_ns) {
+			if (now >= w->retry_ns)
+				retry(w);
+			retrying |= w->phase == URNIC_RDMA_IW_TCP && w->retry_ns;
+		} else if (w->phase == URNIC_RDMA_IW_TCP && w->deadline_ns &&
+			   now >= w->deadline_ns) {
 			urnic_rdma_iw_count(URNIC_RDMA_IW_C_TCP_TIMEOUT);
 			failed(w, -ETIMEDOUT);
 		} else if (w->phase == URNIC_RDMA_IW_MPA) {
@@ -433,14 +501,17 @@ static void tick(uint64_t now)
 				on_mpa_event(w, ev, NULL, 0);
 		}
 	}
+	return retrying;
 }
 
 static void *cm_thread(void *arg)
 {
+	bool retrying = false;
+
 	(void)arg;
 	for (;;) {
 		struct epoll_event evs[16];
-		int n = epoll_wait(epfd, evs, 16, TICK_MS);
+		int n = epoll_wait(epfd, evs, 16, retrying ? RETRY_MS : TICK_MS);
 
 		pthread_mutex_lock(&urnic_rdma_iw_lock);
 		for (int i = 0; i < n; i++) {
@@ -449,7 +520,7 @@ static void *cm_thread(void *arg)
 			if (s < SLOTS && slots[s] && gens[s] == (uint32_t)(evs[i].data.u64 >> 32))
 				on_ready(slots[s], evs[i].events);
 		}
-		tick(urnic_rdma_iw_now_ns());
+		retrying = tick(urnic_rdma_iw_now_ns());
 		pthread_mutex_unlock(&urnic_rdma_iw_lock);
 	}
 	return NULL;
@@ -499,75 +570,4 @@ void urnic_rdma_iw_unwatch(struct urnic_rdma_iw *w)
 	slots[w->slot - 1] = NULL;
 	gens[w->slot - 1]++;
 	w->slot = 0;
-}
-
-/* ---- the device ---- */
-
-/* The sink (iw_conn.h): under the device lock, so it only finds the id and queues. */
-static void closed(void *ctx, struct urnic_dev *d, void *user, int err)
-{
-	struct urnic_rdma_iw w = { .number = (uint64_t)(uintptr_t)user };
-	struct urnic_rdma_id *id;
-
-	(void)ctx;
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_DISCONNECTED);
-	/* Before ESTABLISHED is queued: it is queued after it (urnic_rdma_iw_post). The id's
-	 * iw lives while the id is not destroying (rdma_destroy_id marks it first). */
-	pthread_mutex_lock(&urnic_rdma_lock);
-	id = urnic_rdma_find_number(w.number);
-	if (id && !id->destroying && id->iw && !id->iw->up_posted) {
-		id->iw->early_close = err + 1;
-		pthread_mutex_unlock(&urnic_rdma_lock);
-		return;
-	}
-	pthread_mutex_unlock(&urnic_rdma_lock);
-	w.dev = urnic_rdma_dev_by_urnic(d);
-	urnic_rdma_iw_post(&w, RDMA_CM_EVENT_DISCONNECTED, err ? -err : 0, NULL, 0, 0, 0);
-}
-
-static const struct urnic_dev_iw_sink sink = { .closed = closed };
-
-/* Names this library the device's sink, once. */
-int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd)
-{
-	struct urnic_rdma_dev *all;
-	int n = urnic_rdma_devs(&all);
-	long i = rd - all;
-
-	if (i < 0 || i >= n || i >= URNIC_RDMA_MAX_DEVS)
-		return -ENODEV;
-	pthread_mutex_lock(&urnic_rdma_iw_lock);
-	if (!sink_set[i]) {
-		urnic_dev_iw_set_sink(rd->d, &sink);
-		sink_set[i] = true;
-	}
-	pthread_mutex_unlock(&urnic_rdma_iw_lock);
-	return 0;
-}
-
-/* The socket and the QP go to the device (iw_conn.h); the connection is then its. Its
- * IRD and ORD are those setup settled (an initiator's: the Reply's ORD and IRD, as
- * siw_proc_mpareply's relaxed negotiation takes them). */
-int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t n)
-{
-	const struct urnic_mpa_params *p = &w->mpa.params;
-	struct urnic_iw_conn_params cp = { .crc = p->crc, .ird = p->ird, .ord = p->ord };
-	struct urnic_qp *qp = urnic_dev_iw_qp(w->dev->d, w->qpn);
-	int mss = 0;
-	socklen_t len = sizeof(mss);
-	int rc;
-
-	if (!qp)
-		return -EINVAL;
-	if (getsockopt(w->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss <= 0)
-		mss = 1460;
-	cp.mss = (uint32_t)mss;
-	urnic_rdma_iw_unwatch(w);
-	rc = urnic_dev_iw_attach(w->dev->d, qp, w->fd, &cp, rest, n, (void *)(uintptr_t)w->number);
-	if (rc)
-		return rc;
-	w->fd = -1;
-	w->phase = URNIC_RDMA_IW_UP;
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_ESTABLISHED);
-	return 0;
 }

@@ -35,6 +35,11 @@ struct urnic_rdma_iw {
 	bool owned;    /* an id holds it */
 	uint32_t qpn;  /* the QP the connection is for */
 	uint64_t deadline_ns;
+	/* Active: the destination, when rdma_connect started, and when a refused connect is
+	 * tried again (0: not; iw_cm.c, retry). */
+	struct sockaddr_storage dst;
+	uint64_t connect_ns;
+	uint64_t retry_ns;
 	/* Under urnic_rdma_lock: ESTABLISHED is queued; the device reported the end of the
 	 * connection before that (its err + 1; 0: not). */
 	bool up_posted;

@@ -81,7 +81,7 @@ pair() {
 }
 
 for tool in "$@"; do
-	[ "$tool" = ucmatose-any ] || command -v "$tool" >/dev/null ||
+	case $tool in ucmatose-any | rping-late) ;; *) false ;; esac || command -v "$tool" >/dev/null ||
 		fail "$tool not found (rdmacm-utils)"
 	case $tool in
 	rping)
@@ -89,6 +89,23 @@ for tool in "$@"; do
 			"rping -c -a $S -I $C -p $PORT -C 100 -v -V"
 		grep -q 'ping data' "$SYS_WORK/rping.client.log" ||
 			fail "rping: the client printed no data (-v)"
+		;;
+	rping-late) # the client first: its refused connect is tried again (iw_cm.c, retry)
+		_clog=$SYS_WORK/rping-late.client.log
+		# shellcheck disable=SC2086
+		(ibv "iwarp:$C" rping -c -a $S -I $C -p $PORT -C 10 -v -V) >"$_clog" 2>&1 &
+		_cpid=$!
+		track $_cpid
+		sleep 0.02
+		(ibv "iwarp:$S" rping -s -a $S -p $PORT -C 10 -v -V) \
+			>"$SYS_WORK/rping-late.server.log" 2>&1 &
+		_spid=$!
+		track $_spid
+		wait_exit $_cpid 30 || fail "rping-late: the client failed (see its log)"
+		wait_exit $_spid 20 || fail "rping-late: the server failed"
+		[ "$(counter "$_clog" iwcm_tcp_retry)" -gt 0 ] ||
+			fail "rping-late: the client connected without a retry (the server was first)"
+		say "rping-late: ok"
 		;;
 	ucmatose)
 		pair ucmatose 60 "ucmatose -b $S -p $PORT -c 4 -C 10" \
