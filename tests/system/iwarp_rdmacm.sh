@@ -12,17 +12,25 @@
 #   tools (RDMA Write, Read and Send; no atomics on iWARP), rstream and riostream
 #   (rsockets as SENDs, rsocket.c's RS_OPT_MSG_SEND: iWARP has no immediate data;
 #   blocking, non-blocking and rpoll-driven, data verified with -T v). The server
-#   on 127.0.0.2 and the client on 127.0.0.3 in a private network namespace (common.sh).
+#   on 127.0.0.2 and the client on 127.0.0.3 (--shared: both on 127.0.0.2) in a private
+#   network namespace (common.sh).
 #   Both must exit 0 with no sanitizer report and with connections set up by the iWARP CM
 #   and no setup failed (its iwcm_* counters); rping verifies its data (-V).
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+# --shared: the client on the server's address too (two processes, one iWARP address)
+SHARED=0
+if [ "${1:-}" = --shared ]; then
+	shift
+	SHARED=1
+fi
 [ $# -gt 0 ] || set -- rping ucmatose
 [ -e "$LIBDIR/librdmacm.so.1" ] || fail "$LIBDIR/librdmacm.so.1 does not exist"
 PORT=$((7174 + SLOT))
 S=$SRV_ADDR
 C=$CLI_ADDR
+[ $SHARED = 0 ] || C=$SRV_ADDR
 
 # wait_tcp PID PORT: the server listens on TCP port PORT of $S or the wildcard (10 s).
 wait_tcp() {
