@@ -18,6 +18,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "check.h"
+#include "cm_expect.h"
 
 #define SRV_ADDR "127.0.51.4"
 #define CLI_ADDR "127.0.51.5"
@@ -38,26 +39,10 @@ struct side {
 	uint8_t buf[BUF];
 };
 
-static struct sockaddr_in sin_of(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
-
-	CHECK(inet_pton(AF_INET, ip, &s.sin_addr) == 1);
-	return s;
-}
-
+/* Every event this test waits for comes within 10 s. */
 static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
 {
-	struct rdma_cm_event *ev;
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-
-	CHECK_EQ(poll(&p, 1, 10000), 1);
-	CHECK_EQ(rdma_get_cm_event(ch, &ev), 0);
-	if (ev->event != want)
-		fprintf(stderr, "got %s (status %d), want %s\n", rdma_event_str(ev->event),
-			ev->status, rdma_event_str(want));
-	CHECK_EQ(ev->event, want);
-	return ev;
+	return expect_within(ch, want, 10000);
 }
 
 /* The side's CQ, QP (INIT) and registered buffer. */

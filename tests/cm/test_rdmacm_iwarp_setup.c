@@ -22,6 +22,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "check.h"
+#include "cm_expect.h"
 #include "dev/cm.h"
 #include "dev/iw_conn.h"
 
@@ -117,26 +118,10 @@ static void *fake_rx(void *arg)
 
 /* ---- helpers ---- */
 
-static struct sockaddr_in sin_of(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
-
-	CHECK(inet_pton(AF_INET, ip, &s.sin_addr) == 1);
-	return s;
-}
-
+/* Every event this test waits for comes within 15 s. */
 static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
 {
-	struct rdma_cm_event *ev;
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-
-	CHECK_EQ(poll(&p, 1, 15000), 1);
-	CHECK_EQ(rdma_get_cm_event(ch, &ev), 0);
-	if (ev->event != want)
-		fprintf(stderr, "got %s (status %d), want %s\n", rdma_event_str(ev->event),
-			ev->status, rdma_event_str(want));
-	CHECK_EQ(ev->event, want);
-	return ev;
+	return expect_within(ch, want, 15000);
 }
 
 /* Nothing more arrives on ch within ms. */
