@@ -217,7 +217,8 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 	w->phase = URNIC_RDMA_IW_TCP;
 	w->connect_ns = urnic_rdma_iw_now_ns();
 	w->deadline_ns = w->connect_ns + MPA_TIMEOUT_NS;
-	memcpy(&w->dst, dst, sa_len(dst));
+	w->dst_len = sa_len(dst);
+	memcpy(&w->dst, dst, w->dst_len);
 	urnic_rdma_iw_count(URNIC_RDMA_IW_C_CONNECT);
 	/* Refused later, the CM thread reports it (EPOLLOUT | EPOLLERR); refused at once,
 	 * the event is queued here, as the call itself succeeded. */

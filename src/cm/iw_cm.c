@@ -385,10 +385,7 @@ static void retry(struct urnic_rdma_iw *w)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&loc, len) ||
-	    (connect(fd, dst,
-		     dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						: sizeof(struct sockaddr_in)) &&
-	     errno != EINPROGRESS)) {
+	    (connect(fd, dst, w->dst_len) && errno != EINPROGRESS)) {
 		err = errno;
 		close(fd);
 		urnic_rdma_iw_tcp_failed(w, err);

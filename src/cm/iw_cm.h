@@ -38,6 +38,7 @@ struct urnic_rdma_iw {
 	/* Active: the destination, when rdma_connect started, and when a refused connect is
 	 * tried again (0: not; iw_cm.c, retry). */
 	struct sockaddr_storage dst;
+	socklen_t dst_len;
 	uint64_t connect_ns;
 	uint64_t retry_ns;
 	/* Under urnic_rdma_lock: ESTABLISHED is queued; the device reported the end of the
