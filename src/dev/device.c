@@ -196,6 +196,16 @@ static int start_io(struct urnic_dev *d)
 				"from the UDP socket\n",
 				d->name, d->addr_str, strerror(-ret));
 	}
+	/* URNIC_LOCAL (default on): urnic processes on this host get shared memory
+	 * lanes (transport/local.h). */
+	if (set->local) {
+		ret = urnic_udp_use_local(d->udp);
+		if (ret)
+			fprintf(stderr,
+				"urnic: %s (%s): URNIC_LOCAL: no shared memory lanes (%s): "
+				"sending to local peers through the socket\n",
+				d->name, d->addr_str, strerror(-ret));
+	}
 	pthread_mutex_lock(&d->lock);
 	d->eng->cfg.qpn_owner = d->udp->share.slot;
 	pthread_mutex_unlock(&d->lock);

@@ -70,7 +70,7 @@ struct engine_loop {
 	bool light;		/* the traffic before this sleep was light */
 	/* The doorbell and the share socket, then the address's sockets (or its packet
 	 * rings first), then the joined multicast groups' sockets. */
-	struct pollfd fds[FIRST_RX_FD + 3 + URNIC_MAX_MCAST_GRP + 1];
+	struct pollfd fds[FIRST_RX_FD + URNIC_UDP_RX_FDS + URNIC_MAX_MCAST_GRP + 1];
 	int nrx;
 };
 
@@ -80,7 +80,7 @@ struct engine_loop {
 static nfds_t watch_list(struct engine_loop *l)
 {
 	struct urnic_dev *d = l->d;
-	int rx_fds[3];
+	int rx_fds[URNIC_UDP_RX_FDS];
 	nfds_t n = FIRST_RX_FD;
 
 	l->fds[WAKE_FD] = (struct pollfd){ .fd = d->wake_fd, .events = POLLIN };
@@ -167,9 +167,46 @@ static void woken(struct engine_loop *l, nfds_t nfds, uint64_t slept_at)
 				  : bell	       ? URNIC_WOKE_DOORBELL
 						       : URNIC_WOKE_OTHER);
 	l->share_woke = l->fds[SHARE_FD].revents & POLLIN;
+	/* The local lanes' fd: their offers, ends and wake-up bytes are served in the
+	 * passes that read the share socket. */
+	if (!l->d->iw && l->d->udp->local.on)
+		for (nfds_t i = FIRST_RX_FD; i < nfds; i++)
+			if (l->fds[i].fd == urnic_local_fd(&l->d->udp->local) && l->fds[i].revents)
+				l->share_woke = true;
 	if (bell && read(l->d->wake_fd, &drain, sizeof(drain)) < 0)
 		drain = 0;
 	l->idle_since = urnic_dev_now_ns();
+}
+
+/* Before a sleep that watches the sockets: local senders ring (local.h). The lanes
+ * change under the device lock only; if a pass holds it, sleep at most BUSY_RETRY_NS
+ * unarmed. A record already waiting makes the sleep a look. Returns whether armed. */
+static bool lanes_arm(struct urnic_dev *d, struct timespec *ts, uint64_t *wait_ns)
+{
+	bool armed = false;
+
+	if (d->iw || !d->udp->local.on)
+		return false;
+	if (pthread_mutex_trylock(&d->lock)) {
+		if (!*wait_ns || *wait_ns > BUSY_RETRY_NS)
+			*wait_ns = BUSY_RETRY_NS;
+	} else {
+		if (urnic_local_arm(&d->udp->local))
+			*wait_ns = 1;
+		pthread_mutex_unlock(&d->lock);
+		armed = true;
+	}
+	ts->tv_sec = (time_t)(*wait_ns / 1000000000ull);
+	ts->tv_nsec = (long)(*wait_ns % 1000000000ull);
+	return armed;
+}
+
+static void lanes_disarm(struct urnic_dev *d)
+{
+	if (pthread_mutex_trylock(&d->lock))
+		return; /* a sender rings once more, needlessly */
+	urnic_local_disarm(&d->udp->local);
+	pthread_mutex_unlock(&d->lock);
 }
 
 /*
@@ -185,7 +222,7 @@ static bool sleep_once(struct engine_loop *l, bool app_polls)
 	enum urnic_eng_state s;
 	uint64_t deadline, now, wait_ns, slept_at;
 	struct timespec ts;
-	bool did = false, ran, blind;
+	bool did = false, ran, blind, armed;
 
 	l->light = l->pkts_most <= SPIN_LIGHT_PKTS;
 	l->pkts_most = 0;
@@ -218,7 +255,10 @@ static bool sleep_once(struct engine_loop *l, bool app_polls)
 	ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
 	ts.tv_nsec = (long)(wait_ns % 1000000000ull);
 	slept_at = urnic_dev_now_ns();
+	armed = nfds > FIRST_RX_FD && lanes_arm(d, &ts, &wait_ns);
 	ppoll(l->fds, nfds, wait_ns ? &ts : NULL, NULL);
+	if (armed)
+		lanes_disarm(d);
 	if (urnic_handover_wake(&d->ho))
 		return false;
 	woken(l, nfds, slept_at);

@@ -26,8 +26,6 @@
 #include "wire/cm.h"
 #include "wire/pkt.h"
 
-/* BTH bytes 5..7 are the destination QP (IBTA 9.2, the BTH layout). */
-#define BTH_DQPN_OFFSET 5
 /* A slot refused for its holder's user is looked at again after this long: the holder
  * may have left and one of our processes taken the slot. */
 #define REFUSED_RECHECK_NS 100000000ull
@@ -316,9 +314,9 @@ int urnic_share_owner(const struct urnic_share *s, const uint8_t *payload, size_
 {
 	uint32_t dqpn;
 
-	if (len < BTH_DQPN_OFFSET + 3)
+	if (len < URNIC_BTH_DQPN_OFFSET + 3)
 		return -1;
-	dqpn = urnic_get_be24(payload + BTH_DQPN_OFFSET);
+	dqpn = urnic_get_be24(payload + URNIC_BTH_DQPN_OFFSET);
 	if (dqpn == URNIC_GSI_QPN)
 		return urnic_cm_port_steer(s->addr_str, payload, len);
 	return (int)(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1);

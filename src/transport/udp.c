@@ -271,20 +271,30 @@ int urnic_udp_use_ring(struct urnic_udp *u)
 	return ret;
 }
 
-int urnic_udp_rx_fds(const struct urnic_udp *u, int fds[3])
+int urnic_udp_use_local(struct urnic_udp *u)
 {
-	if (!u->ring_on) {
-		fds[0] = u->fd;
-		return 1;
+	if (u->local.on)
+		return 0;
+	return urnic_local_open(&u->local, u->ipv6, u->addr, u->share.slot);
+}
+
+int urnic_udp_rx_fds(const struct urnic_udp *u, int fds[URNIC_UDP_RX_FDS])
+{
+	int n = 0;
+
+	if (u->ring_on) {
+		fds[n++] = urnic_ring_fd(&u->ring, 0);
+		fds[n++] = urnic_ring_fd(&u->ring, 1);
 	}
-	fds[0] = urnic_ring_fd(&u->ring, 0);
-	fds[1] = urnic_ring_fd(&u->ring, 1);
-	fds[2] = u->fd; /* what the rings leave to it (ring.h) */
-	return 3;
+	fds[n++] = u->fd; /* with rings: what they leave to it (ring.h) */
+	if (u->local.on)
+		fds[n++] = urnic_local_fd(&u->local);
+	return n;
 }
 
 void urnic_udp_close(struct urnic_udp *u)
 {
+	urnic_local_close(&u->local);
 	if (u->ring_on) {
 		urnic_ring_close(&u->ring, u->fd);
 		u->ring_on = false;

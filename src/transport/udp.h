@@ -25,6 +25,7 @@
 #include "wire/addr.h"
 #include "wire/txbatch.h"
 #include "transport/fault.h"
+#include "transport/local.h"
 #include "transport/pcap.h"
 #include "transport/ring.h"
 #include "transport/share.h"
@@ -45,6 +46,8 @@ enum {
 
 /* With packet rings, how often the socket is read for what they leave to it. */
 #define URNIC_UDP_RING_SOCKET_NS 50000ull
+/* How recent a record from a local lane must be for the socket to be read as rarely. */
+#define URNIC_UDP_LOCAL_BUSY_NS 1000000ull
 
 struct urnic_udp_sport {
 	uint16_t port;
@@ -84,6 +87,13 @@ struct urnic_udp {
 	bool ring_on;	       /* our unicast IPv4 packets come from the packet rings (ring.h) */
 	uint64_t sock_read_ns; /* then: when the socket was last read */
 	struct urnic_ring ring;
+	/* Lanes to and from urnic processes on this host (URNIC_LOCAL, local.h); while
+	 * they carry the traffic (a record within URNIC_UDP_LOCAL_BUSY_NS and the last
+	 * read of the socket found nothing), a polling application's passes read the
+	 * socket every URNIC_UDP_RING_SOCKET_NS only, as with the rings. */
+	struct urnic_local local;
+	uint64_t local_rx_ns;
+	bool sock_empty;
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct urnic_udp_group groups[URNIC_UDP_MAX_GROUPS];
@@ -135,9 +145,16 @@ void urnic_udp_close(struct urnic_udp *u);
  * the socket receives as before. Call after urnic_udp_open. */
 int urnic_udp_use_ring(struct urnic_udp *u);
 
+/* Sends to and receives from urnic processes on this host through shared memory
+ * lanes (local.h) from now on, where the peer takes one. Returns 0 or -errno (then
+ * everything goes by the socket). Call after urnic_udp_open. */
+int urnic_udp_use_local(struct urnic_udp *u);
+
 /* The fds that signal a received packet, the main one first, for sleeping on: the
- * address's socket, and the rings when they are on. Returns how many (at most 3). */
-int urnic_udp_rx_fds(const struct urnic_udp *u, int fds[3]);
+ * address's socket, the rings when they are on, the lanes' fd when they are.
+ * Returns how many (at most URNIC_UDP_RX_FDS). */
+enum { URNIC_UDP_RX_FDS = 4 };
+int urnic_udp_rx_fds(const struct urnic_udp *u, int fds[URNIC_UDP_RX_FDS]);
 
 /* Puts the faulty wire of fault.h on the receive path (after open). seed is used when
  * c names none; counters are the engine's. Returns 0 or -ENOMEM. */

@@ -379,6 +379,48 @@ static int recv_ring(struct rx_pass *p)
 	return n;
 }
 
+/* A record of a local lane (local.h): a packet or a GSO run, as a GRO datagram. */
+static void local_rec(void *ctx, const struct urnic_local_rec *r)
+{
+	struct rx_pass *p = ctx;
+
+	p->m.tos = r->tos;
+	p->m.ttl = r->ttl;
+	count(p, URNIC_CTR_rx_local,
+	      deliver_segments(p, r->src, r->sport, NULL, r->pkt, r->len, r->seg, 0));
+}
+
+/* The local lanes' records; with service, the lanes' offers, ends and wake-ups too. */
+static int recv_local(struct rx_pass *p, bool service)
+{
+	struct urnic_udp *u = p->u;
+	uint32_t n;
+
+	if (service)
+		urnic_local_service(&u->local, p->m.now_ns, p->s->counters);
+	n = urnic_local_recv(&u->local, local_rec, p, p->s->counters);
+	if (n) {
+		u->local_rx_ns = p->m.now_ns;
+		forward_flush(p);
+	}
+	rx_defaults(p);
+	return (int)n;
+}
+
+/* Whether this pass reads the socket. With the rings, only what they leave to it
+ * lands there (ring.h); while local lanes carry the traffic, little does. Either way a
+ * polling application's pass would be a system call again, so it is read now and
+ * then; the engine thread's passes after a wake-up (forwarded) always read it. */
+static bool socket_due(struct urnic_udp *u, uint64_t now_ns, bool forwarded)
+{
+	bool lanes_busy =
+		u->local.on && u->sock_empty && now_ns - u->local_rx_ns < URNIC_UDP_LOCAL_BUSY_NS;
+
+	if (!(u->ring_on || (lanes_busy && !forwarded)))
+		return true;
+	return now_ns - u->sock_read_ns >= URNIC_UDP_RING_SOCKET_NS;
+}
+
 int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t now_ns,
 		   bool forwarded)
 {
@@ -388,14 +430,16 @@ int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t
 	rx_defaults(&p);
 	if (u->fault)
 		n = (int)urnic_fault_release(u->fault, now_ns, fault_deliver, &p);
-	/* With the rings, the socket only has what they leave to it (ring.h): read it
-	 * now and then, not in every pass (a polling application's turn would be a
-	 * system call again). */
+	if (u->local.on)
+		n += recv_local(&p, forwarded);
 	if (u->ring_on)
 		n += recv_ring(&p);
-	if (!u->ring_on || now_ns - u->sock_read_ns >= URNIC_UDP_RING_SOCKET_NS) {
+	if (socket_due(u, now_ns, forwarded)) {
+		int got = recv_batch(&p, u->fd, NULL);
+
 		u->sock_read_ns = now_ns;
-		n += recv_batch(&p, u->fd, NULL);
+		u->sock_empty = got == 0;
+		n += got;
 	}
 	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++) {
 		int fd = atomic_load_explicit(&u->groups[g].fd, memory_order_relaxed);

@@ -9,6 +9,7 @@
 
 #include "wire/byteorder.h"
 #include "wire/icrc_gso.h"
+#include "wire/mad.h"
 #include "wire/pkt.h"
 
 #include <errno.h>
@@ -205,6 +206,59 @@ static void trace_msgs(const struct urnic_udp *u, const struct urnic_txbatch *b,
 	}
 }
 
+/* The share slot (share.h) of the process that owns every destination QP of message i,
+ * or -1: a CM MAD (QP 1: its port says whose it is, cm_ports.h), a multicast group, or
+ * a run to QPs of several processes leave by the socket. */
+static int local_slot(const struct urnic_udp *u, const struct urnic_txbatch *b, uint32_t i,
+		      uint32_t end)
+{
+	int slot = -1;
+
+	if (urnic_mcast_ip(u->ipv6, b->pkts[u->tx_first_pkt[i]].dst.ip))
+		return -1;
+	for (uint32_t k = u->tx_first_pkt[i]; k < end; k++) {
+		uint32_t dqpn = urnic_get_be24(b->pkts[k].wire + URNIC_BTH_DQPN_OFFSET);
+		int s = (int)(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1);
+
+		if (dqpn == URNIC_GSI_QPN || (slot >= 0 && s != slot))
+			return -1;
+		slot = s;
+	}
+	return slot;
+}
+
+/* Puts the messages whose peer is a urnic process on this host into its lane
+ * (local.h); their fd becomes -1, which the sends skip. */
+static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nmsg,
+		       uint64_t *counters)
+{
+	struct timespec ts;
+	uint64_t now_ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	for (uint32_t i = 0; i < nmsg; i++) {
+		const struct urnic_txpkt *first = &b->pkts[u->tx_first_pkt[i]];
+		uint32_t end = i + 1 < nmsg ? u->tx_first_pkt[i + 1] : b->n;
+		int slot = local_slot(u, b, i, end);
+		struct urnic_local_env env = {
+			.sport = sent_port(u, first->dst.sport),
+			.seg = u->tx_gso[i] ? (uint16_t)urnic_txpkt_bytes(first) : 0,
+			.tos = first->dst.traffic_class,
+			.ttl = URNIC_DEFAULT_TTL,
+		};
+
+		if (slot < 0 || !urnic_local_send(&u->local, first->dst.ip, (uint32_t)slot, &env,
+						  u->tx_iov[i].iov_base,
+						  (uint32_t)u->tx_iov[i].iov_len, now_ns, counters))
+			continue;
+		counters[URNIC_CTR_tx_local] += end - u->tx_first_pkt[i];
+		if (u->pcap)
+			trace_msgs(u, b, i, 1, NULL);
+		u->tx_fd[i] = -1;
+	}
+}
+
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)
 {
 	uint32_t nmsg, i = 0;
@@ -212,6 +266,8 @@ void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *coun
 	memset(u->tx_ip_id, 0, b->n * sizeof(u->tx_ip_id[0]));
 again:
 	nmsg = build_msgs(u, b, i);
+	if (u->local.on)
+		send_local(u, b, nmsg, counters);
 	i = 0;
 	/* One sendmmsg per run of messages that leave from the same socket. */
 	while (i < nmsg) {
@@ -221,6 +277,10 @@ again:
 
 		while (j < nmsg && u->tx_fd[j] == fd)
 			j++;
+		if (fd < 0) { /* sent through a local lane */
+			i = j;
+			continue;
+		}
 		while (i < j) {
 			/* One message: sendmsg, which skips sendmmsg's per-call setup
 			 * (~0.1 us of a ping-pong's one-way trip on a 2-vCPU VM). */

@@ -20,6 +20,7 @@
 /* Header and payload sizes, IBTA 9.2-9.3 and rxe_hdr.h. */
 enum {
 	URNIC_BTH_BYTES = 12,
+	URNIC_BTH_DQPN_OFFSET = 5, /* BTH bytes 5..7: the destination QP (IBTA 9.2) */
 	URNIC_RDETH_BYTES = 4,
 	URNIC_DETH_BYTES = 8,
 	URNIC_RETH_BYTES = 16,

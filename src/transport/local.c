@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * local.c - shared memory lanes between urnic processes on one host (local.h): the
+ * offer and acceptance over an abstract unix seqpacket connection, and the lane, a
+ * single-producer single-consumer ring of 64-byte aligned records.
+ */
+#include "transport/local.h"
+
+#include "stats/counters.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define LANE_MAGIC 0x6e6c7275u /* "urln" */
+#define LANE_VERSION 1u
+#define REC_ALIGN 64u
+#define REC_WRAP 0xffffffffu /* a record that says: the next one is at the ring's start */
+
+enum { LANE_OFFERED = 1, LANE_TAKEN = 2 };
+enum { EV_LISTEN, EV_IN, EV_OUT };
+
+/* The lane in the memfd: written by the sender, but for tail, waiting and state. */
+struct urnic_local_lane {
+	uint32_t magic, version, ring_bytes;
+	uint8_t src[16];
+	_Atomic uint32_t state;
+	_Alignas(64) _Atomic uint64_t head;    /* producer: bytes written in all */
+	_Alignas(64) _Atomic uint64_t tail;    /* consumer: bytes taken in all */
+	_Alignas(64) _Atomic uint32_t waiting; /* the consumer sleeps: ring */
+	_Alignas(64) uint8_t ring[];
+};
+
+/* A record's header, as laid out in the ring. */
+struct rec_hdr {
+	uint32_t len; /* packet bytes, or REC_WRAP */
+	uint16_t seg;
+	uint16_t sport;
+	uint8_t tos, ttl;
+	uint8_t pad[22];
+};
+
+#define LANE_BYTES (sizeof(struct urnic_local_lane) + URNIC_LOCAL_RING_BYTES)
+
+_Static_assert(sizeof(struct rec_hdr) == URNIC_LOCAL_REC_HDR, "record header layout");
+_Static_assert(URNIC_LOCAL_REC_HDR <= REC_ALIGN, "a wrap record fits any aligned gap");
+_Static_assert(URNIC_LOCAL_RING_BYTES % REC_ALIGN == 0, "records never straddle the end");
+_Static_assert(URNIC_LOCAL_REC_MAX + URNIC_LOCAL_REC_HDR < URNIC_LOCAL_RING_BYTES / 2,
+	       "a record and a wrap gap fit");
+
+static uint32_t rec_bytes(uint32_t len)
+{
+	return (URNIC_LOCAL_REC_HDR + len + REC_ALIGN - 1) & ~(REC_ALIGN - 1);
+}
+
+static uint64_t ev_data(uint32_t kind, uint32_t i)
+{
+	return (uint64_t)kind << 32 | i;
+}
+
+/* "urnic.lane.<address in hex>.<slot>" as an abstract name; returns its length. */
+static socklen_t lane_name(struct sockaddr_un *sun, bool ipv6, const uint8_t *ip, uint32_t slot)
+{
+	char hex[33];
+	int n;
+
+	for (int i = 0; i < (ipv6 ? 16 : 4); i++)
+		snprintf(hex + 2 * i, 3, "%02x", ip[i]);
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	n = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "urnic.lane.%s.%u", hex, slot);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+static int ep_add(struct urnic_local *l, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = data };
+
+	return epoll_ctl(l->ep_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+int urnic_local_open(struct urnic_local *l, bool ipv6, const uint8_t *addr, uint32_t slot)
+{
+	struct sockaddr_un sun;
+	socklen_t len = lane_name(&sun, ipv6, addr, slot);
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	l->ipv6 = ipv6;
+	memcpy(l->addr, addr, ipv6 ? 16 : 4);
+	l->uid = (uint32_t)geteuid();
+	for (int i = 0; i < URNIC_LOCAL_IN; i++)
+		l->in[i].fd = -1;
+	for (int i = 0; i < URNIC_LOCAL_OUT; i++)
+		l->out[i].fd = -1;
+	l->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	l->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (l->ep_fd < 0 || l->listen_fd < 0)
+		goto fail;
+	if (bind(l->listen_fd, (struct sockaddr *)&sun, len) || listen(l->listen_fd, 64))
+		goto fail;
+	ret = ep_add(l, l->listen_fd, EPOLLIN, ev_data(EV_LISTEN, 0));
+	if (ret) {
+		errno = -ret;
+		goto fail;
+	}
+	l->on = true;
+	return 0;
+fail:
+	ret = -errno;
+	if (l->listen_fd >= 0)
+		close(l->listen_fd);
+	if (l->ep_fd >= 0)
+		close(l->ep_fd);
+	l->listen_fd = l->ep_fd = -1;
+	return ret;
+}
+
+static void in_free(struct urnic_local_in *e)
+{
+	if (e->fd >= 0)
+		close(e->fd); /* leaves the epoll set with it */
+	if (e->lane)
+		munmap(e->lane, LANE_BYTES);
+	e->fd = -1;
+	e->lane = NULL;
+	e->gone = false;
+}
+
+static void out_free(struct urnic_local_out *e, uint64_t retry_ns)
+{
+	if (e->fd >= 0)
+		close(e->fd);
+	if (e->lane)
+		munmap(e->lane, LANE_BYTES);
+	e->fd = -1;
+	e->lane = NULL;
+	e->state = URNIC_LOCAL_OUT_REFUSED;
+	e->retry_ns = retry_ns;
+}
+
+void urnic_local_close(struct urnic_local *l)
+{
+	if (!l->on)
+		return;
+	for (int i = 0; i < URNIC_LOCAL_IN; i++)
+		in_free(&l->in[i]);
+	for (int i = 0; i < URNIC_LOCAL_OUT; i++)
+		out_free(&l->out[i], 0);
+	close(l->listen_fd);
+	close(l->ep_fd);
+	l->on = false;
+}
+
+/* ---- the sending side ---- */
+
+/* A new lane in a sealed memfd: the receiver maps exactly LANE_BYTES and relies on
+ * the file never shrinking under it. Returns the memfd or -1. */
+static int lane_create(const struct urnic_local *l, struct urnic_local_lane **lane)
+{
+	int mfd = memfd_create("urnic-lane", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	void *map;
+
+	if (mfd < 0)
+		return -1;
+	if (ftruncate(mfd, (off_t)LANE_BYTES) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto fail;
+	map = mmap(NULL, LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (map == MAP_FAILED)
+		goto fail;
+	*lane = map;
+	(*lane)->magic = LANE_MAGIC;
+	(*lane)->version = LANE_VERSION;
+	(*lane)->ring_bytes = URNIC_LOCAL_RING_BYTES;
+	memcpy((*lane)->src, l->addr, sizeof(l->addr));
+	atomic_store(&(*lane)->state, LANE_OFFERED);
+	return mfd;
+fail:
+	close(mfd);
+	return -1;
+}
+
+/* Passes mfd over fd with one byte (SCM_RIGHTS). */
+static int pass_fd(int fd, int mfd)
+{
+	char byte = 'L';
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctrl;
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctrl.buf,
+			    .msg_controllen = sizeof(ctrl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mfd, sizeof(int));
+	return sendmsg(fd, &m, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* Offers a lane to the listener of (ip, slot), if it is a process of our user. */
+static void offer(struct urnic_local *l, struct urnic_local_out *e, uint32_t idx, uint64_t now_ns)
+{
+	struct sockaddr_un sun;
+	socklen_t len = lane_name(&sun, l->ipv6, e->ip, e->slot);
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int mfd;
+
+	e->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (e->fd < 0 || connect(e->fd, (struct sockaddr *)&sun, len) ||
+	    getsockopt(e->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.uid != l->uid)
+		goto refused;
+	mfd = lane_create(l, &e->lane);
+	if (mfd < 0)
+		goto refused;
+	if (pass_fd(e->fd, mfd) || ep_add(l, e->fd, EPOLLRDHUP, ev_data(EV_OUT, idx))) {
+		close(mfd);
+		goto refused;
+	}
+	close(mfd);
+	e->head = 0;
+	e->state = URNIC_LOCAL_OUT_OFFERED;
+	return;
+refused:
+	out_free(e, now_ns + URNIC_LOCAL_RETRY_NS);
+}
+
+/* The lane entry for (ip, slot): found, or a new one offered; NULL when none is free. */
+static struct urnic_local_out *out_find(struct urnic_local *l, const uint8_t *ip, uint32_t slot,
+					uint64_t now_ns)
+{
+	size_t alen = l->ipv6 ? 16 : 4;
+	struct urnic_local_out *e = &l->out[l->last_out], *free_e = NULL;
+
+	if (e->state != URNIC_LOCAL_OUT_FREE && e->slot == slot && !memcmp(e->ip, ip, alen))
+		return e;
+	for (uint32_t i = 0; i < URNIC_LOCAL_OUT; i++) {
+		e = &l->out[i];
+		if (e->state == URNIC_LOCAL_OUT_FREE) {
+			if (!free_e)
+				free_e = e;
+			continue;
+		}
+		if (e->slot == slot && !memcmp(e->ip, ip, alen)) {
+			l->last_out = i;
+			return e;
+		}
+	}
+	if (!free_e)
+		return NULL;
+	memset(free_e->ip, 0, sizeof(free_e->ip));
+	memcpy(free_e->ip, ip, alen);
+	free_e->slot = slot;
+	l->last_out = (uint32_t)(free_e - l->out);
+	offer(l, free_e, l->last_out, now_ns);
+	return NULL; /* this packet goes by UDP: the receiver has not mapped it yet */
+}
+
+/* Wakes the receiver if it sleeps: the Dekker pair of urnic_local_arm (each side
+ * stores, fences, then loads the other's word). */
+static void ring_bell(const struct urnic_local_out *e)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&e->lane->waiting, memory_order_relaxed) &&
+	    atomic_exchange(&e->lane->waiting, 0))
+		(void)send(e->fd, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+		     const struct urnic_local_env *env, const uint8_t *pkt, uint32_t len,
+		     uint64_t now_ns, uint64_t *counters)
+{
+	struct urnic_local_out *e = out_find(l, dst_ip, slot, now_ns);
+	uint32_t need = rec_bytes(len), off, to_end;
+	uint64_t total;
+	struct rec_hdr h = {
+		.len = len, .seg = env->seg, .sport = env->sport, .tos = env->tos, .ttl = env->ttl
+	};
+
+	if (!e)
+		return 0;
+	if (e->state == URNIC_LOCAL_OUT_REFUSED) {
+		if (now_ns < e->retry_ns)
+			return 0;
+		e->state = URNIC_LOCAL_OUT_FREE;
+		offer(l, e, (uint32_t)(e - l->out), now_ns);
+		return 0;
+	}
+	if (atomic_load_explicit(&e->lane->state, memory_order_acquire) != LANE_TAKEN ||
+	    len > URNIC_LOCAL_REC_MAX)
+		return 0;
+	off = (uint32_t)(e->head % URNIC_LOCAL_RING_BYTES);
+	to_end = URNIC_LOCAL_RING_BYTES - off;
+	total = need > to_end ? (uint64_t)to_end + need : need;
+	if (e->head + total - atomic_load_explicit(&e->lane->tail, memory_order_acquire) >
+	    URNIC_LOCAL_RING_BYTES) {
+		counters[URNIC_CTR_drop_local_full]++;
+		ring_bell(e);
+		return 1;
+	}
+	if (need > to_end) {
+		struct rec_hdr wrap = { .len = REC_WRAP };
+
+		memcpy(e->lane->ring + off, &wrap, sizeof(wrap));
+		e->head += to_end;
+		off = 0;
+	}
+	memcpy(e->lane->ring + off, &h, sizeof(h));
+	memcpy(e->lane->ring + off + URNIC_LOCAL_REC_HDR, pkt, len);
+	e->head += need;
+	atomic_store_explicit(&e->lane->head, e->head, memory_order_release);
+	ring_bell(e);
+	return 1;
+}
+
+/* ---- the receiving side ---- */
+
+/* Maps the lane a sender passed on e->fd and tells it so; false when it is not one
+ * (then the connection is closed). */
+static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctrl;
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctrl.buf,
+			    .msg_controllen = sizeof(ctrl.buf) };
+	int mfd = -1, seals;
+	struct stat st;
+	void *map;
+
+	if (recvmsg(e->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+		return errno == EAGAIN; /* not here yet: wait for it */
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			if (mfd < 0)
+				mfd = fd;
+			else
+				close(fd);
+		}
+	}
+	if (mfd < 0 || (m.msg_flags & MSG_CTRUNC) || fstat(mfd, &st) ||
+	    (size_t)st.st_size != LANE_BYTES || (seals = fcntl(mfd, F_GET_SEALS)) < 0 ||
+	    !(seals & F_SEAL_SHRINK))
+		goto bad;
+	map = mmap(NULL, LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (map == MAP_FAILED)
+		goto bad;
+	close(mfd);
+	e->lane = map;
+	if (e->lane->magic != LANE_MAGIC || e->lane->version != LANE_VERSION ||
+	    e->lane->ring_bytes != URNIC_LOCAL_RING_BYTES)
+		return false;
+	memcpy(e->src, e->lane->src, sizeof(e->src));
+	e->tail = atomic_load(&e->lane->tail);
+	atomic_store_explicit(&e->lane->state, LANE_TAKEN, memory_order_release);
+	return true;
+bad:
+	if (mfd >= 0)
+		close(mfd);
+	return false;
+}
+
+static void accept_all(struct urnic_local *l, uint64_t *counters)
+{
+	for (;;) {
+		int fd = accept4(l->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+		int i;
+
+		if (fd < 0)
+			return;
+		for (i = 0; i < URNIC_LOCAL_IN && (l->in[i].fd >= 0 || l->in[i].lane); i++)
+			;
+		/* Another user's process may connect to an abstract name: refused. */
+		if (i == URNIC_LOCAL_IN || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
+		    cred.uid != l->uid ||
+		    ep_add(l, fd, EPOLLIN | EPOLLRDHUP, ev_data(EV_IN, (uint32_t)i))) {
+			counters[URNIC_CTR_local_refused]++;
+			close(fd);
+			continue;
+		}
+		l->in[i].fd = fd;
+		l->in[i].lane = NULL;
+	}
+}
+
+/* A lane's connection is readable: its offer, wake-up bytes, or its end. */
+static void in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t events,
+		     uint64_t *counters)
+{
+	char buf[64];
+	ssize_t n;
+
+	if (e->fd < 0)
+		return;
+	if (!e->lane && !take_lane(l, e)) {
+		counters[URNIC_CTR_local_refused]++;
+		in_free(e);
+		return;
+	}
+	while ((n = recv(e->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	if (n == 0 || (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
+		/* The sender left: what it wrote is still taken (urnic_local_recv frees
+		 * the lane once it is empty). */
+		close(e->fd);
+		e->fd = -1;
+		e->gone = true;
+		if (!e->lane)
+			in_free(e);
+	}
+}
+
+void urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *counters)
+{
+	struct epoll_event ev[32];
+	int n;
+
+	(void)now_ns;
+	if (!l->on)
+		return;
+	n = epoll_wait(l->ep_fd, ev, 32, 0);
+	for (int i = 0; i < n; i++) {
+		uint32_t kind = (uint32_t)(ev[i].data.u64 >> 32), idx = (uint32_t)ev[i].data.u64;
+
+		if (kind == EV_LISTEN)
+			accept_all(l, counters);
+		else if (kind == EV_IN && idx < URNIC_LOCAL_IN)
+			in_event(l, &l->in[idx], ev[i].events, counters);
+		else if (kind == EV_OUT && idx < URNIC_LOCAL_OUT)
+			/* The receiver left (its device closed, or it died). */
+			out_free(&l->out[idx], now_ns + URNIC_LOCAL_RETRY_NS);
+	}
+}
+
+/* The records of one lane; a malformed one empties it (drop_local_bad). */
+static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
+			  void (*rx)(void *ctx, const struct urnic_local_rec *r), void *ctx,
+			  uint64_t *counters)
+{
+	uint64_t head = atomic_load_explicit(&e->lane->head, memory_order_acquire);
+	uint32_t n = 0;
+
+	if (head - e->tail > URNIC_LOCAL_RING_BYTES)
+		goto bad;
+	while (e->tail != head && n < URNIC_LOCAL_RX_BUDGET) {
+		uint32_t off = (uint32_t)(e->tail % URNIC_LOCAL_RING_BYTES);
+		struct rec_hdr h;
+		struct urnic_local_rec r;
+
+		memcpy(&h, e->lane->ring + off, sizeof(h));
+		if (h.len == REC_WRAP) {
+			e->tail += URNIC_LOCAL_RING_BYTES - off;
+			continue;
+		}
+		if (h.len > URNIC_LOCAL_REC_MAX ||
+		    off + rec_bytes(h.len) > URNIC_LOCAL_RING_BYTES ||
+		    rec_bytes(h.len) > head - e->tail)
+			goto bad;
+		r = (struct urnic_local_rec){ .src = e->src,
+					      .sport = h.sport,
+					      .seg = h.seg,
+					      .tos = h.tos,
+					      .ttl = h.ttl,
+					      .pkt = e->lane->ring + off + URNIC_LOCAL_REC_HDR,
+					      .len = h.len };
+		rx(ctx, &r);
+		e->tail += rec_bytes(h.len);
+		atomic_store_explicit(&e->lane->tail, e->tail, memory_order_release);
+		n++;
+	}
+	atomic_store_explicit(&e->lane->tail, e->tail, memory_order_release);
+	return n;
+bad:
+	counters[URNIC_CTR_drop_local_bad]++;
+	e->tail = head;
+	atomic_store_explicit(&e->lane->tail, e->tail, memory_order_release);
+	(void)l;
+	return n;
+}
+
+uint32_t urnic_local_recv(struct urnic_local *l,
+			  void (*rx)(void *ctx, const struct urnic_local_rec *r), void *ctx,
+			  uint64_t *counters)
+{
+	uint32_t n = 0;
+
+	if (!l->on)
+		return 0;
+	for (int i = 0; i < URNIC_LOCAL_IN; i++) {
+		struct urnic_local_in *e = &l->in[i];
+
+		if (!e->lane)
+			continue;
+		n += recv_lane(l, e, rx, ctx, counters);
+		if (e->gone && e->tail == atomic_load(&e->lane->head))
+			in_free(e);
+	}
+	return n;
+}
+
+bool urnic_local_arm(struct urnic_local *l)
+{
+	bool waiting = false;
+
+	if (!l->on)
+		return false;
+	for (int i = 0; i < URNIC_LOCAL_IN; i++)
+		if (l->in[i].lane)
+			atomic_store(&l->in[i].lane->waiting, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (int i = 0; i < URNIC_LOCAL_IN; i++)
+		if (l->in[i].lane && atomic_load_explicit(&l->in[i].lane->head,
+							  memory_order_relaxed) != l->in[i].tail)
+			waiting = true;
+	return waiting;
+}
+
+void urnic_local_disarm(struct urnic_local *l)
+{
+	if (!l->on)
+		return;
+	for (int i = 0; i < URNIC_LOCAL_IN; i++)
+		if (l->in[i].lane)
+			atomic_store_explicit(&l->in[i].lane->waiting, 0, memory_order_relaxed);
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * local.h - RoCEv2 packets to a urnic process on this host through shared memory
+ * (URNIC_LOCAL): a lane per sending device and receiving process, instead of the
+ * kernel's UDP path. On loopback the kernel spends two copies, a system call on each
+ * side and the receiver's empty polls on every packet; a lane is one copy in and the
+ * receiver's "did anything arrive?" is a load of the producer's position.
+ *
+ * The packets are the ones the socket would carry (BTH .. ICRC, the ICRC set for the
+ * IPv4 IDs a GSO send would give them), with the envelope a socket reports (source
+ * address and port, TOS, TTL) and the GSO segment size: the receiver hands them to its
+ * engine as it hands a GRO datagram, and captures show them as they would have left.
+ *
+ * Finding a peer: every device listens on the abstract unix seqpacket socket
+ * "urnic.lane.<address in hex>.<share slot>" (share.h), which the kernel releases when
+ * the process dies and which only processes of the same network namespace can reach.
+ * A sender that has a packet for such a name connects, checks that the listener is a
+ * process of its own user (SO_PEERCRED), and passes a sealed memfd: the lane, a
+ * single-producer single-consumer ring of records. Until the receiver has mapped it
+ * and said so in the lane's header, packets go by UDP. The connection stays open: its
+ * hang-up ends the lane on either side, and a byte on it wakes a receiver that sleeps
+ * (the lane's `waiting` word says when one is needed). A name that nobody holds, or
+ * another user's, is tried again after URNIC_LOCAL_RETRY_NS.
+ *
+ * Trust: only processes of the same user (who may already read and write each other's
+ * memory through ptrace) share lanes. A record's framing is read once into private
+ * variables and bounds-checked against the mapping, so a corrupt lane costs its
+ * packets (drop_local_bad), never a read outside it; the memfd is sealed against
+ * shrinking, so a peer cannot make our reads fault.
+ * Context: the device's passes, under the device lock, except urnic_local_arm.
+ */
+#ifndef URNIC_TRANSPORT_LOCAL_H
+#define URNIC_TRANSPORT_LOCAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	URNIC_LOCAL_IN = 16,  /* lanes a device receives from */
+	URNIC_LOCAL_OUT = 16, /* lanes a device sends into */
+	/* A lane's ring: four requester windows of 256 MTU-sized packets. */
+	URNIC_LOCAL_RING_BYTES = 4 << 20,
+	URNIC_LOCAL_REC_HDR = 32,
+	URNIC_LOCAL_REC_MAX = 65536, /* one GSO send */
+	URNIC_LOCAL_RX_BUDGET = 64,  /* records taken from one lane per receive */
+};
+
+/* How long a peer that did not take a lane is left to UDP before it is asked again. */
+#define URNIC_LOCAL_RETRY_NS 1000000000ull
+
+/* One record as the receiver sees it: a packet or a GSO run of packets. */
+struct urnic_local_rec {
+	const uint8_t *src; /* 4 or 16 bytes */
+	uint16_t sport;
+	uint16_t seg; /* GSO segment size; 0: one packet */
+	uint8_t tos, ttl;
+	uint8_t *pkt;
+	uint32_t len;
+};
+
+/* The envelope of a send (what the socket would have put around it). */
+struct urnic_local_env {
+	uint16_t sport;
+	uint16_t seg;
+	uint8_t tos, ttl;
+};
+
+struct urnic_local_lane;
+
+struct urnic_local_in {
+	int fd;	   /* the accepted connection; -1: none (free when lane is NULL too) */
+	bool gone; /* the sender left: the lane is freed once empty */
+	struct urnic_local_lane *lane;
+	uint8_t src[16]; /* the sender's address, fixed when the lane was taken */
+	uint64_t tail;	 /* our copy of the consumer position */
+};
+
+enum urnic_local_out_state {
+	URNIC_LOCAL_OUT_FREE,
+	URNIC_LOCAL_OUT_OFFERED, /* passed, not yet mapped by the receiver: UDP */
+	URNIC_LOCAL_OUT_REFUSED, /* nobody there, or not our user: UDP until retry_ns */
+};
+
+struct urnic_local_out {
+	enum urnic_local_out_state state;
+	uint8_t ip[16];
+	uint32_t slot;
+	int fd;
+	struct urnic_local_lane *lane;
+	uint64_t head; /* our copy of the producer position */
+	uint64_t retry_ns;
+};
+
+struct urnic_local {
+	bool on;
+	bool ipv6;
+	uint8_t addr[16];
+	uint32_t uid;
+	int listen_fd;
+	int ep_fd; /* the listener and every lane's connection */
+	struct urnic_local_in in[URNIC_LOCAL_IN];
+	struct urnic_local_out out[URNIC_LOCAL_OUT];
+	uint32_t last_out; /* the entry the last send used */
+};
+
+/* Listens for lanes to (addr, slot). Returns 0 or -errno; l->on says whether it is in
+ * use (false after an error or before open). */
+int urnic_local_open(struct urnic_local *l, bool ipv6, const uint8_t *addr, uint32_t slot);
+void urnic_local_close(struct urnic_local *l);
+
+/* The fd that is readable when the lanes need urnic_local_service: a lane offered or
+ * gone, or a sender ringing a sleeping receiver. */
+static inline int urnic_local_fd(const struct urnic_local *l)
+{
+	return l->on ? l->ep_fd : -1;
+}
+
+/* Takes offered lanes, ends the ones whose peer left, drains the wake-up bytes. */
+void urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *counters);
+
+/*
+ * Sends one record to the process of (dst_ip, slot) if a lane to it is open: returns 1,
+ * or 0 when there is none (yet: the first call offers one), and the caller sends by
+ * UDP. A full lane drops the record, counted, and returns 1 (the reliable transport
+ * recovers, as from a full socket). len is at most URNIC_LOCAL_REC_MAX.
+ */
+int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+		     const struct urnic_local_env *env, const uint8_t *pkt, uint32_t len,
+		     uint64_t now_ns, uint64_t *counters);
+
+/* Hands each waiting record to rx (at most URNIC_LOCAL_RX_BUDGET per lane) and frees
+ * its room once rx returns. Returns the number of records. */
+uint32_t urnic_local_recv(struct urnic_local *l,
+			  void (*rx)(void *ctx, const struct urnic_local_rec *r), void *ctx,
+			  uint64_t *counters);
+
+/* Before the engine thread sleeps on urnic_local_fd: asks senders to ring. Returns
+ * true if a record is already waiting (then do not sleep). urnic_local_disarm after
+ * the sleep. */
+bool urnic_local_arm(struct urnic_local *l);
+void urnic_local_disarm(struct urnic_local *l);
+
+#endif
