@@ -5,8 +5,9 @@
 #
 #   urnic   Open MPI, pml ucx, and MPICH, ch4:ucx, by README's recipe: one urnic
 #           address per rank (`urnic run --per-rank`), UCX's shared memory off
-#           (UCX_TLS=^sm); and Open MPI again with URNIC_RING=1 (packet rings, urnic's
-#           lowest latency; needs CAP_NET_RAW, else urnic says so and uses its socket)
+#           (UCX_TLS=^sm); the two ranks' devices exchange their packets through
+#           urnic's shared memory lanes (URNIC_LOCAL, the default); and Open MPI again
+#           with URNIC_LOCAL=0, through the UDP socket, as two hosts would
 #   TCP     Open MPI's own TCP transport: --mca pml ob1 --mca btl tcp,self on lo (the
 #           reference of the targets); and, for reference, MPICH over UCX's tcp (which
 #           now and then hangs in MPI_Finalize here: that run is dropped after 30 s)
@@ -82,7 +83,7 @@ RUN="$URNIC run --addr $ADDRS --per-rank --"
 # name|description|command (the example's arguments are appended)
 CONFIGS=(
 	"urnic_ompi|Open MPI, pml ucx, over urnic|$OMPI --mca pml ucx -x UCX_TLS=^sm $RUN $ONE"
-	"urnic_ompi_ring|... with URNIC_RING=1|$OMPI --mca pml ucx -x UCX_TLS=^sm -x URNIC_RING=1 $RUN $ONE"
+	"urnic_ompi_sock|... with URNIC_LOCAL=0 (UDP socket)|$OMPI --mca pml ucx -x UCX_TLS=^sm -x URNIC_LOCAL=0 $RUN $ONE"
 	"urnic_mpich|MPICH, ch4:ucx, over urnic|mpiexec.mpich -n 2 -genv UCX_TLS ^sm $RUN $MP"
 	"tcp_ompi|Open MPI, btl tcp on lo|$OMPI --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo $ONE"
 	"tcp_mpich|MPICH, ch4:ucx, UCX tcp on lo|mpiexec.mpich -n 2 -genv UCX_TLS tcp -genv UCX_NET_DEVICES lo $MP"
@@ -134,12 +135,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 		desc=${desc%%|*}
 		printf '%-34s %11s us %11s MB/s\n' "$desc" "$(median "$name" 3)" "$(median "$name" 4)"
 	done
-	if grep -qs 'no packet ring' "$OUT"/raw/urnic_ompi_ring.*.log; then
-		printf 'note: URNIC_RING=1 found no packet ring (CAP_NET_RAW?): the socket was used\n'
+	if grep -qs 'no shared memory lanes' "$OUT"/raw/urnic_ompi.*.log; then
+		printf 'note: urnic found no shared memory lanes: the socket was used\n'
 	fi
 	tl=$(median tcp_ompi 3)
 	tb=$(median tcp_ompi 4)
-	for u in urnic_ompi urnic_ompi_ring urnic_mpich; do
+	for u in urnic_ompi urnic_ompi_sock urnic_mpich; do
 		l=$(ratio "$(median $u 3)" "$tl")
 		b=$(ratio "$(median $u 4)" "$tb")
 		printf '%-15s / tcp_ompi: latency %s (target <= 0.7: %s), bandwidth %s (target >= 2: %s)\n' \

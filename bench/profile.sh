@@ -8,7 +8,9 @@
 #   The tool is ib_write_bw unless PERFTEST=ib_send_bw (etc.) is set.
 # Needs perf (Debian package linux-perf; installed when missing) and root or
 # kernel.perf_event_paranoid <= 1 for the kernel symbols and system-call tracepoints.
+# urnic runs with URNIC_LOCAL=0 (unless set otherwise): the UDP path, not shared memory lanes.
 set -u
+export URNIC_LOCAL=${URNIC_LOCAL:-0}
 URNIC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$URNIC_TOP/scripts/deps.sh"
 BUILD=$URNIC_TOP/build

@@ -32,10 +32,15 @@
 #   -p DIR  where the PNG plots go (default docs)
 #   -q      quick: one repetition, fewer iterations (a smoke run, not for figures)
 #
+# urnic runs with URNIC_LOCAL=0 (unless set otherwise): the ceilings are the UDP path's, and
+# so are the targets; between processes of one host urnic's shared memory lanes take its
+# place by default (bench/mpi.sh measures both).
+#
 # Addresses: urnic server 127.0.3.2, client 127.0.3.3, idle devices 127.0.3.20-22, raw
 # UDP 127.0.3.10/11 (127.0.3.x, away from the 127.0.0.x the tests use); TCP ports
 # 18700+ (perftest), 13700+ (UCX), 47700+ (fi_pingpong).
 set -u
+export URNIC_LOCAL=${URNIC_LOCAL:-0}
 
 URNIC_TOP=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=$URNIC_TOP/bench
