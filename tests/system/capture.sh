@@ -40,6 +40,8 @@ export URNIC_NO_GSO
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/pp_tool.sh"
 sys_setup "$@"
+# The capture is of lo: the packets must go through the socket (no lanes).
+lanes_off
 case $MODE in rc | ud_uc) ;; verbs | xrc) [ -x "$PROG" ] || fail "$PROG is not an executable" ;;
 *) fail "unknown mode $MODE" ;; esac
 command -v tshark >/dev/null || fail "tshark not found"

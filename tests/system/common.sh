@@ -208,8 +208,15 @@ counter() {
 # lost to a full ring and that no IPv4 ID had to be recovered from the ICRC (the
 # frame gives it).
 ring_on() {
-	export URNIC_RING=1
+	export URNIC_RING=1 URNIC_LOCAL=0
 	say "receiving from packet rings (URNIC_RING=1)"
+}
+
+# lanes_off: this test's devices send to each other through the UDP socket, not through
+# shared memory lanes (URNIC_LOCAL=0, src/transport/local.h): for tests of what the
+# socket path does (captures on lo, GSO sends, reuseport steering and forwarding).
+lanes_off() {
+	export URNIC_LOCAL=0
 }
 ring_check() {
 	for _log in "$@"; do

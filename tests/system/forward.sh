@@ -22,6 +22,8 @@
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+# Steering misses happen on the socket: with lanes the client would reach C directly.
+lanes_off
 FORGE=${1:?usage: forward.sh FORGE}
 pp_chk_probe
 PORT_A=$((PP_PORT + 1))

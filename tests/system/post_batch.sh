@@ -19,6 +19,8 @@
 #   post_batch.sh write|send|off   (environment: LIBDIR, SANITIZE, CC, SLOT)
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+# Batching is counted in socket sends (tx_sends): no lanes.
+lanes_off
 MODE=${1:?usage: post_batch.sh write|send|off}
 BATCH=1
 case $MODE in

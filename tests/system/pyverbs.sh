@@ -35,6 +35,8 @@ export URNIC_NO_GSO
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/common.sh"
 sys_setup "$@"
+# The capture is of lo: the packets must go through the socket (no lanes).
+lanes_off
 [ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
 
 SUITE=/usr/share/doc/rdma-core/tests

@@ -29,6 +29,8 @@ URNIC=${2:?usage: trace.sh PCAP_ICRC URNIC gso|drops}
 MODE=${3:?usage: trace.sh PCAP_ICRC URNIC gso|drops}
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+# GSO sends and their segmentation are the socket path's (no lanes).
+lanes_off
 command -v tshark >/dev/null || fail "tshark not found"
 [ -x "$PCAP_ICRC" ] || fail "$PCAP_ICRC is not an executable"
 SPCAP=$SYS_WORK/server.pcapng
