@@ -259,6 +259,11 @@ static struct urnic_local_out *out_find(struct urnic_local *l, const uint8_t *ip
 			return e;
 		}
 	}
+	/* Full: a peer refused long enough ago makes room (remote peers, which never take a
+	 * lane, would otherwise keep every entry for good). */
+	for (uint32_t i = 0; !free_e && i < URNIC_LOCAL_OUT; i++)
+		if (l->out[i].state == URNIC_LOCAL_OUT_REFUSED && now_ns >= l->out[i].retry_ns)
+			free_e = &l->out[i];
 	if (!free_e)
 		return NULL;
 	memset(free_e->ip, 0, sizeof(free_e->ip));
