@@ -448,6 +448,10 @@ static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
 
 		memcpy(&h, e->lane->ring + off, sizeof(h));
 		if (h.len == URNIC_LOCAL_REC_WRAP) {
+			/* The skipped gap is bounded by what was written, like a record:
+			 * else tail passes head and the loop reads the ring round and round. */
+			if (URNIC_LOCAL_RING_BYTES - off > head - e->tail)
+				goto bad;
 			e->tail += URNIC_LOCAL_RING_BYTES - off;
 			continue;
 		}
