@@ -316,7 +316,7 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 			    .msg_iovlen = 1,
 			    .msg_control = ctrl.buf,
 			    .msg_controllen = sizeof(ctrl.buf) };
-	int mfd = -1, seals;
+	int mfd = -1, nfds = 0, seals;
 	struct stat st;
 	void *map;
 
@@ -329,13 +329,14 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 			int fd;
 
 			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-			if (mfd < 0)
+			if (nfds++ == 0)
 				mfd = fd;
 			else
 				close(fd);
 		}
 	}
-	if (mfd < 0 || (m.msg_flags & MSG_CTRUNC) || fstat(mfd, &st) ||
+	/* An offer is one lane: anything else is not our sender's. */
+	if (nfds != 1 || (m.msg_flags & MSG_CTRUNC) || fstat(mfd, &st) ||
 	    (size_t)st.st_size != URNIC_LOCAL_LANE_BYTES || (seals = fcntl(mfd, F_GET_SEALS)) < 0 ||
 	    !(seals & F_SEAL_SHRINK))
 		goto bad;
