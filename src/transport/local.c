@@ -319,9 +319,11 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 	int mfd = -1, nfds = 0, seals;
 	struct stat st;
 	void *map;
+	ssize_t got = recvmsg(e->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
-	if (recvmsg(e->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return errno == EAGAIN; /* not here yet: wait for it */
+	/* Not here yet: wait for it. 0: the sender hung up without an offer. */
+	if (got != 1)
+		return got < 0 && errno == EAGAIN;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -397,6 +399,8 @@ static void in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t e
 		in_free(e);
 		return;
 	}
+	if (!e->lane)
+		return; /* the offer is not here yet: draining would lose its memfd */
 	while ((n = recv(e->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
 		;
 	if (n == 0 || (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
