@@ -19,45 +19,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define LANE_MAGIC 0x6e6c7275u /* "urln" */
-#define LANE_VERSION 1u
-#define REC_ALIGN 64u
-#define REC_WRAP 0xffffffffu /* a record that says: the next one is at the ring's start */
-
-enum { LANE_OFFERED = 1, LANE_TAKEN = 2 };
 enum { EV_LISTEN, EV_IN, EV_OUT };
 
-/* The lane in the memfd: written by the sender, but for tail, waiting and state. */
-struct urnic_local_lane {
-	uint32_t magic, version, ring_bytes;
-	uint8_t src[16];
-	_Atomic uint32_t state;
-	_Alignas(64) _Atomic uint64_t head;    /* producer: bytes written in all */
-	_Alignas(64) _Atomic uint64_t tail;    /* consumer: bytes taken in all */
-	_Alignas(64) _Atomic uint32_t waiting; /* the consumer sleeps: ring */
-	_Alignas(64) uint8_t ring[];
-};
-
-/* A record's header, as laid out in the ring. */
-struct rec_hdr {
-	uint32_t len; /* packet bytes, or REC_WRAP */
-	uint16_t seg;
-	uint16_t sport;
-	uint8_t tos, ttl;
-	uint8_t pad[22];
-};
-
-#define LANE_BYTES (sizeof(struct urnic_local_lane) + URNIC_LOCAL_RING_BYTES)
-
-_Static_assert(sizeof(struct rec_hdr) == URNIC_LOCAL_REC_HDR, "record header layout");
-_Static_assert(URNIC_LOCAL_REC_HDR <= REC_ALIGN, "a wrap record fits any aligned gap");
-_Static_assert(URNIC_LOCAL_RING_BYTES % REC_ALIGN == 0, "records never straddle the end");
+_Static_assert(sizeof(struct urnic_local_rec_hdr) == URNIC_LOCAL_REC_HDR, "record header layout");
+_Static_assert(URNIC_LOCAL_REC_HDR <= URNIC_LOCAL_REC_ALIGN, "a wrap record fits any aligned gap");
+_Static_assert(URNIC_LOCAL_RING_BYTES % URNIC_LOCAL_REC_ALIGN == 0,
+	       "records never straddle the end");
 _Static_assert(URNIC_LOCAL_REC_MAX + URNIC_LOCAL_REC_HDR < URNIC_LOCAL_RING_BYTES / 2,
 	       "a record and a wrap gap fit");
 
 static uint32_t rec_bytes(uint32_t len)
 {
-	return (URNIC_LOCAL_REC_HDR + len + REC_ALIGN - 1) & ~(REC_ALIGN - 1);
+	return (URNIC_LOCAL_REC_HDR + len + URNIC_LOCAL_REC_ALIGN - 1) &
+	       ~(URNIC_LOCAL_REC_ALIGN - 1);
 }
 
 static uint64_t ev_data(uint32_t kind, uint32_t i)
@@ -128,7 +102,7 @@ static void in_free(struct urnic_local_in *e)
 	if (e->fd >= 0)
 		close(e->fd); /* leaves the epoll set with it */
 	if (e->lane)
-		munmap(e->lane, LANE_BYTES);
+		munmap(e->lane, URNIC_LOCAL_LANE_BYTES);
 	e->fd = -1;
 	e->lane = NULL;
 	e->gone = false;
@@ -139,7 +113,7 @@ static void out_free(struct urnic_local_out *e, uint64_t retry_ns)
 	if (e->fd >= 0)
 		close(e->fd);
 	if (e->lane)
-		munmap(e->lane, LANE_BYTES);
+		munmap(e->lane, URNIC_LOCAL_LANE_BYTES);
 	e->fd = -1;
 	e->lane = NULL;
 	e->state = URNIC_LOCAL_OUT_REFUSED;
@@ -161,8 +135,8 @@ void urnic_local_close(struct urnic_local *l)
 
 /* ---- the sending side ---- */
 
-/* A new lane in a sealed memfd: the receiver maps exactly LANE_BYTES and relies on
- * the file never shrinking under it. Returns the memfd or -1. */
+/* A new lane in a sealed memfd: the receiver maps exactly URNIC_LOCAL_LANE_BYTES and
+ * relies on the file never shrinking under it. Returns the memfd or -1. */
 static int lane_create(const struct urnic_local *l, struct urnic_local_lane **lane)
 {
 	int mfd = memfd_create("urnic-lane", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -170,18 +144,18 @@ static int lane_create(const struct urnic_local *l, struct urnic_local_lane **la
 
 	if (mfd < 0)
 		return -1;
-	if (ftruncate(mfd, (off_t)LANE_BYTES) ||
+	if (ftruncate(mfd, (off_t)URNIC_LOCAL_LANE_BYTES) ||
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		goto fail;
-	map = mmap(NULL, LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	map = mmap(NULL, URNIC_LOCAL_LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	if (map == MAP_FAILED)
 		goto fail;
 	*lane = map;
-	(*lane)->magic = LANE_MAGIC;
-	(*lane)->version = LANE_VERSION;
+	(*lane)->magic = URNIC_LOCAL_MAGIC;
+	(*lane)->version = URNIC_LOCAL_VERSION;
 	(*lane)->ring_bytes = URNIC_LOCAL_RING_BYTES;
 	memcpy((*lane)->src, l->addr, sizeof(l->addr));
-	atomic_store(&(*lane)->state, LANE_OFFERED);
+	atomic_store(&(*lane)->state, URNIC_LOCAL_LANE_OFFERED);
 	return mfd;
 fail:
 	close(mfd);
@@ -291,7 +265,7 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 	struct urnic_local_out *e = out_find(l, dst_ip, slot, now_ns);
 	uint32_t need = rec_bytes(len), off, to_end;
 	uint64_t total;
-	struct rec_hdr h = {
+	struct urnic_local_rec_hdr h = {
 		.len = len, .seg = env->seg, .sport = env->sport, .tos = env->tos, .ttl = env->ttl
 	};
 
@@ -304,7 +278,7 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 		offer(l, e, (uint32_t)(e - l->out), now_ns);
 		return 0;
 	}
-	if (atomic_load_explicit(&e->lane->state, memory_order_acquire) != LANE_TAKEN ||
+	if (atomic_load_explicit(&e->lane->state, memory_order_acquire) != URNIC_LOCAL_LANE_TAKEN ||
 	    len > URNIC_LOCAL_REC_MAX)
 		return 0;
 	off = (uint32_t)(e->head % URNIC_LOCAL_RING_BYTES);
@@ -317,7 +291,7 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 		return 1;
 	}
 	if (need > to_end) {
-		struct rec_hdr wrap = { .len = REC_WRAP };
+		struct urnic_local_rec_hdr wrap = { .len = URNIC_LOCAL_REC_WRAP };
 
 		memcpy(e->lane->ring + off, &wrap, sizeof(wrap));
 		e->head += to_end;
@@ -347,12 +321,14 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 			    .msg_iovlen = 1,
 			    .msg_control = ctrl.buf,
 			    .msg_controllen = sizeof(ctrl.buf) };
-	int mfd = -1, seals;
+	int mfd = -1, nfds = 0, seals;
 	struct stat st;
 	void *map;
+	ssize_t got = recvmsg(e->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
-	if (recvmsg(e->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
-		return errno == EAGAIN; /* not here yet: wait for it */
+	/* Not here yet: wait for it. 0: the sender hung up without an offer. */
+	if (got != 1)
+		return got < 0 && errno == EAGAIN;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -360,27 +336,28 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 			int fd;
 
 			memcpy(&fd, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
-			if (mfd < 0)
+			if (nfds++ == 0)
 				mfd = fd;
 			else
 				close(fd);
 		}
 	}
-	if (mfd < 0 || (m.msg_flags & MSG_CTRUNC) || fstat(mfd, &st) ||
-	    (size_t)st.st_size != LANE_BYTES || (seals = fcntl(mfd, F_GET_SEALS)) < 0 ||
+	/* An offer is one lane: anything else is not our sender's. */
+	if (nfds != 1 || (m.msg_flags & MSG_CTRUNC) || fstat(mfd, &st) ||
+	    (size_t)st.st_size != URNIC_LOCAL_LANE_BYTES || (seals = fcntl(mfd, F_GET_SEALS)) < 0 ||
 	    !(seals & F_SEAL_SHRINK))
 		goto bad;
-	map = mmap(NULL, LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	map = mmap(NULL, URNIC_LOCAL_LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	if (map == MAP_FAILED)
 		goto bad;
 	close(mfd);
 	e->lane = map;
-	if (e->lane->magic != LANE_MAGIC || e->lane->version != LANE_VERSION ||
+	if (e->lane->magic != URNIC_LOCAL_MAGIC || e->lane->version != URNIC_LOCAL_VERSION ||
 	    e->lane->ring_bytes != URNIC_LOCAL_RING_BYTES)
 		return false;
 	memcpy(e->src, e->lane->src, sizeof(e->src));
 	e->tail = atomic_load(&e->lane->tail);
-	atomic_store_explicit(&e->lane->state, LANE_TAKEN, memory_order_release);
+	atomic_store_explicit(&e->lane->state, URNIC_LOCAL_LANE_TAKEN, memory_order_release);
 	return true;
 bad:
 	if (mfd >= 0)
@@ -427,6 +404,8 @@ static void in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t e
 		in_free(e);
 		return;
 	}
+	if (!e->lane)
+		return; /* the offer is not here yet: draining would lose its memfd */
 	while ((n = recv(e->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
 		;
 	if (n == 0 || (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
@@ -474,11 +453,15 @@ static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
 		goto bad;
 	while (e->tail != head && n < URNIC_LOCAL_RX_BUDGET) {
 		uint32_t off = (uint32_t)(e->tail % URNIC_LOCAL_RING_BYTES);
-		struct rec_hdr h;
+		struct urnic_local_rec_hdr h;
 		struct urnic_local_rec r;
 
 		memcpy(&h, e->lane->ring + off, sizeof(h));
-		if (h.len == REC_WRAP) {
+		if (h.len == URNIC_LOCAL_REC_WRAP) {
+			/* The skipped gap is bounded by what was written, like a record:
+			 * else tail passes head and the loop reads the ring round and round. */
+			if (URNIC_LOCAL_RING_BYTES - off > head - e->tail)
+				goto bad;
 			e->tail += URNIC_LOCAL_RING_BYTES - off;
 			continue;
 		}

@@ -67,7 +67,39 @@ struct urnic_local_env {
 	uint8_t tos, ttl;
 };
 
-struct urnic_local_lane;
+/*
+ * The lane in the memfd, as both processes map it: written by the sender, but for
+ * tail, waiting and state. Records start on URNIC_LOCAL_REC_ALIGN boundaries; a
+ * header whose len is URNIC_LOCAL_REC_WRAP says the next record is at the ring's start.
+ */
+#define URNIC_LOCAL_MAGIC 0x6e6c7275u /* "urln" */
+#define URNIC_LOCAL_VERSION 1u
+#define URNIC_LOCAL_REC_ALIGN 64u
+#define URNIC_LOCAL_REC_WRAP 0xffffffffu
+
+enum { URNIC_LOCAL_LANE_OFFERED = 1, URNIC_LOCAL_LANE_TAKEN = 2 };
+
+struct urnic_local_lane {
+	uint32_t magic, version, ring_bytes;
+	uint8_t src[16];
+	_Atomic uint32_t state;
+	_Alignas(64) _Atomic uint64_t head;    /* producer: bytes written in all */
+	_Alignas(64) _Atomic uint64_t tail;    /* consumer: bytes taken in all */
+	_Alignas(64) _Atomic uint32_t waiting; /* the consumer sleeps: ring */
+	_Alignas(64) uint8_t ring[];
+};
+
+/* A record's header, as laid out in the ring. */
+struct urnic_local_rec_hdr {
+	uint32_t len; /* packet bytes, or URNIC_LOCAL_REC_WRAP */
+	uint16_t seg;
+	uint16_t sport;
+	uint8_t tos, ttl;
+	uint8_t pad[22];
+};
+
+/* The memfd's size, which the receiver insists on. */
+#define URNIC_LOCAL_LANE_BYTES (sizeof(struct urnic_local_lane) + URNIC_LOCAL_RING_BYTES)
 
 struct urnic_local_in {
 	int fd;	   /* the accepted connection; -1: none (free when lane is NULL too) */
