@@ -357,6 +357,8 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 		return false;
 	memcpy(e->src, e->lane->src, sizeof(e->src));
 	e->tail = atomic_load(&e->lane->tail);
+	if (e->tail % URNIC_LOCAL_REC_ALIGN)
+		return false;
 	atomic_store_explicit(&e->lane->state, URNIC_LOCAL_LANE_TAKEN, memory_order_release);
 	return true;
 bad:
@@ -456,6 +458,10 @@ static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
 		struct urnic_local_rec_hdr h;
 		struct urnic_local_rec r;
 
+		/* Records start aligned; a head the peer left unaligned (then our tail,
+		 * after a bad record) would put the header's read past the ring's end. */
+		if (off % URNIC_LOCAL_REC_ALIGN)
+			goto bad;
 		memcpy(&h, e->lane->ring + off, sizeof(h));
 		if (h.len == URNIC_LOCAL_REC_WRAP) {
 			/* The skipped gap is bounded by what was written, like a record:

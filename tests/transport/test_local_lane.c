@@ -314,6 +314,26 @@ static void gap_to(uint32_t gap)
 	}
 }
 
+/* A position the peer leaves unaligned is refused, not followed: the receiver's next
+ * header read would start there (up to a header's length past the ring's end). */
+static void unaligned_head(void)
+{
+	struct urnic_local_in *e = in_lane();
+	uint64_t bad = ctr_rx[URNIC_CTR_drop_local_bad];
+
+	CHECK_EQ(send_rec(100, 2), 1);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 1);
+	atomic_store(&e->lane->head, atomic_load(&e->lane->head) + 8);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 0);
+	CHECKF(e->tail % URNIC_LOCAL_REC_ALIGN != 0, "the receiver did not take the peer's head");
+	CHECK_EQ(send_rec(100, 2), 1); /* written where the sender's own position says */
+	q.head--;
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 0);
+	CHECKF(ctr_rx[URNIC_CTR_drop_local_bad] == bad + 2, "unaligned tail not refused");
+	CHECK_EQ(send_rec(300, 2), 1);
+	CHECKF(urnic_local_recv(&rx, rx_check, NULL, ctr_rx) == 1, "lane dead after realigning");
+}
+
 static void test_malformed_record(void)
 {
 	pair_open();
@@ -330,6 +350,7 @@ static void test_malformed_record(void)
 	gap_to(4096 + 1024);
 	corrupt_second(1024 - URNIC_LOCAL_REC_HDR, 4096 - URNIC_LOCAL_REC_HDR, 4096 + 32,
 		       "a record across the ring's end");
+	unaligned_head();
 	pair_close();
 }
 
