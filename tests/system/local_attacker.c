@@ -16,23 +16,36 @@
  *                                 6.6.6.6, every counter 424242
  *   local_attacker secure         prints getauxval(AT_SECURE): 1 when the kernel runs
  *                                 this program as privileged (file capabilities)
+ *   local_attacker lane NAME      listens on the abstract unix seqpacket NAME (a device's
+ *                                 lane name, transport/local.h), prints "ready", takes
+ *                                 every connection and what comes on it until SIGTERM,
+ *                                 then prints "connections N bytes B fds F"
+ *   local_attacker offer NAME     connects to the lane listener NAME and passes it a
+ *                                 sealed memfd laid out as a lane, as a urnic sender
+ *                                 does; then prints "passed P hangup H state S": P 1
+ *                                 when the lane was sent before the listener hung up, H
+ *                                 1 when it closed the connection (within a second), S
+ *                                 the lane's state word (1 offered, 2 taken by it)
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "dev/counters_shm.h"
+#include "transport/local.h"
 
 #define MAX_SOCKS 16
 
@@ -152,6 +165,177 @@ static int fake_counters(const char *path, const char *pid)
 	return 0;
 }
 
+/* struct urnic_local_lane of src/transport/local.c: magic, version and ring size at 0, 4
+ * and 8, the sender's address at 12, the state word at 28, the producer, consumer and
+ * waiting words on their own 64-byte lines, then the ring. */
+#define LANE_STATE_OFF 28
+#define LANE_RING_OFF 256
+#define LANE_BYTES (LANE_RING_OFF + URNIC_LOCAL_RING_BYTES)
+
+static socklen_t abstract_name(struct sockaddr_un *un, const char *name)
+{
+	size_t n = strlen(name);
+
+	memset(un, 0, sizeof(*un));
+	un->sun_family = AF_UNIX;
+	if (n + 2 > sizeof(un->sun_path))
+		return 0;
+	memcpy(un->sun_path + 1, name, n);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/* Reads one message from fd: adds its bytes and passed descriptors (closed at once).
+ * Returns false at the end of the connection. */
+static bool take_msg(int fd, unsigned long *bytes, unsigned long *fds)
+{
+	char buf[256];
+	struct iovec iov = { buf, sizeof(buf) };
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(16 * sizeof(int))];
+	} ctrl;
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctrl.b,
+			    .msg_controllen = sizeof(ctrl.b) };
+	ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
+
+	if (n <= 0)
+		return n < 0 && errno == EAGAIN;
+	*bytes += (unsigned long)n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+			close(got);
+			(*fds)++;
+		}
+	}
+	return true;
+}
+
+static int lane_listen(const char *name)
+{
+	struct pollfd p[MAX_SOCKS];
+	struct sockaddr_un un;
+	socklen_t len = abstract_name(&un, name);
+	unsigned long conns = 0, bytes = 0, fds = 0;
+	nfds_t np = 1;
+
+	p[0] = (struct pollfd){ .fd = socket(AF_UNIX, SOCK_SEQPACKET, 0), .events = POLLIN };
+	if (!len || p[0].fd < 0 || bind(p[0].fd, (struct sockaddr *)&un, len) < 0 ||
+	    listen(p[0].fd, 64) < 0) {
+		fprintf(stderr, "local_attacker: cannot listen on @%s: %s\n", name,
+			strerror(errno));
+		return 1;
+	}
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	printf("ready\n");
+	fflush(stdout);
+	while (!done) {
+		if (poll(p, np, 100) <= 0)
+			continue;
+		if ((p[0].revents & POLLIN) && np < MAX_SOCKS) {
+			int fd = accept(p[0].fd, NULL, NULL);
+
+			if (fd >= 0) {
+				conns++;
+				p[np++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+			}
+		}
+		for (nfds_t i = 1; i < np; i++) {
+			if (!p[i].revents || take_msg(p[i].fd, &bytes, &fds))
+				continue;
+			close(p[i].fd);
+			p[i--] = p[--np];
+		}
+	}
+	printf("connections %lu bytes %lu fds %lu\n", conns, bytes, fds);
+	return 0;
+}
+
+/* A lane as lane_create in src/transport/local.c makes it: sealed, of the right size
+ * and header, in the state "offered". Returns the memfd, its mapping in *map. */
+static int lane_make(uint8_t **map)
+{
+	int mfd = memfd_create("urnic-lane", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	uint32_t hdr[3] = { 0x6e6c7275u, 1, URNIC_LOCAL_RING_BYTES }, offered = 1;
+	void *m;
+
+	if (mfd < 0 || ftruncate(mfd, LANE_BYTES) < 0 ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		return -1;
+	m = mmap(NULL, LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	*map = m;
+	memcpy(*map, hdr, sizeof(hdr));
+	memcpy(*map + LANE_STATE_OFF, &offered, sizeof(offered));
+	return mfd;
+}
+
+static int lane_offer(const char *name)
+{
+	struct sockaddr_un un;
+	socklen_t len = abstract_name(&un, name);
+	char byte = 'L';
+	struct iovec iov = { &byte, 1 };
+	union {
+		struct cmsghdr align;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctrl;
+	struct msghdr m = { .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctrl.b,
+			    .msg_controllen = sizeof(ctrl.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0), mfd, passed = 0, hangup = 0;
+	uint8_t *map = NULL;
+	uint32_t state;
+	struct pollfd p;
+
+	if (!len || fd < 0 || connect(fd, (struct sockaddr *)&un, len) < 0) {
+		fprintf(stderr, "local_attacker: cannot connect to @%s: %s\n", name,
+			strerror(errno));
+		return 1;
+	}
+	mfd = lane_make(&map);
+	if (mfd < 0) {
+		perror("local_attacker: the lane");
+		return 1;
+	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mfd, sizeof(int));
+	/* The listener may have hung up already, having seen who connected. */
+	if (sendmsg(fd, &m, MSG_NOSIGNAL) == 1)
+		passed = 1;
+	else if (errno == EPIPE || errno == ECONNRESET)
+		hangup = 1;
+	else {
+		perror("local_attacker: passing the lane");
+		return 1;
+	}
+	close(mfd);
+	/* The receiver's answer: it takes the lane (state 2) or hangs up. */
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	for (int t = 0; t < 10 && !hangup; t++) {
+		char b;
+
+		if (poll(&p, 1, 100) > 0 &&
+		    ((p.revents & (POLLHUP | POLLERR)) || recv(fd, &b, 1, MSG_DONTWAIT) == 0))
+			hangup = 1;
+	}
+	memcpy(&state, map + LANE_STATE_OFF, sizeof(state));
+	printf("passed %d hangup %d state %u\n", passed, hangup, state);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
@@ -164,7 +348,11 @@ int main(int argc, char **argv)
 		printf("%lu\n", getauxval(AT_SECURE));
 		return 0;
 	}
+	if (argc == 3 && strcmp(argv[1], "lane") == 0)
+		return lane_listen(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "offer") == 0)
+		return lane_offer(argv[2]);
 	fprintf(stderr, "usage: local_attacker hold SPEC... | send ADDR QPN | "
-			"counters PATH PID | secure\n");
+			"counters PATH PID | secure | lane NAME | offer NAME\n");
 	return 2;
 }

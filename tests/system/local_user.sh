@@ -23,13 +23,24 @@
 #       runs a checked round trip with a client on 127.0.0.3.
 #   local_user.sh ATTACKER URNIC secure: a program with file capabilities (AT_SECURE)
 #       run by 65534 ignores URNIC_ADDR (secure_getenv(3)).
+#   local_user.sh ATTACKER URNIC lanes: the shared memory lanes (URNIC_LOCAL,
+#       transport/local.h). (a) 65534 listens on the lane name of 127.0.0.2
+#       (@urnic.lane.7f000002.0) before the server there starts: the server says it
+#       has no lanes, the client's offers reach 65534's listener, which the client
+#       finds is not of its user (SO_PEERCRED) and passes nothing to (65534 gets
+#       connections but no byte and no descriptor); the checked round trip runs by
+#       UDP, no packet through a lane either way. (b) 65534 connects to a running
+#       server's lane listener and passes it a sealed memfd laid out as a lane: the
+#       server hangs up without taking it (its state word stays "offered"), counts
+#       local_refused, and then runs a checked round trip with its own user's client
+#       through lanes.
 # Needs root and setpriv; skipped (77) where another user cannot be made.
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
-ATTACKER=${1:?usage: local_user.sh ATTACKER URNIC counters|port|share|secure}
-URNIC=${2:?usage: local_user.sh ATTACKER URNIC counters|port|share|secure}
-PART=${3:?usage: local_user.sh ATTACKER URNIC counters|port|share|secure}
+ATTACKER=${1:?usage: local_user.sh ATTACKER URNIC counters|port|share|secure|lanes}
+URNIC=${2:?usage: local_user.sh ATTACKER URNIC counters|port|share|secure|lanes}
+PART=${3:?usage: local_user.sh ATTACKER URNIC counters|port|share|secure|lanes}
 W=$SYS_WORK
 OTHER=65534
 ME=$(id -u)
@@ -229,12 +240,108 @@ secure_part() {
 	say "a program with file capabilities ignores URNIC_ADDR: $(head -n 3 "$W/devices.log" | tr '\n' ' ')"
 }
 
+# lane_name ADDR: the abstract name of the lanes to slot 0 of IPv4 ADDR (local.c)
+lane_name() {
+	# shellcheck disable=SC2046,SC2183 # the four bytes, split on purpose
+	printf 'urnic.lane.%02x%02x%02x%02x.0' $(echo "$1" | tr . ' ')
+}
+
+# lanes_ctr LOG NAME...: "NAME VALUE" of each counter in LOG
+lanes_ctr() {
+	_l=$1
+	shift
+	for _c in "$@"; do printf '%s %s ' "$_c" "$(counter "$_l" "$_c")"; done
+}
+
+lanes_part() {
+	name=$(lane_name "$SRV_ADDR")
+	# (a) The name of the server's lanes held by uid 65534 before the server starts.
+	: >"$W/holder.log"
+	(as_other_exec "$ATTACKER" lane "$name") >"$W/holder.log" 2>&1 &
+	HOLDER=$!
+	track $HOLDER
+	n=0
+	while ! grep -q ready "$W/holder.log" && [ $n -lt 50 ]; do
+		alive $HOLDER || fail "the attacker could not listen on @$name: $(cat "$W/holder.log")"
+		sleep 0.1
+		n=$((n + 1))
+	done
+	grep -q ready "$W/holder.log" || fail "the attacker is not ready"
+	# shellcheck disable=SC2086 # PP_CHK is empty or one word
+	(ibv "$SRV_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" -n 20 $PP_CHK) >"$W/a_srv.log" 2>&1 &
+	srv=$!
+	track $srv
+	wait_listen $srv "$PP_PORT" 10 || fail "server not listening: $(cat "$W/a_srv.log")"
+	grep -q "URNIC_LOCAL: no shared memory lanes" "$W/a_srv.log" ||
+		fail "the server does not say it has no lanes: $(cat "$W/a_srv.log")"
+	# shellcheck disable=SC2086
+	(ibv "$CLI_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" -n 20 $PP_CHK "$SRV_ADDR") \
+		>"$W/a_cli.log" 2>&1 &
+	cli=$!
+	track $cli
+	wait_exit $cli 20 || fail "(a) client exited with status $?: $(cat "$W/a_cli.log")"
+	wait_exit $srv 10 || fail "(a) server exited with status $?: $(cat "$W/a_srv.log")"
+	sleep 0.3 # the last connection reaches the attacker's accept
+	stop_pid $HOLDER
+	for log in a_srv a_cli; do
+		grep -q 'bytes in .* seconds' "$W/$log.log" || fail "(a) $log: no round trip"
+		! grep -q 'invalid data' "$W/$log.log" || fail "(a) $log: invalid data"
+		say "(a) $log: $(lanes_ctr "$W/$log.log" tx_packets tx_sends tx_local rx_local)"
+		for c in tx_local rx_local; do
+			[ "$(counter "$W/$log.log" $c)" = 0 ] ||
+				fail "(a) $log: $c with its lane name held by uid $OTHER"
+		done
+	done
+	got=$(grep '^connections' "$W/holder.log")
+	say "(a) uid $OTHER's listener on @$name: $got"
+	# shellcheck disable=SC2086 # "connections N bytes B fds F": split on purpose
+	set -- $got
+	[ $# = 6 ] || fail "(a) the attacker said: $(cat "$W/holder.log")"
+	[ "$2" -ge 1 ] || fail "(a) the client never offered a lane to @$name"
+	[ "$4" = 0 ] || fail "(a) uid $OTHER received $4 bytes"
+	[ "$6" = 0 ] || fail "(a) uid $OTHER received $6 descriptors"
+
+	# (b) A lane offered by uid 65534 to a running server.
+	# shellcheck disable=SC2086
+	(ibv "$SRV_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" -n 20 $PP_CHK) >"$W/b_srv.log" 2>&1 &
+	srv=$!
+	track $srv
+	wait_listen $srv "$PP_PORT" 10 || fail "server not listening: $(cat "$W/b_srv.log")"
+	as_other "$ATTACKER" offer "$name" >"$W/offer.log" 2>&1 ||
+		fail "(b) the attacker's offer: $(cat "$W/offer.log")"
+	say "(b) uid $OTHER passed a lane to @$name: $(cat "$W/offer.log")"
+	# It may hang up before or after the lane came (passed 0 or 1), never take it.
+	grep -Eqx "passed [01] hangup 1 state 1" "$W/offer.log" ||
+		fail "(b) the server did not hang up on uid $OTHER's lane untaken"
+	# shellcheck disable=SC2086
+	(ibv "$CLI_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" -n 20 $PP_CHK "$SRV_ADDR") \
+		>"$W/b_cli.log" 2>&1 &
+	cli=$!
+	track $cli
+	wait_exit $cli 20 || fail "(b) client exited with status $?: $(cat "$W/b_cli.log")"
+	wait_exit $srv 10 || fail "(b) server exited with status $?: $(cat "$W/b_srv.log")"
+	for log in b_srv b_cli; do
+		grep -q 'bytes in .* seconds' "$W/$log.log" || fail "(b) $log: no round trip"
+		! grep -q 'invalid data' "$W/$log.log" || fail "(b) $log: invalid data"
+		say "(b) $log: $(lanes_ctr "$W/$log.log" tx_local rx_local local_refused)"
+		for c in tx_local rx_local; do
+			[ "$(counter "$W/$log.log" $c)" -gt 0 ] ||
+				fail "(b) $log: no $c after the refused lane"
+		done
+	done
+	# The counters it printed at exit: one lane refused, uid 65534's.
+	refused=$(counter "$W/b_srv.log" local_refused)
+	[ "$refused" = 1 ] || fail "(b) the server refused $refused lanes, not 1"
+	say "(b) the server refused uid $OTHER's lane and took its own user's"
+}
+
 pp_chk_probe
 case $PART in
 counters) counters_part ;;
 port) port_part ;;
 share) share_part ;;
 secure) secure_part ;;
+lanes) lanes_part ;;
 *) fail "unknown part $PART" ;;
 esac
 say ok
