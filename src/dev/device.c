@@ -200,7 +200,13 @@ static int start_io(struct urnic_dev *d)
 	 * lanes (transport/local.h). */
 	if (set->local) {
 		ret = urnic_udp_use_local(d->udp);
-		if (ret)
+		if (ret == -EADDRINUSE && d->udp->local.holder_uid != UINT32_MAX)
+			fprintf(stderr,
+				"urnic: %s (%s): URNIC_LOCAL: no shared memory lanes: their name "
+				"is held by a process of uid %u: sending to local peers through "
+				"the socket\n",
+				d->name, d->addr_str, d->udp->local.holder_uid);
+		else if (ret)
 			fprintf(stderr,
 				"urnic: %s (%s): URNIC_LOCAL: no shared memory lanes (%s): "
 				"sending to local peers through the socket\n",

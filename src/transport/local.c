@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { EV_LISTEN, EV_IN, EV_OUT };
@@ -60,6 +61,22 @@ static int ep_add(struct urnic_local *l, int fd, uint32_t events, uint64_t data)
 	return epoll_ctl(l->ep_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* The user of the process that listens on an abstract name, or UINT32_MAX. */
+static uint32_t holder_uid(const struct sockaddr_un *sun, socklen_t len)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uint32_t uid = UINT32_MAX;
+
+	if (fd >= 0 && !connect(fd, (const struct sockaddr *)sun, len) &&
+	    !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+		uid = (uint32_t)cred.uid;
+	if (fd >= 0)
+		close(fd);
+	return uid;
+}
+
 int urnic_local_open(struct urnic_local *l, bool ipv6, const uint8_t *addr, uint32_t slot)
 {
 	struct sockaddr_un sun;
@@ -70,6 +87,7 @@ int urnic_local_open(struct urnic_local *l, bool ipv6, const uint8_t *addr, uint
 	l->ipv6 = ipv6;
 	memcpy(l->addr, addr, ipv6 ? 16 : 4);
 	l->uid = (uint32_t)geteuid();
+	l->holder_uid = UINT32_MAX;
 	for (int i = 0; i < URNIC_LOCAL_IN; i++)
 		l->in[i].fd = -1;
 	for (int i = 0; i < URNIC_LOCAL_OUT; i++)
@@ -78,8 +96,12 @@ int urnic_local_open(struct urnic_local *l, bool ipv6, const uint8_t *addr, uint
 	l->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->ep_fd < 0 || l->listen_fd < 0)
 		goto fail;
-	if (bind(l->listen_fd, (struct sockaddr *)&sun, len) || listen(l->listen_fd, 64))
+	if (bind(l->listen_fd, (struct sockaddr *)&sun, len) || listen(l->listen_fd, 64)) {
+		if (errno == EADDRINUSE)
+			l->holder_uid = holder_uid(&sun, len);
+		errno = EADDRINUSE;
 		goto fail;
+	}
 	ret = ep_add(l, l->listen_fd, EPOLLIN, ev_data(EV_LISTEN, 0));
 	if (ret) {
 		errno = -ret;
@@ -258,6 +280,45 @@ static void ring_bell(const struct urnic_local_out *e)
 		(void)send(e->fd, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+static bool room(struct urnic_local_out *e, uint64_t total)
+{
+	bool ok = e->head + total - atomic_load_explicit(&e->lane->tail, memory_order_acquire) <=
+		  URNIC_LOCAL_RING_BYTES;
+
+	if (ok)
+		e->stalled = false;
+	return ok;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for room as the socket path waits for a full send buffer (udp_tx.c): the
+ * receiver is woken whether it asked or not (it may be napping beside an application
+ * that stopped polling), then looked at every 20 us. */
+static bool wait_room(struct urnic_local_out *e, uint64_t total)
+{
+	struct timespec ts = { 0, 20000 };
+	uint64_t until;
+
+	if (e->stalled)
+		return false;
+	(void)send(e->fd, "b", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	until = mono_ns() + URNIC_LOCAL_FULL_WAIT_NS;
+	do {
+		nanosleep(&ts, NULL);
+		if (room(e, total))
+			return true;
+	} while (mono_ns() < until);
+	e->stalled = true;
+	return false;
+}
+
 int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
 		     const struct urnic_local_env *env, const uint8_t *pkt, uint32_t len,
 		     uint64_t now_ns, uint64_t *counters)
@@ -284,10 +345,8 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 	off = (uint32_t)(e->head % URNIC_LOCAL_RING_BYTES);
 	to_end = URNIC_LOCAL_RING_BYTES - off;
 	total = need > to_end ? (uint64_t)to_end + need : need;
-	if (e->head + total - atomic_load_explicit(&e->lane->tail, memory_order_acquire) >
-	    URNIC_LOCAL_RING_BYTES) {
+	if (!room(e, total) && !wait_room(e, total)) {
 		counters[URNIC_CTR_drop_local_full]++;
-		ring_bell(e);
 		return 1;
 	}
 	if (need > to_end) {
@@ -393,21 +452,26 @@ static void accept_all(struct urnic_local *l, uint64_t *counters)
 }
 
 /* A lane's connection is readable: its offer, wake-up bytes, or its end. */
-static void in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t events,
-		     uint64_t *counters)
+static bool in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t events,
+		     uint64_t now_ns, uint64_t *counters)
 {
 	char buf[64];
 	ssize_t n;
+	bool took = false;
 
 	if (e->fd < 0)
-		return;
-	if (!e->lane && !take_lane(l, e)) {
-		counters[URNIC_CTR_local_refused]++;
-		in_free(e);
-		return;
+		return false;
+	if (!e->lane) {
+		if (!take_lane(l, e)) {
+			counters[URNIC_CTR_local_refused]++;
+			in_free(e);
+			return true;
+		}
+		if (!e->lane)
+			return false; /* the offer is not here yet: draining would lose its memfd */
+		e->taken_ns = now_ns;
+		took = true;
 	}
-	if (!e->lane)
-		return; /* the offer is not here yet: draining would lose its memfd */
 	while ((n = recv(e->fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
 		;
 	if (n == 0 || (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
@@ -416,31 +480,35 @@ static void in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t e
 		close(e->fd);
 		e->fd = -1;
 		e->gone = true;
-		if (!e->lane)
-			in_free(e);
+		return true;
 	}
+	return took;
 }
 
-void urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *counters)
+bool urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *counters)
 {
 	struct epoll_event ev[32];
+	bool changed = false;
 	int n;
 
-	(void)now_ns;
 	if (!l->on)
-		return;
+		return false;
 	n = epoll_wait(l->ep_fd, ev, 32, 0);
 	for (int i = 0; i < n; i++) {
 		uint32_t kind = (uint32_t)(ev[i].data.u64 >> 32), idx = (uint32_t)ev[i].data.u64;
 
-		if (kind == EV_LISTEN)
+		if (kind == EV_LISTEN) {
 			accept_all(l, counters);
-		else if (kind == EV_IN && idx < URNIC_LOCAL_IN)
-			in_event(l, &l->in[idx], ev[i].events, counters);
-		else if (kind == EV_OUT && idx < URNIC_LOCAL_OUT)
+			changed = true;
+		} else if (kind == EV_IN && idx < URNIC_LOCAL_IN) {
+			changed |= in_event(l, &l->in[idx], ev[i].events, now_ns, counters);
+		} else if (kind == EV_OUT && idx < URNIC_LOCAL_OUT) {
 			/* The receiver left (its device closed, or it died). */
 			out_free(&l->out[idx], now_ns + URNIC_LOCAL_RETRY_NS);
+			changed = true;
+		}
 	}
+	return changed;
 }
 
 /* The records of one lane; a malformed one empties it (drop_local_bad). */
@@ -499,7 +567,7 @@ bad:
 
 uint32_t urnic_local_recv(struct urnic_local *l,
 			  void (*rx)(void *ctx, const struct urnic_local_rec *r), void *ctx,
-			  uint64_t *counters)
+			  uint64_t now_ns, bool hold_fresh, uint64_t *counters)
 {
 	uint32_t n = 0;
 
@@ -508,7 +576,7 @@ uint32_t urnic_local_recv(struct urnic_local *l,
 	for (int i = 0; i < URNIC_LOCAL_IN; i++) {
 		struct urnic_local_in *e = &l->in[i];
 
-		if (!e->lane)
+		if (!e->lane || (hold_fresh && now_ns - e->taken_ns < URNIC_LOCAL_FRESH_NS))
 			continue;
 		n += recv_lane(l, e, rx, ctx, counters);
 		if (e->gone && e->tail == atomic_load(&e->lane->head))

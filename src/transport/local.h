@@ -49,6 +49,13 @@ enum {
 
 /* How long a peer that did not take a lane is left to UDP before it is asked again. */
 #define URNIC_LOCAL_RETRY_NS 1000000000ull
+/* How long a send waits for room in a full lane before it drops the record: longer
+ * than a receiver's usual time off a busy 2-vCPU machine (at 2 ms, perftest's UC
+ * ib_send_bw, which has no retransmission, lost 8 of 1000 messages beside a test run). */
+#define URNIC_LOCAL_FULL_WAIT_NS 10000000ull
+/* A lane this new may hold packets sent after ones still queued on the socket (the
+ * sender's first packets to a peer go by UDP until the lane is taken). */
+#define URNIC_LOCAL_FRESH_NS 10000000ull
 
 /* One record as the receiver sees it: a packet or a GSO run of packets. */
 struct urnic_local_rec {
@@ -107,6 +114,7 @@ struct urnic_local_in {
 	struct urnic_local_lane *lane;
 	uint8_t src[16]; /* the sender's address, fixed when the lane was taken */
 	uint64_t tail;	 /* our copy of the consumer position */
+	uint64_t taken_ns;
 };
 
 enum urnic_local_out_state {
@@ -123,6 +131,7 @@ struct urnic_local_out {
 	struct urnic_local_lane *lane;
 	uint64_t head; /* our copy of the producer position */
 	uint64_t retry_ns;
+	bool stalled; /* the last wait for room ran out: drop at once until it moves */
 };
 
 struct urnic_local {
@@ -130,6 +139,7 @@ struct urnic_local {
 	bool ipv6;
 	uint8_t addr[16];
 	uint32_t uid;
+	uint32_t holder_uid; /* after -EADDRINUSE: whose process holds our name (or UINT32_MAX) */
 	int listen_fd;
 	int ep_fd; /* the listener and every lane's connection */
 	struct urnic_local_in in[URNIC_LOCAL_IN];
@@ -137,8 +147,9 @@ struct urnic_local {
 	uint32_t last_out; /* the entry the last send used */
 };
 
-/* Listens for lanes to (addr, slot). Returns 0 or -errno; l->on says whether it is in
- * use (false after an error or before open). */
+/* Listens for lanes to (addr, slot). Returns 0 or -errno (-EADDRINUSE: another process
+ * holds the name, l->holder_uid says whose); l->on says whether it is in use (false
+ * after an error or before open). */
 int urnic_local_open(struct urnic_local *l, bool ipv6, const uint8_t *addr, uint32_t slot);
 void urnic_local_close(struct urnic_local *l);
 
@@ -149,24 +160,29 @@ static inline int urnic_local_fd(const struct urnic_local *l)
 	return l->on ? l->ep_fd : -1;
 }
 
-/* Takes offered lanes, ends the ones whose peer left, drains the wake-up bytes. */
-void urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *counters);
+/* Takes offered lanes, ends the ones whose peer left, drains the wake-up bytes. Returns
+ * whether a lane was taken, refused or ended. */
+bool urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *counters);
 
 /*
  * Sends one record to the process of (dst_ip, slot) if a lane to it is open: returns 1,
  * or 0 when there is none (yet: the first call offers one), and the caller sends by
- * UDP. A full lane drops the record, counted, and returns 1 (the reliable transport
- * recovers, as from a full socket). len is at most URNIC_LOCAL_REC_MAX.
+ * UDP. A full lane is waited on, as a full socket is (the receiver woken), for up to
+ * URNIC_LOCAL_FULL_WAIT_NS; then the record is dropped, counted, and 1 returned (the
+ * reliable transport recovers), and so are the next ones at once until the receiver
+ * takes some. len is at most URNIC_LOCAL_REC_MAX.
  */
 int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
 		     const struct urnic_local_env *env, const uint8_t *pkt, uint32_t len,
 		     uint64_t now_ns, uint64_t *counters);
 
 /* Hands each waiting record to rx (at most URNIC_LOCAL_RX_BUDGET per lane) and frees
- * its room once rx returns. Returns the number of records. */
+ * its room once rx returns; with hold_fresh, not those of lanes taken within
+ * URNIC_LOCAL_FRESH_NS (the caller has not emptied the socket they may follow). Returns
+ * the number of records. */
 uint32_t urnic_local_recv(struct urnic_local *l,
 			  void (*rx)(void *ctx, const struct urnic_local_rec *r), void *ctx,
-			  uint64_t *counters);
+			  uint64_t now_ns, bool hold_fresh, uint64_t *counters);
 
 /* Before the engine thread sleeps on urnic_local_fd: asks senders to ring. Returns
  * true if a record is already waiting (then do not sleep). urnic_local_disarm after

@@ -94,6 +94,7 @@ struct urnic_udp {
 	struct urnic_local local;
 	uint64_t local_rx_ns;
 	bool sock_empty;
+	bool sock_backlog; /* the last read of the socket filled its batch */
 	uint32_t nsports;
 	struct urnic_udp_sport sports[URNIC_UDP_MAX_SPORTS];
 	struct urnic_udp_group groups[URNIC_UDP_MAX_GROUPS];

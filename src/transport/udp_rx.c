@@ -390,21 +390,24 @@ static void local_rec(void *ctx, const struct urnic_local_rec *r)
 	      deliver_segments(p, r->src, r->sport, NULL, r->pkt, r->len, r->seg, 0));
 }
 
-/* The local lanes' records; with service, the lanes' offers, ends and wake-ups too. */
+/* The local lanes' records; with service, the lanes' offers, ends and wake-ups too (a
+ * lane taken, refused or ended counts as one received, so that the pass publishes the
+ * counters). Read after the socket: a new lane's first records may follow packets the
+ * sender sent before it and the socket still holds, which are taken first while a
+ * socket read fills its whole batch (sock_backlog). */
 static int recv_local(struct rx_pass *p, bool service)
 {
 	struct urnic_udp *u = p->u;
+	bool changed = service && urnic_local_service(&u->local, p->m.now_ns, p->s->counters);
 	uint32_t n;
 
-	if (service)
-		urnic_local_service(&u->local, p->m.now_ns, p->s->counters);
-	n = urnic_local_recv(&u->local, local_rec, p, p->s->counters);
+	n = urnic_local_recv(&u->local, local_rec, p, p->m.now_ns, u->sock_backlog, p->s->counters);
 	if (n) {
 		u->local_rx_ns = p->m.now_ns;
 		forward_flush(p);
 	}
 	rx_defaults(p);
-	return (int)n;
+	return (int)n + changed;
 }
 
 /* Whether this pass reads the socket. With the rings, only what they leave to it
@@ -430,8 +433,6 @@ int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t
 	rx_defaults(&p);
 	if (u->fault)
 		n = (int)urnic_fault_release(u->fault, now_ns, fault_deliver, &p);
-	if (u->local.on)
-		n += recv_local(&p, forwarded);
 	if (u->ring_on)
 		n += recv_ring(&p);
 	if (socket_due(u, now_ns, forwarded)) {
@@ -439,8 +440,11 @@ int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t
 
 		u->sock_read_ns = now_ns;
 		u->sock_empty = got == 0;
+		u->sock_backlog = got == URNIC_UDP_RX_BATCH;
 		n += got;
 	}
+	if (u->local.on)
+		n += recv_local(&p, forwarded);
 	for (int g = 0; g < URNIC_UDP_MAX_GROUPS; g++) {
 		int fd = atomic_load_explicit(&u->groups[g].fd, memory_order_relaxed);
 

@@ -165,12 +165,9 @@ static int fake_counters(const char *path, const char *pid)
 	return 0;
 }
 
-/* struct urnic_local_lane of src/transport/local.c: magic, version and ring size at 0, 4
- * and 8, the sender's address at 12, the state word at 28, the producer, consumer and
- * waiting words on their own 64-byte lines, then the ring. */
-#define LANE_STATE_OFF 28
-#define LANE_RING_OFF 256
-#define LANE_BYTES (LANE_RING_OFF + URNIC_LOCAL_RING_BYTES)
+/* The lane's layout is transport/local.h's struct urnic_local_lane. */
+#define LANE_STATE_OFF offsetof(struct urnic_local_lane, state)
+#define LANE_BYTES URNIC_LOCAL_LANE_BYTES
 
 static socklen_t abstract_name(struct sockaddr_un *un, const char *name)
 {
@@ -263,10 +260,11 @@ static int lane_listen(const char *name)
 static int lane_make(uint8_t **map)
 {
 	int mfd = memfd_create("urnic-lane", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	uint32_t hdr[3] = { 0x6e6c7275u, 1, URNIC_LOCAL_RING_BYTES }, offered = 1;
+	uint32_t hdr[3] = { URNIC_LOCAL_MAGIC, URNIC_LOCAL_VERSION, URNIC_LOCAL_RING_BYTES },
+		 offered = URNIC_LOCAL_LANE_OFFERED;
 	void *m;
 
-	if (mfd < 0 || ftruncate(mfd, LANE_BYTES) < 0 ||
+	if (mfd < 0 || ftruncate(mfd, (off_t)LANE_BYTES) < 0 ||
 	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		return -1;
 	m = mmap(NULL, LANE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);

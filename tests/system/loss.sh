@@ -17,6 +17,8 @@
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
+# The loss is nftables' on lo: the packets must go through the socket (no lanes).
+lanes_off
 [ "$URNIC_SYS_NETNS" = private ] ||
 	skip "no private network namespace: will not add nftables rules to the host"
 command -v nft >/dev/null || fail "nft not found (nftables)"

@@ -108,7 +108,7 @@ static void drain(void)
 	uint32_t n;
 
 	do
-		n = urnic_local_recv(&rx, rx_check, NULL, ctr_rx);
+		n = urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx);
 	while (n);
 	CHECKF(q.tail == q.head, "%u records sent into the lane were not delivered",
 	       q.head - q.tail);
@@ -185,13 +185,14 @@ static void test_offer_then_records_in_order(void)
 	urnic_local_service(&rx, 1, ctr_rx);
 	CHECKF(atomic_load(&in_lane()->lane->state) == URNIC_LOCAL_LANE_TAKEN,
 	       "two service passes did not take the lane");
-	CHECKF(urnic_local_recv(&rx, rx_check, NULL, ctr_rx) == 0, "records nobody put in");
+	CHECKF(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx) == 0,
+	       "records nobody put in");
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
 		CHECKF(send_rec(lens[i], 2) == 1, "send of %u bytes into a taken lane", lens[i]);
-	n = urnic_local_recv(&rx, rx_check, NULL, ctr_rx);
+	n = urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx);
 	CHECK_EQ(n, sizeof(lens) / sizeof(lens[0]));
 	CHECK_EQ(q.tail, q.head);
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 0);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), 0);
 	CHECK_EQ(ctr_tx[URNIC_CTR_drop_local_full] + ctr_rx[URNIC_CTR_drop_local_bad], 0);
 	CHECK_EQ(ctr_tx[URNIC_CTR_local_refused] + ctr_rx[URNIC_CTR_local_refused], 0);
 	pair_close();
@@ -254,7 +255,7 @@ static void test_full_lane(void)
 	CHECK_EQ(ctr_tx[URNIC_CTR_drop_local_full], 2);
 	/* Half out, then full again across the ring's end, then all out. */
 	while (n < took / 2)
-		n += urnic_local_recv(&rx, rx_check, NULL, ctr_rx);
+		n += urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx);
 	took = fill(3000);
 	CHECKF(took > 0, "room freed by the receiver is not reused");
 	drain();
@@ -285,13 +286,14 @@ static void corrupt_second(uint32_t len0, uint32_t len1, uint32_t bad_len, const
 	h.len = bad_len;
 	memcpy(e->lane->ring + off, &h, sizeof(h));
 	q.head -= 2; /* the corrupt record and the one behind it are lost */
-	CHECKF(urnic_local_recv(&rx, rx_check, NULL, ctr_rx) == 1, "%s: not only the first", what);
+	CHECKF(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx) == 1,
+	       "%s: not only the first", what);
 	CHECKF(ctr_rx[URNIC_CTR_drop_local_bad] == bad + 1, "%s: drop_local_bad not counted once",
 	       what);
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 0);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), 0);
 	CHECK_EQ(send_rec(300, 2), 1);
-	CHECKF(urnic_local_recv(&rx, rx_check, NULL, ctr_rx) == 1, "%s: lane dead afterwards",
-	       what);
+	CHECKF(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx) == 1,
+	       "%s: lane dead afterwards", what);
 	CHECK_EQ(ctr_rx[URNIC_CTR_drop_local_bad], bad + 1);
 }
 
@@ -322,16 +324,17 @@ static void unaligned_head(void)
 	uint64_t bad = ctr_rx[URNIC_CTR_drop_local_bad];
 
 	CHECK_EQ(send_rec(100, 2), 1);
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 1);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), 1);
 	atomic_store(&e->lane->head, atomic_load(&e->lane->head) + 8);
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 0);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), 0);
 	CHECKF(e->tail % URNIC_LOCAL_REC_ALIGN != 0, "the receiver did not take the peer's head");
 	CHECK_EQ(send_rec(100, 2), 1); /* written where the sender's own position says */
 	q.head--;
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 0);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), 0);
 	CHECKF(ctr_rx[URNIC_CTR_drop_local_bad] == bad + 2, "unaligned tail not refused");
 	CHECK_EQ(send_rec(300, 2), 1);
-	CHECKF(urnic_local_recv(&rx, rx_check, NULL, ctr_rx) == 1, "lane dead after realigning");
+	CHECKF(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx) == 1,
+	       "lane dead after realigning");
 }
 
 static void test_malformed_record(void)
@@ -506,9 +509,9 @@ static void test_sender_gone(void)
 	urnic_local_service(&rx, 3, ctr_rx);
 	CHECKF(rx.in[before].gone && rx.in[before].lane,
 	       "the lane is not kept while it holds records");
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), URNIC_LOCAL_RX_BUDGET);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), URNIC_LOCAL_RX_BUDGET);
 	CHECKF(rx.in[before].lane, "the lane was freed with 36 records in it");
-	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, ctr_rx), 36);
+	CHECK_EQ(urnic_local_recv(&rx, rx_check, NULL, 0, false, ctr_rx), 36);
 	CHECK_EQ(q.tail, q.head);
 	CHECKF(in_used(&rx) == 0, "the emptied lane of a sender that left is not freed");
 	/* A new sender on the same address gets the same entry. */
