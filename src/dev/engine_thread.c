@@ -178,35 +178,18 @@ static void woken(struct engine_loop *l, nfds_t nfds, uint64_t slept_at)
 	l->idle_since = urnic_dev_now_ns();
 }
 
-/* Before a sleep that watches the sockets: local senders ring (local.h). The lanes
- * change under the device lock only; if a pass holds it, sleep at most BUSY_RETRY_NS
- * unarmed. A record already waiting makes the sleep a look. Returns whether armed. */
+/* Before a sleep that watches the sockets: local senders ring (local.h); a record
+ * already waiting makes the sleep a look. Returns whether the lanes were armed. */
 static bool lanes_arm(struct urnic_dev *d, struct timespec *ts, uint64_t *wait_ns)
 {
-	bool armed = false;
-
 	if (d->iw || !d->udp->local.on)
 		return false;
-	if (pthread_mutex_trylock(&d->lock)) {
-		if (!*wait_ns || *wait_ns > BUSY_RETRY_NS)
-			*wait_ns = BUSY_RETRY_NS;
-	} else {
-		if (urnic_local_arm(&d->udp->local))
-			*wait_ns = 1;
-		pthread_mutex_unlock(&d->lock);
-		armed = true;
+	if (urnic_local_arm(&d->udp->local)) {
+		*wait_ns = 1;
+		ts->tv_sec = 0;
+		ts->tv_nsec = 1;
 	}
-	ts->tv_sec = (time_t)(*wait_ns / 1000000000ull);
-	ts->tv_nsec = (long)(*wait_ns % 1000000000ull);
-	return armed;
-}
-
-static void lanes_disarm(struct urnic_dev *d)
-{
-	if (pthread_mutex_trylock(&d->lock))
-		return; /* a sender rings once more, needlessly */
-	urnic_local_disarm(&d->udp->local);
-	pthread_mutex_unlock(&d->lock);
+	return true;
 }
 
 /*
@@ -258,7 +241,7 @@ static bool sleep_once(struct engine_loop *l, bool app_polls)
 	armed = nfds > FIRST_RX_FD && lanes_arm(d, &ts, &wait_ns);
 	ppoll(l->fds, nfds, wait_ns ? &ts : NULL, NULL);
 	if (armed)
-		lanes_disarm(d);
+		urnic_local_disarm(&d->udp->local);
 	if (urnic_handover_wake(&d->ho))
 		return false;
 	woken(l, nfds, slept_at);

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,12 +120,18 @@ fail:
 	return ret;
 }
 
-static void in_free(struct urnic_local_in *e)
+/* Unmaps a lane once the engine thread cannot be arming it (urnic_local_arm runs
+ * without the device lock): each side publishes, fences and looks at the other's word. */
+static void in_free(struct urnic_local *l, struct urnic_local_in *e)
 {
 	if (e->fd >= 0)
 		close(e->fd); /* leaves the epoll set with it */
-	if (e->lane)
+	if (e->lane) {
+		atomic_store(&e->armable, NULL);
+		while (atomic_load(&l->arming))
+			sched_yield();
 		munmap(e->lane, URNIC_LOCAL_LANE_BYTES);
+	}
 	e->fd = -1;
 	e->lane = NULL;
 	e->gone = false;
@@ -147,7 +154,7 @@ void urnic_local_close(struct urnic_local *l)
 	if (!l->on)
 		return;
 	for (int i = 0; i < URNIC_LOCAL_IN; i++)
-		in_free(&l->in[i]);
+		in_free(l, &l->in[i]);
 	for (int i = 0; i < URNIC_LOCAL_OUT; i++)
 		out_free(&l->out[i], 0);
 	close(l->listen_fd);
@@ -418,6 +425,9 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 	e->tail = atomic_load(&e->lane->tail);
 	if (e->tail % URNIC_LOCAL_REC_ALIGN)
 		return false;
+	/* Asleep until the engine thread arms it: the first record rings. */
+	atomic_store(&e->lane->waiting, 1);
+	atomic_store(&e->armable, e->lane);
 	atomic_store_explicit(&e->lane->state, URNIC_LOCAL_LANE_TAKEN, memory_order_release);
 	return true;
 bad:
@@ -464,7 +474,7 @@ static bool in_event(struct urnic_local *l, struct urnic_local_in *e, uint32_t e
 	if (!e->lane) {
 		if (!take_lane(l, e)) {
 			counters[URNIC_CTR_local_refused]++;
-			in_free(e);
+			in_free(l, e);
 			return true;
 		}
 		if (!e->lane)
@@ -580,25 +590,30 @@ uint32_t urnic_local_recv(struct urnic_local *l,
 			continue;
 		n += recv_lane(l, e, rx, ctx, counters);
 		if (e->gone && e->tail == atomic_load(&e->lane->head))
-			in_free(e);
+			in_free(l, e);
 	}
 	return n;
 }
 
 bool urnic_local_arm(struct urnic_local *l)
 {
+	struct urnic_local_lane *lanes[URNIC_LOCAL_IN];
 	bool waiting = false;
 
 	if (!l->on)
 		return false;
-	for (int i = 0; i < URNIC_LOCAL_IN; i++)
-		if (l->in[i].lane)
-			atomic_store(&l->in[i].lane->waiting, 1);
+	atomic_store(&l->arming, 1);
+	for (int i = 0; i < URNIC_LOCAL_IN; i++) {
+		lanes[i] = atomic_load(&l->in[i].armable);
+		if (lanes[i])
+			atomic_store(&lanes[i]->waiting, 1);
+	}
 	atomic_thread_fence(memory_order_seq_cst);
 	for (int i = 0; i < URNIC_LOCAL_IN; i++)
-		if (l->in[i].lane && atomic_load_explicit(&l->in[i].lane->head,
-							  memory_order_relaxed) != l->in[i].tail)
+		if (lanes[i] && atomic_load_explicit(&lanes[i]->head, memory_order_relaxed) !=
+					atomic_load_explicit(&lanes[i]->tail, memory_order_relaxed))
 			waiting = true;
+	atomic_store(&l->arming, 0);
 	return waiting;
 }
 
@@ -606,7 +621,12 @@ void urnic_local_disarm(struct urnic_local *l)
 {
 	if (!l->on)
 		return;
-	for (int i = 0; i < URNIC_LOCAL_IN; i++)
-		if (l->in[i].lane)
-			atomic_store_explicit(&l->in[i].lane->waiting, 0, memory_order_relaxed);
+	atomic_store(&l->arming, 1);
+	for (int i = 0; i < URNIC_LOCAL_IN; i++) {
+		struct urnic_local_lane *lane = atomic_load(&l->in[i].armable);
+
+		if (lane)
+			atomic_store_explicit(&lane->waiting, 0, memory_order_relaxed);
+	}
+	atomic_store(&l->arming, 0);
 }

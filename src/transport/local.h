@@ -27,7 +27,8 @@
  * variables and bounds-checked against the mapping, so a corrupt lane costs its
  * packets (drop_local_bad), never a read outside it; the memfd is sealed against
  * shrinking, so a peer cannot make our reads fault.
- * Context: the device's passes, under the device lock, except urnic_local_arm.
+ * Context: the device's passes, under the device lock, except urnic_local_arm and
+ * urnic_local_disarm (the engine thread, around its sleep).
  */
 #ifndef URNIC_TRANSPORT_LOCAL_H
 #define URNIC_TRANSPORT_LOCAL_H
@@ -112,6 +113,9 @@ struct urnic_local_in {
 	int fd;	   /* the accepted connection; -1: none (free when lane is NULL too) */
 	bool gone; /* the sender left: the lane is freed once empty */
 	struct urnic_local_lane *lane;
+	/* lane, for urnic_local_arm, which runs outside the device lock: set when the lane
+	 * is taken, cleared before it is unmapped */
+	_Atomic(struct urnic_local_lane *) armable;
 	uint8_t src[16]; /* the sender's address, fixed when the lane was taken */
 	uint64_t tail;	 /* our copy of the consumer position */
 	uint64_t taken_ns;
@@ -141,7 +145,8 @@ struct urnic_local {
 	uint32_t uid;
 	uint32_t holder_uid; /* after -EADDRINUSE: whose process holds our name (or UINT32_MAX) */
 	int listen_fd;
-	int ep_fd; /* the listener and every lane's connection */
+	int ep_fd;	    /* the listener and every lane's connection */
+	_Atomic int arming; /* urnic_local_arm or _disarm is reading the lanes */
 	struct urnic_local_in in[URNIC_LOCAL_IN];
 	struct urnic_local_out out[URNIC_LOCAL_OUT];
 	uint32_t last_out; /* the entry the last send used */
@@ -186,7 +191,8 @@ uint32_t urnic_local_recv(struct urnic_local *l,
 
 /* Before the engine thread sleeps on urnic_local_fd: asks senders to ring. Returns
  * true if a record is already waiting (then do not sleep). urnic_local_disarm after
- * the sleep. */
+ * the sleep. Both without the device lock (a lane is unmapped only once neither runs);
+ * one thread at a time. */
 bool urnic_local_arm(struct urnic_local *l);
 void urnic_local_disarm(struct urnic_local *l);
 
