@@ -1,6 +1,7 @@
 # bench/report.awk - the human table, targets.tsv and summary.json of bench/run.sh.
 # Input: results.tsv (key, median, runs) then sweep.tsv (header, one row per size).
-# Variables: reps, commit, date, cpus, secs, out, quick.
+# Variables: reps, commit, date, cpus, secs, out, quick, cpu (model), feats (CPU
+# features), crc (the CRC path chosen).
 BEGIN { FS = "\t" }
 
 FNR == NR { med[$1] = $2; runs[$1] = $3; reps_of[$1] = $4; keys[++nkeys] = $1; next }
@@ -80,6 +81,7 @@ END {
 	best_rtt = best_lat == "" ? "" : 2 * best_lat
 
 	printf "urnic benchmark (bench/run.sh) %s, %s, %s vCPUs, %s s\n", date, commit, cpus, secs
+	printf "CPU: %s (%s); CRC path: %s; memcpy 64 MiB: %s GB/s\n", cpu, feats, crc, m("ceil_memcpy_GBps")
 	printf "Every figure is the median of %d run(s) (the runs in brackets), all in this one run.\n", reps
 	printf "Load average (1 min) at the start of each repetition: %s (2 vCPUs: other work shares them).\n", runs["loadavg_1min"]
 	if (quick) printf "QUICK MODE: few iterations, one run: not for figures.\n"
@@ -182,6 +184,8 @@ END {
 	js = out "/summary.json"
 	printf "{\n  \"date\": %s,\n  \"commit\": %s,\n  \"cpus\": %s,\n  \"reps\": %s,\n  \"seconds\": %s,\n  \"quick\": %s,\n",
 		jstr(date), jstr(commit), cpus + 0, reps + 0, secs + 0, quick ? "true" : "false" > js
+	printf "  \"cpu\": %s,\n  \"cpu_features\": %s,\n  \"crc_path\": %s,\n", jstr(cpu),
+		jstr(feats), jstr(crc) > js
 	printf "  \"metrics\": {\n" > js
 	for (i = 1; i <= nkeys; i++) {
 		k = keys[i]

@@ -160,6 +160,23 @@ reap() {
 	wait "$1" 2>/dev/null
 }
 
+# Where the figures come from: the CPU's model, the features urnic's CRC paths depend on
+# (src/wire/crc_copy.c), and the path the library chose there. Figures of different
+# CPUs are not one series.
+cpu_model() {
+	awk -F ': ' '/^model name/ { print $2; exit }' /proc/cpuinfo
+}
+cpu_features() {
+	local f out=""
+	for f in avx2 avx512f vpclmulqdq; do
+		if grep -qw "$f" /proc/cpuinfo; then out="$out $f"; else out="$out no-$f"; fi
+	done
+	echo "${out# }"
+}
+crc_path() {
+	"$BUILD/bin/urnic-bench-crc-copy" -c 2>/dev/null || echo unknown
+}
+
 # urnic_pair LOG TOOL ARGS...: a perftest server on $SRV and its client on $CLI, over
 # urnic; the client's output goes to LOG (the server's to LOG.srv).
 urnic_pair() {
@@ -490,6 +507,7 @@ awk -F '\t' -v series="$SERIES" '
 T_END=$(date +%s)
 awk -F '\t' -v reps="$REPS" -v commit="$COMMIT" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
 	-v cpus="$(nproc)" -v secs=$((T_END - T_START)) -v out="$OUT" -v quick="$QUICK" \
+	-v cpu="$(cpu_model)" -v feats="$(cpu_features)" -v crc="$(crc_path)" \
 	-f "$BENCH/report.awk" "$OUT/results.tsv" "$OUT/sweep.tsv" | tee "$OUT/report.txt"
 
 CEIL=$(awk -F '\t' '$1 == "ceil_udp_gso_gbps" { print $2 }' "$OUT/results.tsv")
