@@ -13,9 +13,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include <isa-l/crc.h>
-
 #include "wire/byteorder.h"
+#include "wire/crc_copy.h"
 #include "wire/pkt.h"
 
 /* crc32(8 x 0xff) in zlib convention: rxe's seed 0xdebb20e3 is its complement, the raw
@@ -28,9 +27,11 @@
 #define IPPROTO_UDP_NUM 17
 #define IPV4_DF 0x4000u
 
+/* ISA-L's crc32_gzip_refl, or the same CRC folded 256 bits at a time on CPUs with
+ * VPCLMULQDQ but no AVX-512 (crc_copy.h). */
 static uint32_t crc(uint32_t prev, const void *buf, size_t len)
 {
-	return crc32_gzip_refl(prev, buf, len);
+	return urnic_crc32(prev, buf, len);
 }
 
 /* Annex A17.3.3: the IP fields routers may change are replaced by ones. */

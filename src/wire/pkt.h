@@ -231,8 +231,8 @@ struct urnic_icrc_flow {
 /* ICRC over a payload given as a list of fragments (headers, then payload pieces from
  * scatter/gather entries, then pad), total_bytes = sum of frag lengths. The value is
  * ISA-L's running CRC (crc32_gzip_refl): given only the first fragments of a packet of
- * total_bytes (at least the BTH), crc32_gzip_refl or urnic_crc32_copy continue it over
- * the rest, and the last value is the ICRC. */
+ * total_bytes (at least the BTH), crc32_gzip_refl, urnic_crc32 or urnic_crc32_copy continue
+ * it over the rest, and the last value is the ICRC. */
 struct urnic_frag {
 	const void *base;
 	size_t len;

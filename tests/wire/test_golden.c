@@ -4,7 +4,9 @@
  * byte for byte and carries the ICRC we compute (tests/golden/rxe_*.pcap, README there).
  *
  * Covers pkt.h end to end against the kernel: IBTA 9.2-9.3 header layouts, Annex A17.3.3
- * ICRC from captured headers (urnic_icrc_raw) and from a socket's view (urnic_icrc_flow).
+ * ICRC from captured headers (urnic_icrc_raw) and from a socket's view (urnic_icrc_flow);
+ * the same ICRC continued past the BTH by every CRC implementation the CPU runs
+ * (crc_copy.h), copying and not, whichever one urnic_crc32() chose.
  * Usage: test_golden GOLDEN_DIR [INTEROP_DIR]. Packet counts per file are those of
  * golden/verify.txt. INTEROP_DIR (golden/interop/) holds the first packets of each
  * tests/interop scenario, urnic and rxe talking to each other in both roles: every packet
@@ -18,6 +20,7 @@
 #include "check.h"
 #include "pcap.h"
 #include "wire/byteorder.h"
+#include "wire/crc_copy.h"
 #include "wire/pkt.h"
 
 #define END_OPS (-1)
@@ -225,7 +228,38 @@ static const struct expect *find_expect(const char *name)
 	return NULL;
 }
 
-/* One RoCEv2 packet: decode, ICRC both ways, re-encode. */
+/* Packets long enough past the BTH for the vector loops, and implementations run. */
+static unsigned wide_packets, impl_runs;
+
+/*
+ * The ICRC through the BTH (urnic_icrc_raw over the BTH alone), continued over the rest
+ * by each implementation's copy and CRC-only functions, must be the ICRC computed whole;
+ * the copy must equal the payload.
+ */
+static void icrc_by_every_impl(const struct wire_udp *u, size_t covered, uint32_t icrc)
+{
+	static uint8_t copy[4096];
+	const uint8_t *rest = u->payload + URNIC_BTH_BYTES;
+	size_t n = covered - URNIC_BTH_BYTES;
+	uint32_t head = urnic_icrc_raw(u->ip, u->ip_bytes, u->udp, u->payload, URNIC_BTH_BYTES);
+
+	CHECK(covered >= URNIC_BTH_BYTES && n <= sizeof(copy));
+	for (int i = 0; i < URNIC_CRC_COPY_IMPLS; i++) {
+		urnic_crc32_copy_fn *fn = urnic_crc32_copy_get((enum urnic_crc_copy_impl)i);
+		urnic_crc32_fn *crc = urnic_crc32_get((enum urnic_crc_copy_impl)i);
+
+		if (!fn)
+			continue;
+		memset(copy, 0, n);
+		CHECK_EQ(fn(head, copy, rest, n), icrc);
+		CHECK(memcmp(copy, rest, n) == 0);
+		CHECK_EQ(crc(head, rest, n), icrc);
+		impl_runs++;
+	}
+	wide_packets += n >= 256;
+}
+
+/* One RoCEv2 packet: decode, ICRC both ways and by every implementation, re-encode. */
 static void check_packet(const char *name, unsigned frame_no, const struct wire_udp *u,
 			 struct file_stats *st)
 {
@@ -278,6 +312,7 @@ static void check_packet(const char *name, unsigned frame_no, const struct wire_
 		st->icrc_bad++;
 		st->bad_frame = frame_no;
 	}
+	icrc_by_every_impl(u, covered, got);
 
 	if (u->ipv6) {
 		st->ipv6++;
@@ -508,6 +543,10 @@ int main(int argc, char **argv)
 	free(names);
 	printf("total: %u RoCEv2 packets in %d files\n", total, n);
 	CHECK(total >= MIN_TOTAL_PACKETS);
+	printf("ICRC by every CRC implementation: %u runs, %u packets of 256 bytes or more "
+	       "past the BTH\n",
+	       impl_runs, wide_packets);
+	CHECK(wide_packets > 0);
 	if (argc == 3)
 		check_interop_dir(argv[2]);
 	printf("ok golden\n");
