@@ -15,6 +15,7 @@
  * has left the upper vector halves dirty, as it would on the send path (crc_copy.c).
  *
  * usage: urnic-bench-crc-copy [-n runs] [SIZE...]   (default sizes 4096 65536)
+ *        urnic-bench-crc-copy -c   prints the path urnic chooses on this CPU (bench/run.sh)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -185,13 +186,16 @@ int main(int argc, char **argv)
 	int runs = 9, opt;
 	uint32_t sink = 0;
 
-	while ((opt = getopt(argc, argv, "n:")) != -1) {
+	while ((opt = getopt(argc, argv, "cn:")) != -1) {
 		switch (opt) {
+		case 'c':
+			printf("%s\n", urnic_crc32_copy_name(urnic_crc32_copy_chosen()));
+			return 0;
 		case 'n':
 			runs = atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n runs] [SIZE...]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-c] [-n runs] [SIZE...]\n", argv[0]);
 			return 2;
 		}
 	}
