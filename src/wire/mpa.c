@@ -5,9 +5,11 @@
  *
  * The flags byte is M C R E then reserved bits; siw (drivers/infiniband/sw/siw/iwarp.h)
  * also uses 0x08 for an experimental GSO hint, which is decoded and kept. The other
- * reserved bits are refused, so encode(decode(frame)) gives back the same bytes.
+ * reserved bits, and E in revision 1, are sent as zero and not checked on reception
+ * (RFC 5044 7.1, "Res"), so encode(decode(frame)) gives back the frame with them clear.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "wire/byteorder.h"
@@ -42,6 +44,12 @@ static int key_kind(const uint8_t *p)
 	return 0;
 }
 
+/* E comes with enhanced setup, revision 2 (RFC 6581 3); revision 1 reserves the bit. */
+static bool enhanced(uint8_t flags, uint8_t rev)
+{
+	return rev == 2 && (flags & MPA_FLAG_E);
+}
+
 /* RFC 5044 7.1: the header's rules, in the order a reader meets the fields. */
 static enum urnic_iw_reason hdr_check(const uint8_t *buf, size_t len)
 {
@@ -59,14 +67,11 @@ static enum urnic_iw_reason hdr_check(const uint8_t *buf, size_t len)
 		return URNIC_IW_R_MPA_MARKERS;
 	if (rev != 1 && rev != 2)
 		return URNIC_IW_R_MPA_REVISION;
-	/* E comes with enhanced setup, revision 2 (RFC 6581 3); revision 1 reserves it. */
-	if ((flags & MPA_FLAG_RESERVED) || (rev == 1 && (flags & MPA_FLAG_E)))
-		return URNIC_IW_R_MPA_RESERVED;
 	if (pd_len > URNIC_MPA_PD_MAX)
 		return URNIC_IW_R_MPA_PD_TOO_LONG;
 	if (len - URNIC_MPA_HDR_BYTES < pd_len)
 		return URNIC_IW_R_MPA_PD_TRUNCATED;
-	if ((flags & MPA_FLAG_E) && pd_len < URNIC_MPA_V2_BYTES)
+	if (enhanced(flags, rev) && pd_len < URNIC_MPA_V2_BYTES)
 		return URNIC_IW_R_MPA_V2_SHORT;
 	return URNIC_IW_R_OK;
 }
@@ -84,7 +89,7 @@ enum urnic_iw_reason urnic_mpa_rr_decode(struct urnic_mpa_rr *rr, size_t *consum
 	out.kind = (uint8_t)key_kind(buf);
 	out.crc = (buf[16] & MPA_FLAG_C) != 0;
 	out.reject = (buf[16] & MPA_FLAG_R) != 0;
-	out.enhanced = (buf[16] & MPA_FLAG_E) != 0;
+	out.enhanced = enhanced(buf[16], buf[17]);
 	out.gso_exp = (buf[16] & MPA_FLAG_GSO) != 0;
 	out.revision = buf[17];
 	pd_len = urnic_get_be16(buf + 18);

@@ -8,7 +8,8 @@
  * Codec, on the stream and on every prefix of its first frame: a refusal is the first
  * header rule the bytes break (stated again here), named, and writes nothing; an accepted
  * frame has at most 512 bytes of private data, lies within the bytes given and encodes
- * back to exactly the bytes it consumed (decode refuses every bit encode cannot write).
+ * back to exactly the bytes it consumed but the bits RFC 5044 7.1 leaves unchecked on
+ * reception (the reserved flags, and E in revision 1), which it sends as zero.
  * Machine: it never takes more than it is given, nor a byte past the frame; it reaches a
  * frame event exactly when the codec accepts the stream's first frame, after that frame's
  * bytes, and fails for the codec's reason otherwise; what it refuses has a named reason,
@@ -61,14 +62,12 @@ static enum urnic_iw_reason first_rule_broken(const uint8_t *d, size_t n)
 		return URNIC_IW_R_MPA_MARKERS;
 	if (d[17] != 1 && d[17] != 2)
 		return URNIC_IW_R_MPA_REVISION;
-	if ((d[16] & 0x07) || (d[17] == 1 && (d[16] & 0x10)))
-		return URNIC_IW_R_MPA_RESERVED;
 	pd_len = (uint16_t)(d[18] << 8 | d[19]);
 	if (pd_len > URNIC_MPA_PD_MAX)
 		return URNIC_IW_R_MPA_PD_TOO_LONG;
 	if (n - URNIC_MPA_HDR_BYTES < pd_len)
 		return URNIC_IW_R_MPA_PD_TRUNCATED;
-	if ((d[16] & 0x10) && pd_len < URNIC_MPA_V2_BYTES)
+	if (d[17] == 2 && (d[16] & 0x10) && pd_len < URNIC_MPA_V2_BYTES)
 		return URNIC_IW_R_MPA_V2_SHORT;
 	return URNIC_IW_R_OK;
 }
@@ -111,11 +110,15 @@ static enum urnic_iw_reason decode(const uint8_t *d, size_t n, struct urnic_mpa_
 		     (!rr->enhanced || rr->revision == 2),
 	     "an accepted frame breaks a header rule");
 	must(rr->ird <= URNIC_MPA_IRD_ORD_MAX && rr->ord <= URNIC_MPA_IRD_ORD_MAX, "IRD/ORD");
-	/* Every bit decode accepts, encode writes back: the same bytes, not just the fields. */
+	/* Every bit decode takes, encode writes back: the same bytes, not just the fields,
+	 * but for the unchecked bits, which are sent as zero. */
 	must(urnic_mpa_rr_encode(rr, again, got - 1) == -ENOBUFS, "encodes into too little room");
 	must(urnic_mpa_rr_encode(rr, again, sizeof(again)) == (ssize_t)got,
 	     "an accepted frame does not encode to its length");
-	must(!memcmp(again, d, got), "an accepted frame encodes to other bytes");
+	must(again[16] == (d[16] & (d[17] == 1 ? 0xe8 : 0xf8)),
+	     "an accepted frame's flags encode to others");
+	must(!memcmp(again, d, 16) && !memcmp(again + 17, d + 17, got - 17),
+	     "an accepted frame encodes to other bytes");
 	return r;
 }
 

@@ -105,12 +105,21 @@ static void test_mpa_hostile(void)
 	mpa_refused(buf, n, URNIC_IW_R_MPA_REVISION);
 	buf[17] = 0;
 	mpa_refused(buf, n, URNIC_IW_R_MPA_REVISION);
-	memcpy(buf, good, n);
-	buf[16] |= 0x01;
-	mpa_refused(buf, n, URNIC_IW_R_MPA_RESERVED);
-	memcpy(buf, good, n);
-	buf[17] = 1; /* E is reserved in revision 1 */
-	mpa_refused(buf, n, URNIC_IW_R_MPA_RESERVED);
+	/* Reserved bits, and E in revision 1, are not checked on reception (RFC 5044 7.1). */
+	{
+		struct urnic_mpa_rr a, b;
+		size_t ua, ub;
+
+		CHECK(urnic_mpa_rr_decode(&a, &ua, good, n) == URNIC_IW_R_OK);
+		memcpy(buf, good, n);
+		buf[16] |= 0x07;
+		CHECK(urnic_mpa_rr_decode(&b, &ub, buf, n) == URNIC_IW_R_OK);
+		CHECK(ua == ub && a.enhanced == b.enhanced && a.crc == b.crc && a.ird == b.ird &&
+		      a.ord == b.ord && a.pd_len == b.pd_len);
+		buf[17] = 1;
+		CHECK(urnic_mpa_rr_decode(&b, &ub, buf, n) == URNIC_IW_R_OK);
+		CHECK(!b.enhanced && b.revision == 1 && b.pd_len == a.pd_len + URNIC_MPA_V2_BYTES);
+	}
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, good, 20);
 	urnic_put_be16(buf + 18, 513);
