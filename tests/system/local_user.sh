@@ -83,21 +83,27 @@ release() {
 	wait_listen "$(cat "$W/$1.pid")" "$2" 10 || fail "$1 is not listening on $2: $(cat "$W/$1.log")"
 }
 
-# hold SPEC...: the attacker holds them until the test ends; waits for it. Sets HOLDER.
-hold() {
+# attacker MODE ARG...: local_attacker's MODE (hold, lane) as uid 65534 until the test
+# ends; waits for its "ready". Sets HOLDER.
+attacker() {
 	# Emptied first: the subshell's redirection may come after the first look below,
 	# which would then find the previous holder's "ready".
 	: >"$W/holder.log"
-	(as_other_exec "$ATTACKER" hold "$@") >"$W/holder.log" 2>&1 &
+	(as_other_exec "$ATTACKER" "$@") >"$W/holder.log" 2>&1 &
 	HOLDER=$!
 	track $HOLDER
 	_n=0
 	while ! grep -q ready "$W/holder.log" && [ $_n -lt 50 ]; do
-		alive $HOLDER || fail "the attacker could not hold $*: $(cat "$W/holder.log")"
+		alive $HOLDER || fail "the attacker could not $*: $(cat "$W/holder.log")"
 		sleep 0.1
 		_n=$((_n + 1))
 	done
 	grep -q ready "$W/holder.log" || fail "the attacker is not ready"
+}
+
+# hold SPEC...: the attacker holds them until the test ends; waits for it. Sets HOLDER.
+hold() {
+	attacker hold "$@"
 }
 
 # mode_owner FILE: "MODE UID" of FILE, not following a link
@@ -256,17 +262,7 @@ lanes_ctr() {
 lanes_part() {
 	name=$(lane_name "$SRV_ADDR")
 	# (a) The name of the server's lanes held by uid 65534 before the server starts.
-	: >"$W/holder.log"
-	(as_other_exec "$ATTACKER" lane "$name") >"$W/holder.log" 2>&1 &
-	HOLDER=$!
-	track $HOLDER
-	n=0
-	while ! grep -q ready "$W/holder.log" && [ $n -lt 50 ]; do
-		alive $HOLDER || fail "the attacker could not listen on @$name: $(cat "$W/holder.log")"
-		sleep 0.1
-		n=$((n + 1))
-	done
-	grep -q ready "$W/holder.log" || fail "the attacker is not ready"
+	attacker lane "$name"
 	# shellcheck disable=SC2086 # PP_CHK is empty or one word
 	(ibv "$SRV_ADDR" ibv_rc_pingpong -g 1 -p "$PP_PORT" -n 20 $PP_CHK) >"$W/a_srv.log" 2>&1 &
 	srv=$!
