@@ -57,6 +57,15 @@ static void on_term(int sig)
 	done = 1;
 }
 
+/* Stops at SIGTERM or SIGINT from now on, and tells local_user.sh it may go on. */
+static void ready(void)
+{
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	printf("ready\n");
+	fflush(stdout);
+}
+
 static int bind_spec(const char *spec)
 {
 	int fd, one = 1;
@@ -112,10 +121,7 @@ static int hold(int n, char **specs)
 			return 1;
 		}
 	}
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
-	printf("ready\n");
-	fflush(stdout);
+	ready();
 	while (!done) {
 		if (poll(p, (nfds_t)n, 100) <= 0)
 			continue;
@@ -229,10 +235,7 @@ static int lane_listen(const char *name)
 			strerror(errno));
 		return 1;
 	}
-	signal(SIGTERM, on_term);
-	signal(SIGINT, on_term);
-	printf("ready\n");
-	fflush(stdout);
+	ready();
 	while (!done) {
 		if (poll(p, np, 100) <= 0)
 			continue;
