@@ -18,17 +18,10 @@
 #include <rdma/rdma_verbs.h>
 
 #include "check.h"
+#include "cm_expect.h"
 
 #define SRV_ADDR "127.0.41.1"
 #define CLI_ADDR "127.0.41.2"
-
-static struct sockaddr_in sin_of(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = { .sin_family = AF_INET, .sin_port = htons(port) };
-
-	CHECK(inet_pton(AF_INET, ip, &s.sin_addr) == 1);
-	return s;
-}
 
 static void test_event_str(void)
 {
@@ -207,23 +200,10 @@ static void test_getaddrinfo_hints_only(void)
 	rdma_freeaddrinfo(res);
 }
 
-/* The next event of ch, which must be want; returned unacked. */
+/* The next event of ch within 10 s, which must be want; returned unacked. */
 static struct rdma_cm_event *expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
 {
-	struct rdma_cm_event *ev;
-
-	for (int i = 0; i < 2000; i++) {
-		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-
-		if (poll(&p, 1, 5) == 1)
-			break;
-	}
-	CHECK_EQ(rdma_get_cm_event(ch, &ev), 0);
-	if (ev->event != want)
-		fprintf(stderr, "got %s (status %d), want %s\n", rdma_event_str(ev->event),
-			ev->status, rdma_event_str(want));
-	CHECK_EQ(ev->event, want);
-	return ev;
+	return expect_within(ch, want, 10000);
 }
 
 static void make_qp(struct rdma_cm_id *id)
