@@ -507,6 +507,7 @@ static void read_settings(void)
 	settings.ack_hold_us = env_uint("URNIC_ACK_HOLD_US", -1, 1000000);
 	settings.ring = env_flag("URNIC_RING", false);
 	settings.local = env_flag("URNIC_LOCAL", true);
+	settings.local_direct = env_flag("URNIC_LOCAL_DIRECT", true);
 	settings.gso = !env_flag("URNIC_NO_GSO", false);
 	settings.gro = !env_flag("URNIC_NO_GRO", false);
 	settings.icrc_strict = env_flag("URNIC_ICRC_STRICT", false);

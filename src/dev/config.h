@@ -26,6 +26,7 @@ struct urnic_dev_settings {
 	bool post_batch;     /* not URNIC_POST_BATCH=0 */
 	bool ring;	     /* URNIC_RING=1 */
 	bool local;	     /* URNIC_LOCAL (default 1) */
+	bool local_direct;   /* URNIC_LOCAL_DIRECT (default 1) */
 	bool gso, gro;	     /* not URNIC_NO_GSO=1, URNIC_NO_GRO=1 */
 	bool icrc_strict;    /* URNIC_ICRC_STRICT=1 */
 	bool print_counters; /* URNIC_PRINT_COUNTERS=1 */

@@ -214,6 +214,11 @@ static int start_io(struct urnic_dev *d)
 	}
 	pthread_mutex_lock(&d->lock);
 	d->eng->cfg.qpn_owner = d->udp->share.slot;
+	/* URNIC_LOCAL_DIRECT (default on): READs between processes with a lane are
+	 * placed with one copy (wire/addr.h). */
+	d->udp->local.direct = d->udp->local.on && set->local_direct;
+	if (d->udp->local.direct)
+		d->eng->hooks.direct_write = urnic_dev_direct_write;
 	pthread_mutex_unlock(&d->lock);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {

@@ -28,6 +28,15 @@ void urnic_dev_flush_tx(struct urnic_engine *e)
 		urnic_dev_raw_send(d);
 }
 
+int urnic_dev_direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
+			   const struct urnic_direct_note *note, const uint8_t *src, uint32_t len)
+{
+	struct urnic_dev *d = e->hooks.io;
+
+	return urnic_udp_direct_write(d->udp, qp->attr.peer.ip, qp->attr.dest_qp_num, note, src,
+				      len, e->stats.counters);
+}
+
 /* The transport's sink: each received RoCE packet goes to the engine's receive entry
  * point. */
 static void rx_to_engine(void *ctx, const struct urnic_rx_meta *m, const uint8_t *buf, size_t len)

@@ -35,6 +35,8 @@ enum {
 };
 
 _Static_assert((int)URNIC_TX_FRAGS >= (int)URNIC_MAX_SGE, "a packet carries every SGE of a WQE");
+_Static_assert((int)URNIC_DIRECT_MAX_SEGS >= (int)URNIC_MAX_SGE,
+	       "a direct placement note names every SGE of a WQE");
 
 struct urnic_engine;
 struct urnic_raw;
@@ -197,6 +199,11 @@ struct urnic_engine_hooks {
 	/* An armed SRQ fell below its limit (IBV_EVENT_SRQ_LIMIT_REACHED); the engine has
 	 * disarmed it. May be NULL. */
 	void (*srq_limit)(struct urnic_engine *e, struct urnic_srq *srq);
+	/* Direct placement (wire/addr.h): writes len bytes at src where note d asks, in
+	 * the process of qp's peer, and returns 0 when every byte is there (else the READ
+	 * is answered with packets). May be NULL: never. */
+	int (*direct_write)(struct urnic_engine *e, const struct urnic_qp *qp,
+			    const struct urnic_direct_note *d, const uint8_t *src, uint32_t len);
 	void *io; /* the device or the test fabric */
 };
 
@@ -224,6 +231,8 @@ struct urnic_engine {
 	struct urnic_raw *raw; /* raw packet QPs' frames and flow rules (raw.h), or NULL */
 	/* QP 1's connection manager (gsi.h), the driver's, or NULL: MADs are dropped. */
 	struct urnic_cm *cm;
+	/* The direct placement note of the packet being received (wire/addr.h), or NULL. */
+	const struct urnic_direct_note *rx_direct;
 	uint32_t gsi_psn;   /* the PSN of QP 1's next packet */
 	uint16_t gsi_sport; /* its UDP source port, the transport's (gsi.h) */
 };

@@ -142,6 +142,7 @@ struct urnic_res {
 	bool replying;	       /* READ responses, or the atomic ACK, still to send */
 	bool first_psn_replay; /* replay starts mid-READ: MIDDLE/LAST opcodes */
 	bool replayed;	       /* answering a duplicate: the requester may have it all */
+	bool placed; /* the data is in the requester's memory (direct placement, addr.h) */
 	/* ATOMIC: the original value (IBTA 9.4.5 AtomicAckETH). */
 	uint64_t orig;
 	uint32_t msn;

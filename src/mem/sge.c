@@ -70,6 +70,24 @@ int urnic_sge_gather(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 	return n;
 }
 
+int urnic_sge_host_segs(const struct urnic_mr_table *t, const struct urnic_pd *pd,
+			const struct urnic_sge *sge, uint32_t nsge, uint32_t len, uint32_t need,
+			struct urnic_direct_seg *segs)
+{
+	struct urnic_frag frags[URNIC_MAX_SGE];
+	uint32_t odp;
+	int n = resolve(t, pd, sge, nsge, 0, len, need, frags, URNIC_MAX_SGE, &odp);
+
+	if (n < 0)
+		return n;
+	if (odp)
+		return -ENXIO;
+	for (int i = 0; i < n; i++)
+		segs[i] = (struct urnic_direct_seg){ (uint64_t)(uintptr_t)frags[i].base,
+						     frags[i].len };
+	return n;
+}
+
 int urnic_sge_scatter(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 		      const struct urnic_sge *sge, uint32_t nsge, uint32_t off, const uint8_t *data,
 		      uint32_t len)

@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire/addr.h"
+
 enum {
 	URNIC_LOCAL_IN = 16,  /* lanes a device receives from */
 	URNIC_LOCAL_OUT = 16, /* lanes a device sends into */
@@ -66,13 +68,21 @@ struct urnic_local_rec {
 	uint8_t tos, ttl;
 	uint8_t *pkt;
 	uint32_t len;
+	/* A one-packet record's direct placement note (wire/addr.h), copied out of the
+	 * lane and checked, its pid the sender's; NULL when the record has none. */
+	const struct urnic_direct_note *direct;
 };
 
-/* The envelope of a send (what the socket would have put around it). */
+/* The envelope of a send (what the socket would have put around it), and for a lone
+ * packet its direct placement flags and segments (wire/addr.h), which only a lane
+ * carries. */
 struct urnic_local_env {
 	uint16_t sport;
 	uint16_t seg;
 	uint8_t tos, ttl;
+	uint8_t direct_flags;
+	uint8_t direct_nseg;
+	const struct urnic_direct_seg *direct_seg;
 };
 
 /*
@@ -81,7 +91,7 @@ struct urnic_local_env {
  * header whose len is URNIC_LOCAL_REC_WRAP says the next record is at the ring's start.
  */
 #define URNIC_LOCAL_MAGIC 0x6e6c7275u /* "urln" */
-#define URNIC_LOCAL_VERSION 1u
+#define URNIC_LOCAL_VERSION 2u
 #define URNIC_LOCAL_REC_ALIGN 64u
 #define URNIC_LOCAL_REC_WRAP 0xffffffffu
 
@@ -97,13 +107,16 @@ struct urnic_local_lane {
 	_Alignas(64) uint8_t ring[];
 };
 
-/* A record's header, as laid out in the ring. */
+/* A record's header, as laid out in the ring. The packet follows it; then, from the
+ * next 8-byte boundary, nseg direct placement segments (struct urnic_direct_seg). */
 struct urnic_local_rec_hdr {
 	uint32_t len; /* packet bytes, or URNIC_LOCAL_REC_WRAP */
 	uint16_t seg;
 	uint16_t sport;
 	uint8_t tos, ttl;
-	uint8_t pad[22];
+	uint8_t direct_flags; /* URNIC_DIRECT_* */
+	uint8_t direct_nseg;
+	uint8_t pad[20];
 };
 
 /* The memfd's size, which the receiver insists on. */
@@ -119,6 +132,7 @@ struct urnic_local_in {
 	uint8_t src[16]; /* the sender's address, fixed when the lane was taken */
 	uint64_t tail;	 /* our copy of the consumer position */
 	uint64_t taken_ns;
+	uint32_t pid; /* the sender's process (SO_PEERCRED when it connected) */
 };
 
 enum urnic_local_out_state {
@@ -136,6 +150,7 @@ struct urnic_local_out {
 	uint64_t head; /* our copy of the producer position */
 	uint64_t retry_ns;
 	bool stalled; /* the last wait for room ran out: drop at once until it moves */
+	uint32_t pid; /* the receiver's process (SO_PEERCRED when we connected) */
 };
 
 struct urnic_local {
@@ -150,6 +165,10 @@ struct urnic_local {
 	struct urnic_local_in in[URNIC_LOCAL_IN];
 	struct urnic_local_out out[URNIC_LOCAL_OUT];
 	uint32_t last_out; /* the entry the last send used */
+	/* Direct placement (urnic_local_direct_write) is used: not after URNIC_LOCAL_DIRECT=0
+	 * or a refusal by the kernel (no right to write other processes' memory). */
+	bool direct;
+	struct urnic_direct_note rx_note; /* the record being received's */
 };
 
 /* Listens for lanes to (addr, slot). Returns 0 or -errno (-EADDRINUSE: another process
@@ -180,6 +199,18 @@ bool urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *count
 int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
 		     const struct urnic_local_env *env, const uint8_t *pkt, uint32_t len,
 		     uint64_t now_ns, uint64_t *counters);
+
+/*
+ * Direct placement (wire/addr.h): writes len bytes from src into the memory of process
+ * pid at the segments it named, if a lane to (dst_ip, slot) is taken by that very
+ * process, so that the response saying so reaches it through the lane. Returns 0 when
+ * every byte is there; -ENOENT without such a lane; another -errno when the kernel
+ * refused (direct placement is then off for good: -EPERM, -ENOSYS) or the segments
+ * are not that process's writable memory (-EFAULT): the caller sends packets instead.
+ */
+int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+			     const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
+			     uint64_t *counters);
 
 /* Hands each waiting record to rx (at most URNIC_LOCAL_RX_BUDGET per lane) and frees
  * its room once rx returns; with hold_fresh, not those of lanes taken within

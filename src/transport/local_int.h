@@ -8,11 +8,19 @@
 
 #include "transport/local.h"
 
-/* The ring bytes a record of len packet bytes takes: header, packet, padding. */
-static inline uint32_t urnic_local_rec_bytes(uint32_t len)
+/* Where a record's direct placement segments start, after its len packet bytes. */
+static inline uint32_t urnic_local_seg_off(uint32_t len)
 {
-	return (URNIC_LOCAL_REC_HDR + len + URNIC_LOCAL_REC_ALIGN - 1) &
-	       ~(URNIC_LOCAL_REC_ALIGN - 1);
+	return (URNIC_LOCAL_REC_HDR + len + 7u) & ~7u;
+}
+
+/* The ring bytes a record of len packet bytes and nseg direct placement segments
+ * takes: header, packet, segments, padding. */
+static inline uint32_t urnic_local_rec_bytes(uint32_t len, uint32_t nseg)
+{
+	uint32_t end = nseg ? urnic_local_seg_off(len) + nseg * 16u : URNIC_LOCAL_REC_HDR + len;
+
+	return (end + URNIC_LOCAL_REC_ALIGN - 1) & ~(URNIC_LOCAL_REC_ALIGN - 1);
 }
 
 /* Writes one record into e's lane (taken by its receiver), waiting for room as

@@ -66,11 +66,15 @@ static bool wait_room(struct urnic_local_out *e, uint64_t total)
 void urnic_local_put(struct urnic_local_out *e, const struct urnic_local_env *env,
 		     const uint8_t *pkt, uint32_t len, uint64_t *counters)
 {
-	uint32_t need = urnic_local_rec_bytes(len), off, to_end;
+	uint32_t need = urnic_local_rec_bytes(len, env->direct_nseg), off, to_end;
 	uint64_t total;
-	struct urnic_local_rec_hdr h = {
-		.len = len, .seg = env->seg, .sport = env->sport, .tos = env->tos, .ttl = env->ttl
-	};
+	struct urnic_local_rec_hdr h = { .len = len,
+					 .seg = env->seg,
+					 .sport = env->sport,
+					 .tos = env->tos,
+					 .ttl = env->ttl,
+					 .direct_flags = env->direct_flags,
+					 .direct_nseg = env->direct_nseg };
 
 	off = (uint32_t)(e->head % URNIC_LOCAL_RING_BYTES);
 	to_end = URNIC_LOCAL_RING_BYTES - off;
@@ -88,12 +92,34 @@ void urnic_local_put(struct urnic_local_out *e, const struct urnic_local_env *en
 	}
 	memcpy(e->lane->ring + off, &h, sizeof(h));
 	memcpy(e->lane->ring + off + URNIC_LOCAL_REC_HDR, pkt, len);
+	if (env->direct_nseg)
+		memcpy(e->lane->ring + off + urnic_local_seg_off(len), env->direct_seg,
+		       env->direct_nseg * sizeof(*env->direct_seg));
 	e->head += need;
 	atomic_store_explicit(&e->lane->head, e->head, memory_order_release);
 	ring_bell(e);
 }
 
 /* ---- the receiving side ---- */
+
+/* A record's direct placement note, copied out of the lane (the sender may write it
+ * meanwhile), with its sender's pid; NULL when direct placement is off, or the sender
+ * has left (its pid may name another process soon). */
+static const struct urnic_direct_note *take_note(struct urnic_local *l,
+						 const struct urnic_local_in *e,
+						 const struct urnic_local_rec_hdr *h, uint32_t off)
+{
+	struct urnic_direct_note *n = &l->rx_note;
+
+	if (!l->direct || e->gone || e->fd < 0)
+		return NULL;
+	n->pid = e->pid;
+	n->flags = h->direct_flags;
+	n->nseg = h->direct_nseg;
+	memcpy(n->seg, e->lane->ring + off + urnic_local_seg_off(h->len),
+	       n->nseg * sizeof(n->seg[0]));
+	return n;
+}
 
 /* The records of one lane; a malformed one empties it (drop_local_bad). */
 static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
@@ -123,9 +149,11 @@ static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
 			e->tail += URNIC_LOCAL_RING_BYTES - off;
 			continue;
 		}
-		if (h.len > URNIC_LOCAL_REC_MAX ||
-		    off + urnic_local_rec_bytes(h.len) > URNIC_LOCAL_RING_BYTES ||
-		    urnic_local_rec_bytes(h.len) > head - e->tail)
+		/* A note belongs to one packet: a GSO run with one is not our sender's. */
+		if (h.len > URNIC_LOCAL_REC_MAX || h.direct_nseg > URNIC_DIRECT_MAX_SEGS ||
+		    (h.seg && (h.direct_flags || h.direct_nseg)) ||
+		    off + urnic_local_rec_bytes(h.len, h.direct_nseg) > URNIC_LOCAL_RING_BYTES ||
+		    urnic_local_rec_bytes(h.len, h.direct_nseg) > head - e->tail)
 			goto bad;
 		r = (struct urnic_local_rec){ .src = e->src,
 					      .sport = h.sport,
@@ -134,8 +162,10 @@ static uint32_t recv_lane(struct urnic_local *l, struct urnic_local_in *e,
 					      .ttl = h.ttl,
 					      .pkt = e->lane->ring + off + URNIC_LOCAL_REC_HDR,
 					      .len = h.len };
+		if (h.direct_flags || h.direct_nseg)
+			r.direct = take_note(l, e, &h, off);
 		rx(ctx, &r);
-		e->tail += urnic_local_rec_bytes(h.len);
+		e->tail += urnic_local_rec_bytes(h.len, h.direct_nseg);
 		atomic_store_explicit(&e->lane->tail, e->tail, memory_order_release);
 		n++;
 	}
@@ -145,7 +175,6 @@ bad:
 	counters[URNIC_CTR_drop_local_bad]++;
 	e->tail = head;
 	atomic_store_explicit(&e->lane->tail, e->tail, memory_order_release);
-	(void)l;
 	return n;
 }
 

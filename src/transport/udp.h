@@ -197,6 +197,13 @@ void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip);
 /* Sends the batch and empties it; counts sends and failures in counters. */
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters);
 
+/* Direct placement (wire/addr.h, local.h urnic_local_direct_write) into the process
+ * that owns QP dqpn at dst_ip, through its lane; -ENOENT while a capture or the faulty
+ * wire is on (neither would show it) or without a lane. Context: the device lock. */
+int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
+			   const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
+			   uint64_t *counters);
+
 /* Keeps a copy of a received REQ to a port nobody held (urnic_share_owner said
  * URNIC_CM_PORT_UNHELD), if it fits and a place is free. */
 void urnic_udp_unheld_keep(struct urnic_udp *u, const struct urnic_share_rec *r, uint64_t now_ns);

@@ -386,8 +386,10 @@ static void local_rec(void *ctx, const struct urnic_local_rec *r)
 
 	p->m.tos = r->tos;
 	p->m.ttl = r->ttl;
+	p->m.direct = r->direct;
 	count(p, URNIC_CTR_rx_local,
 	      deliver_segments(p, r->src, r->sport, NULL, r->pkt, r->len, r->seg, 0));
+	p->m.direct = NULL;
 }
 
 /* The local lanes' records; with service, the lanes' offers, ends and wake-ups too (a

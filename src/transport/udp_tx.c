@@ -127,6 +127,11 @@ static void add_cmsgs(const struct urnic_udp *u, struct msghdr *m, char *ctrl, u
 	}
 }
 
+static bool has_note(const struct urnic_txpkt *p)
+{
+	return p->direct_flags || p->direct_nseg;
+}
+
 /*
  * Builds the messages of a batch: one per packet, or with GSO one per run of packets to
  * the same peer from the same port, all of the run's first packet's size except
@@ -158,9 +163,11 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_txbatch *b, uint32_
 			total += urnic_txpkt_bytes(p);
 			nseg++;
 			k++;
-			if (!u->gso || urnic_txpkt_bytes(p) < seg)
-				break; /* a short segment ends a GSO run */
-		} while (k < b->n && nseg < URNIC_UDP_GSO_MAX_SEGS &&
+			/* A short segment ends a GSO run; a direct placement note is one
+			 * packet's (local.h). */
+			if (!u->gso || urnic_txpkt_bytes(p) < seg || has_note(p))
+				break;
+		} while (k < b->n && nseg < URNIC_UDP_GSO_MAX_SEGS && !has_note(&b->pkts[k]) &&
 			 same_flow(first, &b->pkts[k]) && urnic_txpkt_bytes(&b->pkts[k]) <= seg &&
 			 total + urnic_txpkt_bytes(&b->pkts[k]) <= URNIC_UDP_GSO_MAX_BYTES);
 		m->msg_name = &u->tx_to[nmsg];
@@ -246,17 +253,41 @@ static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nm
 			.seg = u->tx_gso[i] ? (uint16_t)urnic_txpkt_bytes(first) : 0,
 			.tos = first->dst.traffic_class,
 			.ttl = URNIC_DEFAULT_TTL,
+			.direct_flags = first->direct_flags,
+			.direct_nseg = first->direct_nseg,
+			.direct_seg = first->direct_seg,
 		};
 
-		if (slot < 0 || !urnic_local_send(&u->local, first->dst.ip, (uint32_t)slot, &env,
-						  u->tx_iov[i].iov_base,
-						  (uint32_t)u->tx_iov[i].iov_len, now_ns, counters))
+		if (slot < 0 ||
+		    !urnic_local_send(&u->local, first->dst.ip, (uint32_t)slot, &env,
+				      u->tx_iov[i].iov_base, (uint32_t)u->tx_iov[i].iov_len, now_ns,
+				      counters)) {
+			/* A READ response that says its data was placed is not a packet any
+			 * peer could take: without the lane it is lost, and the requester
+			 * asks again (urnic_udp_direct_write made sure of the lane). */
+			if (first->direct_flags & URNIC_DIRECT_PLACED) {
+				counters[URNIC_CTR_drop_local_direct]++;
+				u->tx_fd[i] = -1;
+			}
 			continue;
+		}
 		counters[URNIC_CTR_tx_local] += end - u->tx_first_pkt[i];
 		if (u->pcap)
 			trace_msgs(u, b, i, 1, NULL);
 		u->tx_fd[i] = -1;
 	}
+}
+
+int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
+			   const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
+			   uint64_t *counters)
+{
+	/* What a capture or the faulty wire would show of it is not a packet. */
+	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN)
+		return -ENOENT;
+	return urnic_local_direct_write(&u->local, dst_ip,
+					(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1), d,
+					src, len, counters);
 }
 
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)

@@ -38,6 +38,34 @@ enum {
  * vectors (ib_resolve_eth_dmac takes the route's hop limit, not the caller's). */
 #define URNIC_DEFAULT_TTL 64
 
+/*
+ * Direct placement between urnic processes of one user on one host
+ * (transport/local.h): a READ request that travels through a shared memory lane names
+ * where its requester's process wants the data (segments of that process's memory, as
+ * its scatter list resolves there), and the responder's process writes it there with
+ * one copy instead of sending it in response packets; its one response then says
+ * URNIC_DIRECT_PLACED. Never on a wire: a lane carries it beside the packet.
+ */
+enum {
+	URNIC_DIRECT_PLACED = 1, /* a READ's data is in the requester's memory already */
+	URNIC_DIRECT_MAX_SEGS = 32,
+	/* A READ this long or longer asks for direct placement: below it the packets,
+	 * one copy each way through the lane, cost less than the system call. */
+	URNIC_DIRECT_MIN_BYTES = 16384,
+};
+
+struct urnic_direct_seg {
+	uint64_t addr; /* in the sending process */
+	uint64_t len;
+};
+
+struct urnic_direct_note {
+	uint32_t pid; /* the process that sent it, as the kernel told (SO_PEERCRED) */
+	uint32_t flags;
+	uint32_t nseg;
+	struct urnic_direct_seg seg[URNIC_DIRECT_MAX_SEGS];
+};
+
 /* A received datagram's envelope. src_ip/dst_ip: IPv4 in the first four bytes.
  * ip_id_hint: the IPv4 ID to try first when checking the ICRC (segment k of a GRO
  * super-packet has k, the ID Linux gave segment k of the GSO send, inet_gso_segment;
@@ -52,6 +80,9 @@ struct urnic_rx_meta {
 	uint8_t tos;
 	uint8_t ttl;
 	uint64_t now_ns;
+	/* What a shared memory lane said beside the packet, or NULL (the socket, and any
+	 * record of more than one packet). */
+	const struct urnic_direct_note *direct;
 };
 
 /* Whether ip (4 bytes for IPv4, else 16) is a multicast address (rdma_is_multicast_addr

@@ -21,6 +21,8 @@ struct urnic_txpkt *urnic_txbatch_next(struct urnic_txbatch *b, const struct urn
 	p->payload_bytes = 0;
 	p->nfrags = 0;
 	p->trailer_bytes = 0;
+	p->direct_flags = 0;
+	p->direct_nseg = 0;
 	return p;
 }
 

@@ -34,6 +34,11 @@ struct urnic_txpkt {
 	uint8_t *wire;
 	uint8_t hdr[URNIC_TX_HDR_MAX];
 	struct urnic_frag frags[URNIC_TX_FRAGS];
+	/* For a shared memory lane only (addr.h, direct placement): URNIC_DIRECT_* and the
+	 * segments of this process's memory a READ request asks to be written. */
+	uint8_t direct_flags;
+	uint8_t direct_nseg;
+	struct urnic_direct_seg direct_seg[URNIC_DIRECT_MAX_SEGS];
 };
 
 /* The bytes packet p takes on the wire (its UDP payload). */

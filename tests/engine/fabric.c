@@ -175,6 +175,15 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	pi.syndrome = pkt.aeth.syndrome;
 	pi.msn = pkt.aeth.msn;
 	pi.payload_bytes = pkt.payload_bytes;
+	pi.direct_flags = p->direct_flags;
+	pi.direct_nseg = p->direct_nseg;
+	if (f->lanes && (p->direct_flags || p->direct_nseg)) {
+		in.noted = true;
+		in.note.pid = FAB_PID(h->idx);
+		in.note.flags = p->direct_flags;
+		in.note.nseg = p->direct_nseg;
+		memcpy(in.note.seg, p->direct_seg, p->direct_nseg * sizeof(in.note.seg[0]));
+	}
 
 	for (uint32_t i = 0; i < f->nrules; i++) {
 		struct fab_rule *r = &f->rules[i];
@@ -318,6 +327,38 @@ void fabric_free(struct fabric *f)
 	free(f);
 }
 
+/* The engines' direct placement hook under fab_lanes: the peer's memory is ours. */
+static int direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
+			const struct urnic_direct_note *d, const uint8_t *src, uint32_t len)
+{
+	struct fab_host *h = e->hooks.io;
+	int peer = host_by_ip(h->f, qp->attr.peer.ip);
+	uint64_t at = 0;
+
+	if (peer < 0 || d->pid != FAB_PID(peer))
+		return -ENOENT;
+	if (h->f->direct_fail)
+		return -EFAULT;
+	for (uint32_t i = 0; i < d->nseg; i++)
+		at += d->seg[i].len;
+	if (at != len)
+		return -EINVAL;
+	at = 0;
+	for (uint32_t i = 0; i < d->nseg; i++) {
+		memcpy((void *)(uintptr_t)d->seg[i].addr, src + at, d->seg[i].len);
+		at += d->seg[i].len;
+	}
+	h->f->direct_writes++;
+	return 0;
+}
+
+void fab_lanes(struct fabric *f)
+{
+	f->lanes = true;
+	for (int i = 0; i < f->nhosts; i++)
+		f->hosts[i].e->hooks.direct_write = direct_write;
+}
+
 struct fab_rule *fab_add_rule(struct fabric *f, const struct fab_rule *r)
 {
 	struct fab_rule *slot;
@@ -379,9 +420,11 @@ static bool pass(struct fabric *f)
 
 /* A packet to host d, as its transport would hand it to the engine. */
 static void rx(struct fabric *f, struct fab_host *d, const uint8_t *src_ip, uint16_t sport,
-	       const uint8_t *buf, uint32_t len)
+	       const uint8_t *buf, uint32_t len, const struct urnic_direct_note *note)
 {
-	struct urnic_rx_meta m = { .sport = sport, .ttl = URNIC_DEFAULT_TTL, .now_ns = f->now_ns };
+	struct urnic_rx_meta m = {
+		.sport = sport, .ttl = URNIC_DEFAULT_TTL, .now_ns = f->now_ns, .direct = note
+	};
 
 	memcpy(m.src_ip, src_ip, 4);
 	memcpy(m.dst_ip, d->ip, 4);
@@ -406,7 +449,7 @@ static bool deliver(struct fabric *f)
 			enqueue(f, &in);
 			continue;
 		}
-		rx(f, d, f->hosts[in.src].ip, in.sport, in.buf, in.len);
+		rx(f, d, f->hosts[in.src].ip, in.sport, in.buf, in.len, in.noted ? &in.note : NULL);
 		free(in.buf);
 		f->ndelivered++;
 		did = true;
@@ -484,7 +527,7 @@ void fab_inject(struct fabric *f, const uint8_t *src_ip, int dst, uint16_t sport
 
 	if (fix_icrc)
 		fab_icrc_fix(src_ip, d->ip, sport, buf, len);
-	rx(f, d, src_ip, sport, buf, len);
+	rx(f, d, src_ip, sport, buf, len, NULL);
 }
 
 /* ---- memory ---- */

@@ -66,7 +66,9 @@ struct fab_pktinfo {
 	uint8_t syndrome; /* AETH syndrome */
 	uint32_t msn;
 	uint32_t payload_bytes;
-	uint8_t fate; /* enum fab_fate */
+	uint8_t fate;	      /* enum fab_fate */
+	uint8_t direct_flags; /* URNIC_DIRECT_* beside it (fab_lanes) */
+	uint8_t direct_nseg;
 };
 
 enum fab_action {
@@ -118,6 +120,8 @@ struct fab_inflight {
 	uint8_t *buf;
 	uint64_t at_ns; /* deliver no earlier than this */
 	uint32_t hold;	/* deliver after this many packets behind it were delivered */
+	bool noted;	/* with a direct placement note (fab_lanes) */
+	struct urnic_direct_note note;
 };
 
 struct fab_host {
@@ -152,7 +156,17 @@ struct fabric {
 	uint32_t ntrace, trace_cap;
 	uint64_t npkts;
 	uint64_t steps;
+	/* fab_lanes: packets carry direct placement notes, as shared memory lanes do. */
+	bool lanes;
+	bool direct_fail;	/* the direct writes fail as the kernel may refuse them */
+	uint32_t direct_writes; /* done */
 };
+
+/* Every host's packets travel as through shared memory lanes (transport/local.h): their
+ * direct placement notes (wire/addr.h) go with them, each host's pid being FAB_PID(i),
+ * and the engines' direct_write hook copies into the peer's memory (one process). */
+#define FAB_PID(host) (4000u + (uint32_t)(host))
+void fab_lanes(struct fabric *f);
 
 struct fabric *fabric_new(int nhosts, uint64_t seed);
 /* Frees the fabric; CHECKs that every QP and MR was destroyed and nothing is queued

@@ -9,9 +9,12 @@
  * ring's end faults. Every record handed to rx lies wholly inside the ring, and the
  * records, the receiver's tail and drop_local_bad after each call are those of a naive
  * walk of local.h's rules: records start aligned, a header's len is at most
- * URNIC_LOCAL_REC_MAX or URNIC_LOCAL_REC_WRAP (the rest of the ring skipped), a record
- * ends inside the ring and at or before head, at most URNIC_LOCAL_RX_BUDGET per call; a
- * lane that breaks a rule is emptied (tail = head) and counted once. A broken rule aborts.
+ * URNIC_LOCAL_REC_MAX or URNIC_LOCAL_REC_WRAP (the rest of the ring skipped), at most
+ * URNIC_DIRECT_MAX_SEGS direct placement segments, none and no flags on a GSO run, a
+ * record (with its segments from the 8-byte boundary after the packet) ends inside the
+ * ring and at or before head, at most URNIC_LOCAL_RX_BUDGET per call; a lane that breaks
+ * a rule is emptied (tail = head) and counted once. A record with flags or segments
+ * comes with a note that holds them and the sender's pid. A broken rule aborts.
  *
  * Input: records as the engine targets' (harness.h: ctl, 2-byte big-endian length, body),
  * each a round of the peer's writes followed by the receiver's calls. A body is the new
@@ -37,6 +40,7 @@ enum {
 	LANE_CALLS_SHIFT = 1, /* bits 1-2: urnic_local_recv calls in the round, less one */
 	LANE_FRESH = 8,	      /* the calls come while the lane is fresh: nothing taken */
 	LANE_AT = 16,	      /* the bytes go at an offset the round names */
+	LANE_PID = 4242,      /* the sender's pid, as SO_PEERCRED would have said */
 	CHUNK = 4096,	      /* the ring is zeroed again by chunks the input wrote */
 	CHUNKS = URNIC_LOCAL_RING_BYTES / CHUNK,
 };
@@ -100,6 +104,16 @@ static void rx(void *ctx, const struct urnic_local_rec *r)
 	must(h.len == r->len && h.seg == r->seg && h.sport == r->sport && h.tos == r->tos &&
 		     h.ttl == r->ttl && r->src == s->src,
 	     "a record differs from its header");
+	must(!(h.direct_flags || h.direct_nseg) == !r->direct, "a note without a reason");
+	if (r->direct) {
+		uint32_t segs = ((uint32_t)URNIC_LOCAL_REC_HDR + r->len + 7) / 8 * 8;
+
+		must(r->direct->flags == h.direct_flags && r->direct->nseg == h.direct_nseg &&
+			     r->direct->pid == LANE_PID &&
+			     !memcmp(r->direct->seg, r->pkt - URNIC_LOCAL_REC_HDR + segs,
+				     h.direct_nseg * sizeof(r->direct->seg[0])),
+		     "a note differs from its record");
+	}
 	s->off[s->n] = (uint32_t)(r->pkt - s->ring) - URNIC_LOCAL_REC_HDR;
 	s->len[s->n++] = r->len;
 }
@@ -117,6 +131,10 @@ static void walk(uint64_t tail, uint64_t head, struct expect *x)
 			x->bad = true;
 			break;
 		}
+		uint16_t seg;
+		uint8_t flags, nseg;
+		uint64_t end;
+
 		memcpy(&len, ring + off, sizeof(len));
 		if (len == URNIC_LOCAL_REC_WRAP) {
 			size = URNIC_LOCAL_RING_BYTES - off;
@@ -124,10 +142,17 @@ static void walk(uint64_t tail, uint64_t head, struct expect *x)
 			tail += x->bad ? 0 : size;
 			continue;
 		}
-		size = ((uint64_t)URNIC_LOCAL_REC_HDR + len + URNIC_LOCAL_REC_ALIGN - 1) /
-		       URNIC_LOCAL_REC_ALIGN * URNIC_LOCAL_REC_ALIGN;
-		if (len > URNIC_LOCAL_REC_MAX || size > left ||
-		    off + size > URNIC_LOCAL_RING_BYTES) {
+		/* len 4, seg 2, sport 2, tos, ttl, flags, nseg */
+		memcpy(&seg, ring + off + 4, sizeof(seg));
+		flags = ring[off + 10];
+		nseg = ring[off + 11];
+		end = (uint64_t)URNIC_LOCAL_REC_HDR + len;
+		if (nseg)
+			end = (end + 7) / 8 * 8 + 16ull * nseg;
+		size = (end + URNIC_LOCAL_REC_ALIGN - 1) / URNIC_LOCAL_REC_ALIGN *
+		       URNIC_LOCAL_REC_ALIGN;
+		if (len > URNIC_LOCAL_REC_MAX || nseg > 32 || (seg && (flags || nseg)) ||
+		    size > left || off + size > URNIC_LOCAL_RING_BYTES) {
 			x->bad = true;
 			break;
 		}
@@ -205,7 +230,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ring = lane->ring;
 	}
 	l.on = true;
-	*e = (struct urnic_local_in){ .fd = -1, .lane = lane };
+	l.direct = true;
+	/* A connection that is still there (its fd is never read here): notes are taken. */
+	*e = (struct urnic_local_in){ .fd = 0, .lane = lane, .pid = LANE_PID };
 	for (int i = 1; i < URNIC_LOCAL_IN; i++)
 		l.in[i] = (struct urnic_local_in){ .fd = -1 };
 	atomic_store(&lane->head, 0);

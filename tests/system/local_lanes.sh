@@ -12,7 +12,9 @@
 #   default: ibv_rc_pingpong (-c where it has it), ibv_ud_pingpong, ib_read_bw and
 #     ib_send_lat complete; on both sides tx_local and rx_local > 0, no lane refused or
 #     malformed, and the socket sends (tx_sends) carried at most a tenth of the
-#     packets (those sent before the peer took the lane; SOCKET_PART below).
+#     packets (those sent before the peer took the lane; SOCKET_PART below);
+#     ib_read_bw's READs go as response packets with URNIC_LOCAL_DIRECT=0 at the
+#     server, and by default are placed directly (read_direct_placed, most of them).
 #   URNIC_LOCAL=0 on the server only, then on the client only: ibv_rc_pingpong completes
 #     and tx_local = rx_local = 0 on both sides: the side with lanes off offers none and
 #     listens for none, so the other's offer finds nobody there and it keeps to UDP.
@@ -171,8 +173,22 @@ sum() { echo $(($(counter "$W/$1.server.log" "$2") + $(counter "$W/$1.client.log
 # shellcheck disable=SC2086
 pair_run rc - - ibv_rc_pingpong -g 1 $PP_CHK -n 5000
 lanes rc
-pair_run read_bw - - ib_read_bw -x 1 -F -n 5000
+# READs of 65536 bytes as response packets through the lanes: direct placement off at
+# the server, which then takes no note of the client's.
+pair_run read_bw URNIC_LOCAL_DIRECT=0 - ib_read_bw -x 1 -F -n 5000
 lanes read_bw
+[ "$(sum read_bw read_direct)" = 0 ] || fail "read_bw: READs placed directly"
+# By default they are placed directly (wire/addr.h): the server's process writes into
+# the client's, one response each, once the server's lane to the client is taken (the
+# first READs are answered in packets by the socket).
+pair_run read_direct - - ib_read_bw -x 1 -F -n 5000
+placed=$(counter "$W/read_direct.client.log" read_direct_placed)
+say "read_direct: read_direct $(counter "$W/read_direct.server.log" read_direct) (server)," \
+	"read_direct_placed $placed (client), direct_failed $(sum read_direct direct_failed)"
+[ "$placed" -ge 2500 ] || fail "read_direct: only $placed of 5000 READs placed directly"
+for c in direct_failed drop_local_direct drop_stale_response; do
+	[ "$(sum read_direct $c)" = 0 ] || fail "read_direct: $c = $(sum read_direct $c)"
+done
 pair_run send_lat - - ib_send_lat -x 1 -F -n 5000
 lanes send_lat
 UD_CHK=

@@ -12,6 +12,9 @@
 #
 #   Both must exit 0 with no sanitizer report; rping verifies its data (-V), and every
 #   log must show no CM MAD refused (cm_drop_*: a clean loopback refuses none).
+#   rping-big: rping's largest buffer, whose RDMA READs of 65535 bytes the client's
+#   process places straight into the server's (direct placement through the shared
+#   memory lanes, wire/addr.h): counted on both sides, the data verified.
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
 sys_setup "$@"
@@ -108,11 +111,20 @@ pair() {
 }
 
 for tool in "$@"; do
-	command -v "$tool" >/dev/null || fail "$tool not found (rdmacm-utils)"
+	command -v "${tool%-big}" >/dev/null || fail "${tool%-big} not found (rdmacm-utils)"
 	case $tool in
 	rping)
 		pair rping 60 $PORT "rping -s -a $S -p $PORT -C 1000 -V -S 64" \
 			"rping -c -a $S -I $C -p $PORT -C 1000 -V -S 64"
+		;;
+	rping-big) # the server READs the client's 65535 bytes: placed directly (lanes)
+		pair rping-big 60 $PORT "rping -s -a $S -p $PORT -C 200 -V -S 65535" \
+			"rping -c -a $S -I $C -p $PORT -C 200 -V -S 65535"
+		_placed=$(counter "$SYS_WORK/rping-big.server.log" read_direct_placed)
+		_direct=$(counter "$SYS_WORK/rping-big.client.log" read_direct)
+		say "rping-big: read_direct $_direct (client), read_direct_placed $_placed (server)"
+		[ "$_placed" -gt 0 ] && [ "$_direct" -ge "$_placed" ] ||
+			fail "rping-big: READs not placed directly through the lanes"
 		;;
 	ucmatose)
 		pair ucmatose 60 $PORT "ucmatose -b $S -p $PORT -c 10 -C 20" \

@@ -240,6 +240,38 @@ static bool scatter_ok(struct urnic_engine *e, struct urnic_qp *qp, const struct
 	return false;
 }
 
+/*
+ * A READ's one response from a process on this host that wrote the data into our
+ * memory itself (direct placement, wire/addr.h; only a lane carries the word): it must
+ * name the READ's last PSN, with nothing of the READ taken yet (only a READ's first
+ * request asks for it), and the SGEs must still resolve writable, as they must for
+ * response packets. Anything else is dropped as stale, and the timer asks again.
+ */
+static void on_read_placed(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			   uint32_t flags, const struct urnic_send_wqe *w)
+{
+	struct urnic_direct_seg segs[URNIC_MAX_SGE];
+	uint32_t npsn = rc_wqe_npsn(w, qp->attr.path_mtu);
+
+	if (w->opcode != URNIC_WR_RDMA_READ || qp->comp.read_off_bytes ||
+	    qp->comp.psn != w->first_psn || pkt->bth.psn != urnic_psn_add(w->first_psn, npsn - 1) ||
+	    pkt->payload_bytes || !(flags & URNIC_OPF_LAST)) {
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+		return;
+	}
+	if (urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, w->length,
+				URNIC_ACCESS_LOCAL_WRITE, segs) < 0) {
+		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
+		return;
+	}
+	urnic_count(e, URNIC_CTR_read_direct_placed);
+	qp->comp.read_off_bytes = w->length;
+	qp->comp.psn = urnic_psn_add(pkt->bth.psn, 1);
+	urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
+	urnic_rc_complete_local_ops(e, qp);
+	progressed(e, qp);
+}
+
 static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 			     const struct urnic_pkt *pkt, uint32_t flags)
 {
@@ -250,6 +282,10 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 	complete_upto(e, qp, pkt->bth.psn, false);
 	if (qp->state != URNIC_QPS_RTS || !wqe_outstanding(qp, &w))
 		return;
+	if (e->rx_direct && (e->rx_direct->flags & URNIC_DIRECT_PLACED)) {
+		on_read_placed(e, qp, pkt, flags, w);
+		return;
+	}
 	if ((w->opcode != URNIC_WR_RDMA_READ && !rc_wqe_zero_read_response(w)) ||
 	    pkt->bth.psn != qp->comp.psn) {
 		/* Out of order (a response was lost) or stale: go-back-N retries, once

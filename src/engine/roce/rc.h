@@ -89,9 +89,11 @@ bool urnic_rc_res_exhausted(struct urnic_engine *e, struct urnic_qp *qp, uint32_
 /* A request behind the expected PSN (IBTA 9.7.5.1.2): re-ACKed or answered again. */
 void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
 			       const struct urnic_pkt *pkt, uint32_t flags);
-/* Execute a checked request and owe or send its response; gen is the R_Key's grant. */
+/* Execute a checked request and owe or send its response; gen is the R_Key's grant;
+ * placed: a READ whose data is in the requester's memory already (direct placement,
+ * wire/addr.h), answered by one response that says so. */
 void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   uint32_t gen);
+			   uint32_t gen, bool placed);
 void urnic_rc_execute_atomic(struct urnic_engine *e, struct urnic_qp *qp,
 			     const struct urnic_pkt *pkt, uint8_t *host);
 void urnic_rc_execute_a19(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,

@@ -15,9 +15,24 @@
  * packet building are shared with UC (msg.h).
  */
 #include "engine/roce/rc.h"
+#include "mem/sge.h"
 #include "wire/psn.h"
 
 enum { REQ_BUDGET_PKTS = 128 };
+
+/* Direct placement (wire/addr.h): the whole READ's destination, as this process sees it,
+ * beside the request, for a responder's process on this host to write it there. Only
+ * for the first request of a READ (a retry asks for the rest in packets), and only where
+ * every SGE resolves writable now (the completer checks them again as it completes). */
+static void ask_direct(struct urnic_engine *e, const struct urnic_qp *qp,
+		       const struct urnic_send_wqe *w, struct urnic_txpkt *p)
+{
+	int n = urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, w->length,
+				    URNIC_ACCESS_LOCAL_WRITE, p->direct_seg);
+
+	if (n > 0)
+		p->direct_nseg = (uint8_t)n;
+}
 
 static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)
 {
@@ -25,6 +40,7 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 	uint32_t off = r->off_bytes;
 	uint32_t rest = w->length - off;
 	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
 	uint32_t npsn;
 
 	h.bth.opcode = URNIC_OP_RC_RDMA_READ_REQUEST;
@@ -32,7 +48,10 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 	h.xrc_srqn = w->xrc_srqn; /* XRC (IBTA A14): the SRQ whose PD serves the READ */
 	h.bth.ackreq = true;
 	h.reth = (struct urnic_reth){ w->remote_addr + off, w->rkey, rest };
-	urnic_tx_commit(e, urnic_roce_emit(e, qp, &h, 0));
+	p = urnic_roce_emit(e, qp, &h, 0);
+	if (!off && rest >= URNIC_DIRECT_MIN_BYTES && e->hooks.direct_write)
+		ask_direct(e, qp, w, p);
+	urnic_tx_commit(e, p);
 	npsn = rest ? (rest + qp->attr.path_mtu - 1) / qp->attr.path_mtu : 1;
 	r->psn = urnic_psn_add(r->psn, npsn);
 	r->noack_pkts = 0;

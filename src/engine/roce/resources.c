@@ -212,6 +212,7 @@ void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
 		res->len = pkt->reth.len;
 		res->sent_bytes = 0;
 		res->replayed = true;
+		res->placed = false; /* the retry may not have come through the lane */
 		/* Remember whether this replay starts mid-message (MIDDLE/LAST opcodes). */
 		res->first_psn_replay = pkt->bth.psn != res->first_psn;
 		return;
@@ -229,7 +230,7 @@ void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
 /* Executes a checked READ: reserves its response PSNs in a responder resource, whose
  * responses urnic_rc_responder_progress sends. */
 void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   uint32_t gen)
+			   uint32_t gen, bool placed)
 {
 	struct urnic_resp *r = &qp->resp;
 	uint32_t psn = pkt->bth.psn;
@@ -249,6 +250,7 @@ void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const st
 	res->pd = qp->pd;   /* XRC: the named SRQ's, which the next request may change */
 	res->len = pkt->reth.len;
 	res->next_psn = psn;
+	res->placed = placed;
 	res->replying = true;
 	r->replying++;
 	r->msn++; /* C9-148: the MSN counts a READ when it is executed */
@@ -318,6 +320,29 @@ static void read_refused(struct urnic_engine *e, struct urnic_qp *qp, struct urn
 	urnic_rc_nak_class_c(e, qp, res->next_psn, URNIC_NAK_REM_ACCESS_ERR);
 }
 
+/* The one response of a READ placed directly (wire/addr.h): the last of the PSNs it
+ * reserved, as the last response packet would carry, without payload, and the word
+ * that the data is there, which only a lane carries. */
+static void read_placed(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res)
+{
+	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
+
+	h.bth.opcode = res->first_psn == res->last_psn ? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
+						       : URNIC_OP_RC_RDMA_READ_RESPONSE_LAST;
+	h.bth.psn = res->last_psn;
+	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
+	h.aeth.msn = res->msn & URNIC_PSN_MASK;
+	p = urnic_roce_emit(e, qp, &h, 0);
+	p->direct_flags = URNIC_DIRECT_PLACED;
+	urnic_tx_commit(e, p);
+	urnic_count(e, URNIC_CTR_read_resp_sent);
+	res->sent_bytes = res->len;
+	res->next_psn = urnic_psn_add(res->last_psn, 1);
+	res->replying = false;
+	qp->resp.replying--;
+}
+
 /* Sends the READ response packets of one resource, up to a budget (IBTA 9.7.5.1.3:
  * responses carry the PSNs the READ reserved; AETH on FIRST, LAST and ONLY). */
 static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res,
@@ -325,6 +350,11 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 {
 	uint32_t mtu = qp->attr.path_mtu;
 	uint32_t sent = 0;
+
+	if (res->placed && res->replying) {
+		read_placed(e, qp, res);
+		return 1;
+	}
 
 	while (res->replying && sent < budget) {
 		uint32_t rest = res->len - res->sent_bytes;

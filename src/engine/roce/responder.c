@@ -312,6 +312,25 @@ static bool rx_send(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 	return true;
 }
 
+/*
+ * Direct placement (wire/addr.h): a READ from a process on this host that named where
+ * its data goes, written there now, while the key checked a moment ago still holds (the
+ * engine runs nothing else in between): one copy instead of response packets, which
+ * the lane would carry with two. The READ's one response then says so. Not for
+ * on-demand memory, whose bytes move only through the table's odp calls.
+ */
+static bool read_direct(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			const struct urnic_mr_at *at)
+{
+	const struct urnic_direct_note *d = e->rx_direct;
+
+	if (!d || !d->nseg || !e->hooks.direct_write || pkt->reth.len < URNIC_DIRECT_MIN_BYTES ||
+	    at->odp || e->hooks.direct_write(e, qp, d, at->host, pkt->reth.len))
+		return false;
+	urnic_count(e, URNIC_CTR_read_direct);
+	return true;
+}
+
 /* Checks a READ request and executes it: its responses are owed from now on. */
 static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
@@ -338,7 +357,7 @@ static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 	}
 	if (urnic_rc_res_exhausted(e, qp, psn))
 		return;
-	urnic_rc_execute_read(e, qp, pkt, at.gen);
+	urnic_rc_execute_read(e, qp, pkt, at.gen, read_direct(e, qp, pkt, &at));
 }
 
 /* Checks a CMP_AND_SWP or FETCH_AND_ADD request, executes and answers it. */

@@ -179,5 +179,7 @@ void urnic_roce_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const 
 		urnic_count(e, URNIC_CTR_drop_unknown_qp);
 		return;
 	}
+	e->rx_direct = m->direct;
 	rx_counted(e, qp, &pkt, m);
+	e->rx_direct = NULL;
 }
