@@ -217,8 +217,10 @@ static int start_io(struct urnic_dev *d)
 	/* URNIC_LOCAL_DIRECT (default on): READs between processes with a lane are
 	 * placed with one copy (wire/addr.h). */
 	d->udp->local.direct = d->udp->local.on && set->local_direct;
-	if (d->udp->local.direct)
+	if (d->udp->local.direct) {
 		d->eng->hooks.direct_write = urnic_dev_direct_write;
+		d->eng->hooks.direct_read = urnic_dev_direct_read;
+	}
 	pthread_mutex_unlock(&d->lock);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (d->wake_fd < 0) {

@@ -37,6 +37,16 @@ int urnic_dev_direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
 				      len, e->stats.counters);
 }
 
+int urnic_dev_direct_read(struct urnic_engine *e, const struct urnic_qp *qp,
+			  const struct urnic_direct_note *note, const struct urnic_direct_seg *to,
+			  uint32_t nto)
+{
+	struct urnic_dev *d = e->hooks.io;
+
+	return urnic_udp_direct_read(d->udp, qp->attr.peer.ip, qp->attr.dest_qp_num, note, to, nto,
+				     e->stats.counters);
+}
+
 /* The transport's sink: each received RoCE packet goes to the engine's receive entry
  * point. */
 static void rx_to_engine(void *ctx, const struct urnic_rx_meta *m, const uint8_t *buf, size_t len)

@@ -33,6 +33,9 @@ void urnic_dev_flush_tx(struct urnic_engine *e);
 /* The engine's direct placement hook (core.h): through the lane to qp's peer. */
 int urnic_dev_direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
 			   const struct urnic_direct_note *note, const uint8_t *src, uint32_t len);
+int urnic_dev_direct_read(struct urnic_engine *e, const struct urnic_qp *qp,
+			  const struct urnic_direct_note *note, const struct urnic_direct_seg *to,
+			  uint32_t nto);
 
 /* Copies the device's counters into its counters file (counters_file.c), as every pass
  * that did something does. Context: the device lock. */

@@ -6,7 +6,10 @@
  */
 #include "dev/verbs_mem.h"
 
+#include "engine/core.h"
 #include "mem/mw.h"
+
+#include <time.h>
 
 int urnic_dev_mr_register(struct urnic_dev *d, struct urnic_pd *pd, void *addr, uint64_t iova,
 			  uint64_t length, uint32_t access, uint32_t key_rand,
@@ -20,12 +23,41 @@ int urnic_dev_mr_register(struct urnic_dev *d, struct urnic_pd *pd, void *addr, 
 	return ret;
 }
 
+/*
+ * Direct placement (wire/addr.h): a requester's process on this host may be copying from
+ * the region, as an offer of ours allowed, until its word that it is done (PULLED)
+ * comes through a pass: the engine thread runs it while we wait without the lock, as
+ * an RNIC's deregistration waits for its DMA. A word that does not come within
+ * URNIC_DIRECT_PULL_WAIT_NS (its process stopped, or the word was lost) is given up on,
+ * counted. Context: the device lock held.
+ */
+static void wait_pulls(struct urnic_dev *d, struct urnic_mr *mr)
+{
+	struct timespec ts = { 0, 20000 };
+	uint64_t until;
+
+	if (!mr->pulls)
+		return;
+	urnic_count(d->eng, URNIC_CTR_direct_pull_wait);
+	until = urnic_dev_now_ns() + URNIC_DIRECT_PULL_WAIT_NS;
+	while (mr->pulls && urnic_dev_now_ns() < until) {
+		pthread_mutex_unlock(&d->lock);
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&d->lock);
+	}
+	if (mr->pulls) {
+		urnic_count(d->eng, URNIC_CTR_direct_pull_abandoned);
+		mr->pulls = 0;
+	}
+}
+
 int urnic_dev_mr_reregister(struct urnic_dev *d, struct urnic_mr *mr, uint32_t what,
 			    struct urnic_pd *pd, void *addr, uint64_t length, uint32_t access)
 {
 	int ret;
 
 	pthread_mutex_lock(&d->lock);
+	wait_pulls(d, mr);
 	ret = urnic_mr_reregister(mr, what, pd, addr, length, access);
 	pthread_mutex_unlock(&d->lock);
 	return ret;
@@ -36,6 +68,7 @@ int urnic_dev_mr_deregister(struct urnic_dev *d, struct urnic_mr *mr)
 	int ret;
 
 	pthread_mutex_lock(&d->lock);
+	wait_pulls(d, mr);
 	ret = urnic_mr_deregister(&d->eng->mrs, mr);
 	pthread_mutex_unlock(&d->lock);
 	return ret;

@@ -204,6 +204,12 @@ struct urnic_engine_hooks {
 	 * is answered with packets). May be NULL: never. */
 	int (*direct_write)(struct urnic_engine *e, const struct urnic_qp *qp,
 			    const struct urnic_direct_note *d, const uint8_t *src, uint32_t len);
+	/* Its other half: reads the one segment note d names, in the memory of the
+	 * process of qp's peer, into ours at `to`; 0 when every byte is here. May be
+	 * NULL: offers to pull are not taken (nor asked for). */
+	int (*direct_read)(struct urnic_engine *e, const struct urnic_qp *qp,
+			   const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
+			   uint32_t nto);
 	void *io; /* the device or the test fabric */
 };
 

@@ -142,7 +142,10 @@ struct urnic_res {
 	bool replying;	       /* READ responses, or the atomic ACK, still to send */
 	bool first_psn_replay; /* replay starts mid-READ: MIDDLE/LAST opcodes */
 	bool replayed;	       /* answering a duplicate: the requester may have it all */
-	bool placed; /* the data is in the requester's memory (direct placement, addr.h) */
+	bool placed;  /* the data is in the requester's memory (direct placement, addr.h) */
+	bool split;   /* ... but for the tail, which the requester was offered to pull */
+	bool pulling; /* that offer holds the region (rkey, pull_gen) until it is done */
+	uint32_t pull_gen;
 	/* ATOMIC: the original value (IBTA 9.4.5 AtomicAckETH). */
 	uint64_t orig;
 	uint32_t msn;
@@ -170,6 +173,7 @@ struct urnic_comp {
 	uint32_t psn;		 /* oldest PSN not yet acknowledged */
 	uint32_t idx;		 /* oldest SQ slot not yet completed */
 	uint32_t read_off_bytes; /* bytes of the READ at idx received so far */
+	bool read_pulled;	 /* its tail was pulled from the responder (wire/addr.h) */
 	bool read_retry_started; /* READ gap retried, no progress since (rxe started_retry) */
 	/* UC: send completions held for the peer's answer (uc.c, urnic_uc_comp_held). */
 	bool uc_interactive;	/* the peer answers what we send: hold */

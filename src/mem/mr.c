@@ -138,6 +138,25 @@ const struct urnic_mr *urnic_mr_find(const struct urnic_mr_table *t, uint32_t ke
 	return lookup(t, key);
 }
 
+struct urnic_mr *urnic_mr_pull_hold(struct urnic_mr_table *t, uint32_t key, uint32_t *gen)
+{
+	struct urnic_mr *mr = (struct urnic_mr *)lookup(t, key);
+
+	if (!mr || mr->kind != URNIC_KEY_MR)
+		return NULL;
+	mr->pulls++;
+	*gen = mr->gen;
+	return mr;
+}
+
+void urnic_mr_pull_release(struct urnic_mr_table *t, uint32_t key, uint32_t gen)
+{
+	struct urnic_mr *mr = (struct urnic_mr *)lookup(t, key);
+
+	if (mr && mr->gen == gen && mr->pulls)
+		mr->pulls--;
+}
+
 /* Where iova of region mr is. In integers: an implicit region's host is NULL, and
  * arithmetic on a null pointer is undefined even where the sum is the address meant. */
 static void region_at(const struct urnic_mr *mr, uint64_t iova, struct urnic_mr_at *at)

@@ -77,6 +77,10 @@ struct urnic_mr {
 	 * a window's bind, invalidation or deallocation): a message that resolved the key
 	 * under one grant is not finished under another (urnic_mr_resolve_remote). */
 	uint32_t gen;
+	/* Region: reads of it that a requester's process on this host was offered and has
+	 * not said are done (direct placement, wire/addr.h); deregistration and
+	 * reregistration wait for them (dev). */
+	uint32_t pulls;
 };
 
 /* Outcome of a key lookup, mapped by callers to NAK codes or completion statuses. */
@@ -155,6 +159,13 @@ enum urnic_mr_check urnic_mr_resolve_remote(const struct urnic_mr_table *t,
 					    const struct urnic_pd *pd, uint32_t qpn, uint32_t key,
 					    uint64_t iova, uint64_t len, uint32_t need,
 					    struct urnic_mr_at *at);
+
+/* Direct placement (wire/addr.h): a region's memory offered to a requester's process
+ * for it to read (pulls). Hold returns the region key names, or NULL when it names no
+ * live region (a window's key, for one: not offered), with *gen its grant; release
+ * undoes one hold, unless the grant changed since (its holds went with it). */
+struct urnic_mr *urnic_mr_pull_hold(struct urnic_mr_table *t, uint32_t key, uint32_t *gen);
+void urnic_mr_pull_release(struct urnic_mr_table *t, uint32_t key, uint32_t gen);
 
 /* The live slot (region or window) a key names, or NULL; no other check. */
 const struct urnic_mr *urnic_mr_find(const struct urnic_mr_table *t, uint32_t key);

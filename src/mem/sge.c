@@ -71,12 +71,12 @@ int urnic_sge_gather(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 }
 
 int urnic_sge_host_segs(const struct urnic_mr_table *t, const struct urnic_pd *pd,
-			const struct urnic_sge *sge, uint32_t nsge, uint32_t len, uint32_t need,
-			struct urnic_direct_seg *segs)
+			const struct urnic_sge *sge, uint32_t nsge, uint32_t off, uint32_t len,
+			uint32_t need, struct urnic_direct_seg *segs)
 {
 	struct urnic_frag frags[URNIC_MAX_SGE];
 	uint32_t odp;
-	int n = resolve(t, pd, sge, nsge, 0, len, need, frags, URNIC_MAX_SGE, &odp);
+	int n = resolve(t, pd, sge, nsge, off, len, need, frags, URNIC_MAX_SGE, &odp);
 
 	if (n < 0)
 		return n;

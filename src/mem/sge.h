@@ -32,14 +32,15 @@ int urnic_sge_gather(const struct urnic_mr_table *t, const struct urnic_pd *pd,
 		     uint32_t need, struct urnic_frag *frags, uint32_t max_frags, uint8_t *bounce,
 		     uint32_t bounce_len);
 
-/* Where bytes [0, len) of the list lie in this process, resolved as urnic_sge_gather
- * resolves them with the rights in need, for another process to write there (direct
- * placement, wire/addr.h): at most URNIC_MAX_SGE segments. Returns their number,
- * -EFAULT or -EMSGSIZE as urnic_sge_gather, or -ENXIO when an entry is on demand (its
- * memory is reached only through the table's odp calls). */
+/* Where bytes [off, off+len) of the list lie in this process, resolved as
+ * urnic_sge_gather resolves them with the rights in need, for another process to write
+ * there, or for a copy from another process (direct placement, wire/addr.h): at most
+ * URNIC_MAX_SGE segments. Returns their number, -EFAULT or -EMSGSIZE as
+ * urnic_sge_gather, or -ENXIO when an entry is on demand (its memory is reached only
+ * through the table's odp calls). */
 int urnic_sge_host_segs(const struct urnic_mr_table *t, const struct urnic_pd *pd,
-			const struct urnic_sge *sge, uint32_t nsge, uint32_t len, uint32_t need,
-			struct urnic_direct_seg *segs);
+			const struct urnic_sge *sge, uint32_t nsge, uint32_t off, uint32_t len,
+			uint32_t need, struct urnic_direct_seg *segs);
 
 /* Copies len bytes of data to offset off of the list (needs LOCAL_WRITE), writing
  * nothing unless every entry resolves. Returns 0, -EFAULT (an entry does not resolve),

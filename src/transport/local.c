@@ -311,42 +311,76 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 	return 1;
 }
 
-int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
-			     const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
-			     uint64_t *counters)
+/* Whether the lane to (dst_ip, slot) is taken by the process of note d: the packet that
+ * tells of a direct write or read must reach that very process, and only a lane carries
+ * that word. */
+static bool direct_lane(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+			const struct urnic_direct_note *d)
 {
-	struct iovec local = { (void *)src, len }, remote[URNIC_DIRECT_MAX_SEGS];
 	struct urnic_local_out *e;
-	uint64_t sum = 0;
-	ssize_t n;
 
 	if (!l->on || !l->direct || !d->nseg || d->nseg > URNIC_DIRECT_MAX_SEGS)
-		return -ENOENT;
+		return false;
 	e = out_lookup(l, dst_ip, slot);
-	/* The response that says "placed" must reach the very process written to, and
-	 * only a lane carries that word. */
-	if (!e || e->state != URNIC_LOCAL_OUT_OFFERED || e->pid != d->pid ||
-	    atomic_load_explicit(&e->lane->state, memory_order_acquire) != URNIC_LOCAL_LANE_TAKEN)
-		return -ENOENT;
-	for (uint32_t i = 0; i < d->nseg; i++) {
-		remote[i] = (struct iovec){ (void *)(uintptr_t)d->seg[i].addr, d->seg[i].len };
-		sum += d->seg[i].len;
-		if (sum < d->seg[i].len)
+	return e && e->state == URNIC_LOCAL_OUT_OFFERED && e->pid == d->pid &&
+	       atomic_load_explicit(&e->lane->state, memory_order_acquire) ==
+		       URNIC_LOCAL_LANE_TAKEN;
+}
+
+/* segs as an iovec; -EINVAL unless they add up to len. */
+static int to_iov(const struct urnic_direct_seg *seg, uint32_t n, uint64_t len, struct iovec *iov)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ (void *)(uintptr_t)seg[i].addr, seg[i].len };
+		sum += seg[i].len;
+		if (sum < seg[i].len)
 			return -EINVAL;
 	}
-	if (sum != len)
-		return -EINVAL;
-	n = process_vm_writev((pid_t)d->pid, &local, 1, remote, d->nseg, 0);
+	return sum == len ? 0 : -EINVAL;
+}
+
+/* What a process_vm_* call that moved n of len bytes means; a kernel that refuses
+ * (a seccomp filter, a hardened ptrace policy) is not asked again. */
+static int direct_done(struct urnic_local *l, ssize_t n, uint64_t len, uint64_t *counters)
+{
 	if (n == (ssize_t)len)
 		return 0;
 	counters[URNIC_CTR_direct_failed]++;
 	if (n >= 0)
 		return -EFAULT;
-	/* No right to write another process's memory here (a seccomp filter, a hardened
-	 * ptrace policy): not asked again. */
 	if (errno == EPERM || errno == ENOSYS)
 		l->direct = false;
 	return -errno;
+}
+
+int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+			     const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
+			     uint64_t *counters)
+{
+	struct iovec local = { (void *)src, len }, remote[URNIC_DIRECT_MAX_SEGS];
+
+	if (!direct_lane(l, dst_ip, slot, d))
+		return -ENOENT;
+	if (to_iov(d->seg, d->nseg, len, remote))
+		return -EINVAL;
+	return direct_done(l, process_vm_writev((pid_t)d->pid, &local, 1, remote, d->nseg, 0), len,
+			   counters);
+}
+
+int urnic_local_direct_read(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+			    const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
+			    uint32_t nto, uint64_t *counters)
+{
+	struct iovec local[URNIC_DIRECT_MAX_SEGS], remote;
+
+	if (!direct_lane(l, dst_ip, slot, d) || d->nseg != 1 || nto > URNIC_DIRECT_MAX_SEGS)
+		return -ENOENT;
+	if (to_iov(d->seg, 1, d->seg[0].len, &remote) || to_iov(to, nto, d->seg[0].len, local))
+		return -EINVAL;
+	return direct_done(l, process_vm_readv((pid_t)d->pid, local, nto, &remote, 1, 0),
+			   d->seg[0].len, counters);
 }
 
 /* ---- the receiving side ---- */

@@ -212,6 +212,13 @@ int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint3
 			     const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
 			     uint64_t *counters);
 
+/* Direct placement's other half: reads the one segment note d names, in the memory of
+ * process d->pid, into ours at to (nto segments adding up to its length), under the
+ * same lane rule and with the same answers as urnic_local_direct_write. */
+int urnic_local_direct_read(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
+			    const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
+			    uint32_t nto, uint64_t *counters);
+
 /* Hands each waiting record to rx (at most URNIC_LOCAL_RX_BUDGET per lane) and frees
  * its room once rx returns; with hold_fresh, not those of lanes taken within
  * URNIC_LOCAL_FRESH_NS (the caller has not emptied the socket they may follow). Returns

@@ -203,6 +203,10 @@ void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *coun
 int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
 			   const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
 			   uint64_t *counters);
+/* Its other half (local.h urnic_local_direct_read), under the same rules. */
+int urnic_udp_direct_read(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
+			  const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
+			  uint32_t nto, uint64_t *counters);
 
 /* Keeps a copy of a received REQ to a port nobody held (urnic_share_owner said
  * URNIC_CM_PORT_UNHELD), if it fits and a place is free. */

@@ -262,10 +262,12 @@ static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nm
 		    !urnic_local_send(&u->local, first->dst.ip, (uint32_t)slot, &env,
 				      u->tx_iov[i].iov_base, (uint32_t)u->tx_iov[i].iov_len, now_ns,
 				      counters)) {
-			/* A READ response that says its data was placed is not a packet any
-			 * peer could take: without the lane it is lost, and the requester
-			 * asks again (urnic_udp_direct_write made sure of the lane). */
-			if (first->direct_flags & URNIC_DIRECT_PLACED) {
+			/* A READ response that says its data was placed, an offer to pull, a
+			 * word that a pull is done: none is a packet any peer could take.
+			 * Without the lane it is lost, and the requester asks again
+			 * (urnic_udp_direct_write and _read made sure of the lane). */
+			if (first->direct_flags &
+			    (URNIC_DIRECT_PLACED | URNIC_DIRECT_PULL | URNIC_DIRECT_PULLED)) {
 				counters[URNIC_CTR_drop_local_direct]++;
 				u->tx_fd[i] = -1;
 			}
@@ -288,6 +290,17 @@ int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t 
 	return urnic_local_direct_write(&u->local, dst_ip,
 					(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1), d,
 					src, len, counters);
+}
+
+int urnic_udp_direct_read(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
+			  const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
+			  uint32_t nto, uint64_t *counters)
+{
+	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN)
+		return -ENOENT;
+	return urnic_local_direct_read(&u->local, dst_ip,
+				       (dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1), d,
+				       to, nto, counters);
 }
 
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)

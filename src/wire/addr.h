@@ -48,11 +48,24 @@ enum {
  */
 enum {
 	URNIC_DIRECT_PLACED = 1, /* a READ's data is in the requester's memory already */
+	/* Responder to requester, before PLACED: take the READ's tail from the one segment
+	 * named, of the responder's memory, while the responder writes the head. */
+	URNIC_DIRECT_PULL = 2,
+	URNIC_DIRECT_SPLIT = 4,	    /* with PLACED: only the head; the requester pulled the tail */
+	URNIC_DIRECT_PULLED = 8,    /* requester to responder: done with the offer at this PSN */
+	URNIC_DIRECT_CAN_PULL = 16, /* with a READ's segments: its requester takes offers */
 	URNIC_DIRECT_MAX_SEGS = 32,
 	/* A READ this long or longer asks for direct placement: below it the packets,
 	 * one copy each way through the lane, cost less than the system call. */
 	URNIC_DIRECT_MIN_BYTES = 16384,
+	/* A READ this long or longer is split: the copy of its tail runs on the requester's
+	 * CPU while the responder's copies the head. */
+	URNIC_DIRECT_SPLIT_BYTES = 131072,
 };
+
+/* How long deregistering a region waits for a requester's process to say it finished
+ * copying from it (dev/verbs_mem.c): far beyond a copy of the longest READ. */
+#define URNIC_DIRECT_PULL_WAIT_NS 1000000000ull
 
 struct urnic_direct_seg {
 	uint64_t addr; /* in the sending process */

@@ -352,11 +352,40 @@ static int direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
 	return 0;
 }
 
+/* Its other half: the one segment the note names, of the peer's memory, into ours. */
+static int direct_read(struct urnic_engine *e, const struct urnic_qp *qp,
+		       const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
+		       uint32_t nto)
+{
+	struct fab_host *h = e->hooks.io;
+	int peer = host_by_ip(h->f, qp->attr.peer.ip);
+	const uint8_t *src = (const uint8_t *)(uintptr_t)d->seg[0].addr;
+	uint64_t at = 0;
+
+	if (peer < 0 || d->pid != FAB_PID(peer) || d->nseg != 1)
+		return -ENOENT;
+	if (h->f->pull_fail)
+		return -EFAULT;
+	for (uint32_t i = 0; i < nto; i++)
+		at += to[i].len;
+	if (at != d->seg[0].len)
+		return -EINVAL;
+	at = 0;
+	for (uint32_t i = 0; i < nto; i++) {
+		memcpy((void *)(uintptr_t)to[i].addr, src + at, to[i].len);
+		at += to[i].len;
+	}
+	h->f->direct_reads++;
+	return 0;
+}
+
 void fab_lanes(struct fabric *f)
 {
 	f->lanes = true;
-	for (int i = 0; i < f->nhosts; i++)
+	for (int i = 0; i < f->nhosts; i++) {
 		f->hosts[i].e->hooks.direct_write = direct_write;
+		f->hosts[i].e->hooks.direct_read = direct_read;
+	}
 }
 
 struct fab_rule *fab_add_rule(struct fabric *f, const struct fab_rule *r)

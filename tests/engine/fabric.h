@@ -159,7 +159,9 @@ struct fabric {
 	/* fab_lanes: packets carry direct placement notes, as shared memory lanes do. */
 	bool lanes;
 	bool direct_fail;	/* the direct writes fail as the kernel may refuse them */
+	bool pull_fail;		/* the direct reads (pulls) fail likewise */
 	uint32_t direct_writes; /* done */
+	uint32_t direct_reads;
 };
 
 /* Every host's packets travel as through shared memory lanes (transport/local.h): their

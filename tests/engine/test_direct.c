@@ -11,12 +11,20 @@
  * bad R_Key: NAK, nothing written; the placed response lost: the retry is answered in
  * packets; the local region deregistered before the response: local protection error;
  * a placed response that does not fit the READ: dropped as stale.
+ *
+ * A READ of URNIC_DIRECT_SPLIT_BYTES or more is split: its first response offers the
+ * tail (PULL, the region held), the requester copies it and says so (PULLED, the hold
+ * released), the responder writes the head and answers PLACED | SPLIT. Checked: the data
+ * and the packets; two READs back to back, both split; a pull that fails: the READ is
+ * retried and answered in packets, the hold released all the same; a PULLED lost: the
+ * hold stays until the QP goes.
  */
 #include <string.h>
 
+#include "engine/roce/rc.h"
 #include "fabric.h"
 
-#define BIG 65536
+#define BIG 262144
 
 struct env {
 	struct fab_pair p;
@@ -246,6 +254,98 @@ static void test_placed_misfit(void)
 	env_close(&v);
 }
 
+/* Packets with these direct flags, from host src. */
+static uint32_t flagged(const struct fabric *f, int src, uint8_t flags)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < f->ntrace; i++)
+		n += f->trace[i].src == src && f->trace[i].direct_flags == flags;
+	return n;
+}
+
+static void test_split(void)
+{
+	struct urnic_cqe c[2];
+	struct env v;
+	uint32_t placed;
+
+	env_open(&v, true, 21);
+	post_read(&v, 1, 200000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 1);
+	CHECK_CQE(c[0], 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 200000);
+	check_data(&v, 200000);
+	fabric_settle(v.p.f);
+	CHECK_EQ(flagged(v.p.f, 1, URNIC_DIRECT_PULL), 1);
+	CHECK_EQ(flagged(v.p.f, 1, URNIC_DIRECT_PLACED | URNIC_DIRECT_SPLIT), 1);
+	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_PULLED), 1);
+	CHECK_EQ(responses(v.p.f, &placed), 2);
+	CHECK_EQ(v.p.f->direct_writes, 1);
+	CHECK_EQ(v.p.f->direct_reads, 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_direct_split), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_read_direct_pulled), 1);
+	CHECK_EQ(v.ra.mr->pulls, 0);
+	/* Two back to back: the first answered in the receive, the second split too. */
+	memset(v.la.p, 0, BIG);
+	post_read(&v, 2, 150000, v.ra.mr->key);
+	post_read(&v, 3, 150000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 2);
+	CHECK_CQE(c[0], 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 150000);
+	CHECK_CQE(c[1], 3, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 150000);
+	check_data(&v, 150000);
+	fabric_settle(v.p.f);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_direct_split), 3);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_read_direct_pulled), 3);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_drop_stale_response), 0);
+	CHECK_EQ(v.ra.mr->pulls, 0);
+	env_close(&v);
+}
+
+static void test_split_pull_fails(void)
+{
+	struct urnic_cqe c;
+	struct env v;
+
+	env_open(&v, true, 22);
+	v.p.f->pull_fail = true;
+	post_read(&v, 1, 200000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_CQE(c, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 200000);
+	check_data(&v, 200000);
+	fabric_settle(v.p.f);
+	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_PULLED), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_read_direct_pulled), 0);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_read_direct_placed), 0);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retry_timeout), 1);
+	CHECK_EQ(v.ra.mr->pulls, 0);
+	env_close(&v);
+}
+
+static bool is_pulled(const struct fab_pktinfo *pi, void *arg)
+{
+	(void)arg;
+	return pi->direct_flags == URNIC_DIRECT_PULLED;
+}
+
+static void test_pulled_lost(void)
+{
+	struct fab_rule drop = { .match = FAB_M_PRED, .pred = is_pulled, .action = FAB_DROP };
+	struct urnic_cqe c;
+	struct env v;
+
+	env_open(&v, true, 23);
+	fab_add_rule(v.p.f, &drop);
+	post_read(&v, 1, 200000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_CQE(c, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 200000);
+	check_data(&v, 200000);
+	fabric_settle(v.p.f);
+	CHECK_EQ(v.ra.mr->pulls, 1);
+	urnic_rc_release_pulls(fab_engine(v.p.f, 1), &v.p.b->qp);
+	CHECK_EQ(v.ra.mr->pulls, 0);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_placed);
@@ -254,5 +354,8 @@ int main(void)
 	RUN(test_placed_lost);
 	RUN(test_local_region_gone);
 	RUN(test_placed_misfit);
+	RUN(test_split);
+	RUN(test_split_pull_fails);
+	RUN(test_pulled_lost);
 	return 0;
 }

@@ -76,6 +76,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 	qp->req.idx = qp->comp.idx;
 	qp->req.off_bytes = 0;
 	qp->comp.read_off_bytes = 0;
+	qp->comp.read_pulled = false;
 	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
 }
 
@@ -255,11 +256,12 @@ static void on_read_placed(struct urnic_engine *e, struct urnic_qp *qp, const st
 
 	if (w->opcode != URNIC_WR_RDMA_READ || qp->comp.read_off_bytes ||
 	    qp->comp.psn != w->first_psn || pkt->bth.psn != urnic_psn_add(w->first_psn, npsn - 1) ||
-	    pkt->payload_bytes || !(flags & URNIC_OPF_LAST)) {
+	    pkt->payload_bytes || !(flags & URNIC_OPF_LAST) ||
+	    ((e->rx_direct->flags & URNIC_DIRECT_SPLIT) && !qp->comp.read_pulled)) {
 		urnic_count(e, URNIC_CTR_drop_stale_response);
 		return;
 	}
-	if (urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, w->length,
+	if (urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, 0, w->length,
 				URNIC_ACCESS_LOCAL_WRITE, segs) < 0) {
 		urnic_rc_fail(e, qp, URNIC_WC_LOC_PROT_ERR);
 		return;
@@ -270,6 +272,48 @@ static void on_read_placed(struct urnic_engine *e, struct urnic_qp *qp, const st
 	urnic_roce_complete_swqe(e, qp, URNIC_WC_SUCCESS);
 	urnic_rc_complete_local_ops(e, qp);
 	progressed(e, qp);
+}
+
+/*
+ * An offer to pull a READ's tail from the responder's memory while its process writes
+ * the head (wire/addr.h): taken if it is the READ's first response, nothing of the READ
+ * taken yet, its one segment no longer than the READ, our SGEs for the tail writable.
+ * Whether taken or not, the responder is told we are done with its memory (PULLED),
+ * which its region waits for; if the pull failed, the READ's PLACED | SPLIT response is
+ * dropped as stale and the timer asks again, in packets.
+ */
+static void on_read_offer(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  uint32_t flags, const struct urnic_send_wqe *w)
+{
+	const struct urnic_direct_note *d = e->rx_direct;
+	struct urnic_direct_seg to[URNIC_MAX_SGE];
+	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
+	int n;
+
+	if (w->opcode == URNIC_WR_RDMA_READ && !qp->comp.read_off_bytes && !qp->comp.read_pulled &&
+	    qp->comp.psn == w->first_psn && pkt->bth.psn == w->first_psn && d->nseg == 1 &&
+	    d->seg[0].len && d->seg[0].len < w->length && !pkt->payload_bytes &&
+	    (flags & URNIC_OPF_FIRST) && e->hooks.direct_read) {
+		uint32_t tail = (uint32_t)d->seg[0].len;
+
+		n = urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, w->length - tail, tail,
+					URNIC_ACCESS_LOCAL_WRITE, to);
+		if (n > 0 && !e->hooks.direct_read(e, qp, d, to, (uint32_t)n)) {
+			qp->comp.read_pulled = true;
+			urnic_count(e, URNIC_CTR_read_direct_pulled);
+			urnic_count_n(e, URNIC_CTR_direct_bytes, tail);
+		}
+	} else {
+		urnic_count(e, URNIC_CTR_drop_stale_response);
+	}
+	h.bth.opcode = URNIC_OP_RC_ACKNOWLEDGE;
+	h.bth.psn = pkt->bth.psn;
+	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
+	p = urnic_roce_emit(e, qp, &h, 0);
+	p->direct_flags = URNIC_DIRECT_PULLED;
+	urnic_tx_commit(e, p);
+	e->hooks.flush(e); /* the responder's region waits for it */
 }
 
 static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
@@ -284,6 +328,10 @@ static void on_read_response(struct urnic_engine *e, struct urnic_qp *qp,
 		return;
 	if (e->rx_direct && (e->rx_direct->flags & URNIC_DIRECT_PLACED)) {
 		on_read_placed(e, qp, pkt, flags, w);
+		return;
+	}
+	if (e->rx_direct && (e->rx_direct->flags & URNIC_DIRECT_PULL)) {
+		on_read_offer(e, qp, pkt, flags, w);
 		return;
 	}
 	if ((w->opcode != URNIC_WR_RDMA_READ && !rc_wqe_zero_read_response(w)) ||

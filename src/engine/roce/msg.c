@@ -318,6 +318,7 @@ void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8
 	w->started = false;
 	qp->comp.idx++;
 	qp->comp.read_off_bytes = 0;
+	qp->comp.read_pulled = false;
 	/* The slot is free before the completion is visible: an application that posts one
 	 * WR per completion it polls (perftest) must find room in a queue of max_wr. */
 	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);

@@ -17,6 +17,11 @@ void urnic_rc_op_rx(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 		    const struct urnic_rx_meta *m)
 {
 	(void)m;
+	/* The requester's word that it is done with an offer (wire/addr.h): a lane's only. */
+	if (e->rx_direct && (e->rx_direct->flags & URNIC_DIRECT_PULLED)) {
+		urnic_rc_pulled(e, qp, pkt->bth.psn);
+		return;
+	}
 	if (urnic_opcode_info(pkt->bth.opcode)->flags & URNIC_OPF_REQ) {
 		e->hold.rx_requests++;
 		qp->resp.heard_since_send = true;
@@ -86,6 +91,8 @@ void urnic_rc_op_flush(struct urnic_engine *e, struct urnic_qp *qp)
  * for it (responder.c, urnic_rc_parting_ack). */
 void urnic_rc_op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
+	if (parting)
+		urnic_rc_release_pulls(e, qp);
 	if (qp->state < URNIC_QPS_RTR || qp->state == URNIC_QPS_ERR ||
 	    (!parting && !qp->resp.ack_pending))
 		return;

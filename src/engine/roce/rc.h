@@ -89,11 +89,17 @@ bool urnic_rc_res_exhausted(struct urnic_engine *e, struct urnic_qp *qp, uint32_
 /* A request behind the expected PSN (IBTA 9.7.5.1.2): re-ACKed or answered again. */
 void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
 			       const struct urnic_pkt *pkt, uint32_t flags);
-/* Execute a checked request and owe or send its response; gen is the R_Key's grant;
- * placed: a READ whose data is in the requester's memory already (direct placement,
- * wire/addr.h), answered by one response that says so. */
+/* Execute a checked request and owe or send its response; gen is the R_Key's grant.
+ * direct (wire/addr.h): PLACED, a READ whose data is in the requester's memory already,
+ * answered at once by one response that says so (with SPLIT: but for the tail the
+ * requester was offered); SPLIT alone: answered in packets, the tail offered all the
+ * same. An offer holds the region (rkey, pull_gen) until urnic_rc_pulled. */
 void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   uint32_t gen, bool placed);
+			   uint32_t gen, uint32_t direct, uint32_t pull_gen);
+/* The requester is done with the offer of the READ at psn (URNIC_DIRECT_PULLED). */
+void urnic_rc_pulled(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn);
+/* Lets go of the regions this QP's offers hold (it goes away). */
+void urnic_rc_release_pulls(struct urnic_engine *e, struct urnic_qp *qp);
 void urnic_rc_execute_atomic(struct urnic_engine *e, struct urnic_qp *qp,
 			     const struct urnic_pkt *pkt, uint8_t *host);
 void urnic_rc_execute_a19(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,

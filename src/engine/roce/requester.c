@@ -27,11 +27,15 @@ enum { REQ_BUDGET_PKTS = 128 };
 static void ask_direct(struct urnic_engine *e, const struct urnic_qp *qp,
 		       const struct urnic_send_wqe *w, struct urnic_txpkt *p)
 {
-	int n = urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, w->length,
+	int n = urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, 0, w->length,
 				    URNIC_ACCESS_LOCAL_WRITE, p->direct_seg);
 
-	if (n > 0)
-		p->direct_nseg = (uint8_t)n;
+	if (n <= 0)
+		return;
+	p->direct_nseg = (uint8_t)n;
+	/* An RC requester takes an offer to pull a long READ's tail (completer.c). */
+	if (e->hooks.direct_read && qp->type == URNIC_QPT_RC)
+		p->direct_flags = URNIC_DIRECT_CAN_PULL;
 }
 
 static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)

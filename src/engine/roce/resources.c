@@ -87,11 +87,15 @@ void urnic_rc_nak_class_c(struct urnic_engine *e, struct urnic_qp *qp, uint32_t 
 	urnic_qp_to_error(e, qp);
 }
 
-static struct urnic_res *res_alloc(struct urnic_qp *qp)
+static void pull_release(struct urnic_engine *e, struct urnic_res *res);
+
+static struct urnic_res *res_alloc(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_resp *r = &qp->resp;
 	struct urnic_res *res = &r->res[r->res_head];
 
+	/* An offer whose PULLED is still to come: the requester has long taken it. */
+	pull_release(e, res);
 	/* FIFO reuse of max_dest_rd_atomic entries (IBTA 9.7.5.1.3; rxe does the same
 	 * and leaves the requester's limit to the requester). */
 	if (res->replying)
@@ -213,6 +217,7 @@ void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
 		res->sent_bytes = 0;
 		res->replayed = true;
 		res->placed = false; /* the retry may not have come through the lane */
+		res->split = false;
 		/* Remember whether this replay starts mid-message (MIDDLE/LAST opcodes). */
 		res->first_psn_replay = pkt->bth.psn != res->first_psn;
 		return;
@@ -229,8 +234,10 @@ void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
 
 /* Executes a checked READ: reserves its response PSNs in a responder resource, whose
  * responses urnic_rc_responder_progress sends. */
+static void read_placed(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_res *res);
+
 void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			   uint32_t gen, bool placed)
+			   uint32_t gen, uint32_t direct, uint32_t pull_gen)
 {
 	struct urnic_resp *r = &qp->resp;
 	uint32_t psn = pkt->bth.psn;
@@ -240,7 +247,7 @@ void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const st
 
 	npsn = pkt->reth.len ? (pkt->reth.len + mtu - 1) / mtu : 1;
 	before_new_response(e, qp);
-	res = res_alloc(qp);
+	res = res_alloc(e, qp);
 	res->type = URNIC_RES_READ;
 	res->first_psn = psn;
 	res->last_psn = urnic_psn_add(psn, npsn - 1);
@@ -250,12 +257,45 @@ void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const st
 	res->pd = qp->pd;   /* XRC: the named SRQ's, which the next request may change */
 	res->len = pkt->reth.len;
 	res->next_psn = psn;
-	res->placed = placed;
+	res->placed = direct & URNIC_DIRECT_PLACED;
+	res->split = res->placed && (direct & URNIC_DIRECT_SPLIT);
+	res->pulling = direct & URNIC_DIRECT_SPLIT;
+	res->pull_gen = pull_gen;
 	res->replying = true;
 	r->replying++;
 	r->msn++; /* C9-148: the MSN counts a READ when it is executed */
 	res->msn = r->msn;
 	r->epsn = urnic_psn_add(res->last_psn, 1);
+	/* Placed and nothing older owed: its one response leaves now, so that the next
+	 * READ in this receive finds no response owed and may be split too. */
+	if (res->placed && r->replying == 1)
+		read_placed(e, qp, res);
+}
+
+static void pull_release(struct urnic_engine *e, struct urnic_res *res)
+{
+	if (res->pulling)
+		urnic_mr_pull_release(&e->mrs, res->rkey, res->pull_gen);
+	res->pulling = false;
+}
+
+void urnic_rc_pulled(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = 0; i < qp->resp.res_count; i++) {
+		struct urnic_res *res = &qp->resp.res[i];
+
+		if (res->type == URNIC_RES_READ && res->pulling && res->first_psn == psn) {
+			pull_release(e, res);
+			return;
+		}
+	}
+	urnic_count(e, URNIC_CTR_drop_stale_response);
+}
+
+void urnic_rc_release_pulls(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	for (uint32_t i = 0; i < qp->resp.res_count; i++)
+		pull_release(e, &qp->resp.res[i]);
 }
 
 void urnic_rc_execute_atomic(struct urnic_engine *e, struct urnic_qp *qp,
@@ -266,7 +306,7 @@ void urnic_rc_execute_atomic(struct urnic_engine *e, struct urnic_qp *qp,
 	uint64_t orig;
 
 	before_new_response(e, qp);
-	res = res_alloc(qp);
+	res = res_alloc(e, qp);
 
 	if (pkt->bth.opcode == URNIC_OP_RC_COMPARE_SWAP) {
 		orig = pkt->atmeth.compare;
@@ -294,7 +334,7 @@ void urnic_rc_execute_a19(struct urnic_engine *e, struct urnic_qp *qp, const str
 	struct urnic_res *res;
 
 	before_new_response(e, qp);
-	res = res_alloc(qp);
+	res = res_alloc(e, qp);
 	if (pkt->bth.opcode == URNIC_OP_RC_ATOMIC_WRITE) {
 		uint64_t v;
 
@@ -334,7 +374,7 @@ static void read_placed(struct urnic_engine *e, struct urnic_qp *qp, struct urni
 	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
 	h.aeth.msn = res->msn & URNIC_PSN_MASK;
 	p = urnic_roce_emit(e, qp, &h, 0);
-	p->direct_flags = URNIC_DIRECT_PLACED;
+	p->direct_flags = URNIC_DIRECT_PLACED | (res->split ? URNIC_DIRECT_SPLIT : 0);
 	urnic_tx_commit(e, p);
 	urnic_count(e, URNIC_CTR_read_resp_sent);
 	res->sent_bytes = res->len;

@@ -312,29 +312,91 @@ static bool rx_send(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 	return true;
 }
 
+/* The first head bytes of note d's segments. */
+static void note_head(struct urnic_direct_note *h, const struct urnic_direct_note *d, uint32_t head)
+{
+	uint64_t left = head;
+
+	*h = *d;
+	h->nseg = 0;
+	for (uint32_t i = 0; i < d->nseg && left; i++) {
+		h->seg[i].len = d->seg[i].len < left ? d->seg[i].len : left;
+		left -= h->seg[i].len;
+		h->nseg++;
+	}
+}
+
+/*
+ * A long READ's tail offered to its requester's process, which copies it on its CPU
+ * while we copy the head on ours: the READ's first response, at its first PSN, without
+ * payload, flagged URNIC_DIRECT_PULL and naming the tail in our memory, sent at once.
+ * Only for an RC requester that takes offers, with no older response owed (the offer
+ * must be next in PSN order, after the ACK pending), and only for a region's key: the
+ * region is held (deregistration waits) until the requester says it is done (PULLED).
+ * Returns the head's length, or the READ's when nothing was offered.
+ */
+static uint32_t offer_tail(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			   const struct urnic_mr_at *at, uint32_t *pull_gen)
+{
+	uint32_t len = pkt->reth.len, head = (len / 2) & ~4095u;
+	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
+
+	if (qp->type != URNIC_QPT_RC || qp->resp.replying || len < URNIC_DIRECT_SPLIT_BYTES ||
+	    !(e->rx_direct->flags & URNIC_DIRECT_CAN_PULL) ||
+	    !urnic_mr_pull_hold(&e->mrs, pkt->reth.rkey, pull_gen))
+		return len;
+	urnic_rc_flush_pending_ack(e, qp);
+	h.bth.opcode = URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST;
+	h.bth.psn = pkt->bth.psn;
+	h.aeth.syndrome = URNIC_AETH_ACK_UNLIMITED;
+	h.aeth.msn = (qp->resp.msn + 1) & URNIC_PSN_MASK; /* C9-148: with the READ */
+	p = urnic_roce_emit(e, qp, &h, 0);
+	p->direct_flags = URNIC_DIRECT_PULL;
+	p->direct_nseg = 1;
+	p->direct_seg[0] =
+		(struct urnic_direct_seg){ (uint64_t)(uintptr_t)at->host + head, len - head };
+	urnic_tx_commit(e, p);
+	e->hooks.flush(e);
+	urnic_count(e, URNIC_CTR_read_direct_split);
+	return head;
+}
+
 /*
  * Direct placement (wire/addr.h): a READ from a process on this host that named where
  * its data goes, written there now, while the key checked a moment ago still holds (the
  * engine runs nothing else in between): one copy instead of response packets, which
- * the lane would carry with two. The READ's one response then says so. Not for
- * on-demand memory, whose bytes move only through the table's odp calls.
+ * the lane would carry with two; a long one's tail is offered to the requester to copy
+ * meanwhile. Not for on-demand memory, whose bytes move only through the table's odp
+ * calls. Returns the flags of the READ's one response (0: answered in packets; SPLIT
+ * alone: answered in packets, but the tail was offered, and its region is held).
  */
-static bool read_direct(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			const struct urnic_mr_at *at)
+static uint32_t read_direct(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_pkt *pkt, const struct urnic_mr_at *at,
+			    uint32_t *pull_gen)
 {
 	const struct urnic_direct_note *d = e->rx_direct;
+	struct urnic_direct_note h;
+	uint32_t len = pkt->reth.len, head;
 
-	if (!d || !d->nseg || !e->hooks.direct_write || pkt->reth.len < URNIC_DIRECT_MIN_BYTES ||
-	    at->odp || e->hooks.direct_write(e, qp, d, at->host, pkt->reth.len))
-		return false;
+	if (!d || !d->nseg || !e->hooks.direct_write || len < URNIC_DIRECT_MIN_BYTES || at->odp)
+		return 0;
+	head = offer_tail(e, qp, pkt, at, pull_gen);
+	note_head(&h, d, head);
+	if (e->hooks.direct_write(e, qp, &h, at->host, head)) {
+		/* Answered in packets; the requester may be copying the tail of the offer,
+		 * and still says when it is done. */
+		return head == len ? 0 : URNIC_DIRECT_SPLIT;
+	}
 	urnic_count(e, URNIC_CTR_read_direct);
-	return true;
+	urnic_count_n(e, URNIC_CTR_direct_bytes, head);
+	return head == len ? URNIC_DIRECT_PLACED : URNIC_DIRECT_PLACED | URNIC_DIRECT_SPLIT;
 }
 
 /* Checks a READ request and executes it: its responses are owed from now on. */
 static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
-	uint32_t psn = pkt->bth.psn;
+	uint32_t psn = pkt->bth.psn, direct, pull_gen = 0;
 	struct urnic_mr_at at = { 0 };
 	enum urnic_mr_check chk;
 
@@ -357,7 +419,8 @@ static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 	}
 	if (urnic_rc_res_exhausted(e, qp, psn))
 		return;
-	urnic_rc_execute_read(e, qp, pkt, at.gen, read_direct(e, qp, pkt, &at));
+	direct = read_direct(e, qp, pkt, &at, &pull_gen);
+	urnic_rc_execute_read(e, qp, pkt, at.gen, direct, pull_gen);
 }
 
 /* Checks a CMP_AND_SWP or FETCH_AND_ADD request, executes and answers it. */
