@@ -239,6 +239,18 @@ refused:
 	out_free(e, now_ns + URNIC_LOCAL_RETRY_NS);
 }
 
+/* now_ns, or the monotonic clock's time when it is 0: a send reads the clock only when
+ * it offers a lane or asks a refused peer again, not for every record. */
+static uint64_t time_of(uint64_t now_ns)
+{
+	struct timespec ts;
+
+	if (now_ns)
+		return now_ns;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The lane entry for (ip, slot), or NULL. */
 static struct urnic_local_out *out_lookup(struct urnic_local *l, const uint8_t *ip, uint32_t slot)
 {
@@ -276,6 +288,7 @@ static struct urnic_local_out *out_find(struct urnic_local *l, const uint8_t *ip
 	}
 	/* Full: a peer refused long enough ago makes room (remote peers, which never take a
 	 * lane, would otherwise keep every entry for good). */
+	now_ns = time_of(now_ns);
 	for (uint32_t i = 0; !free_e && i < URNIC_LOCAL_OUT; i++)
 		if (l->out[i].state == URNIC_LOCAL_OUT_REFUSED && now_ns >= l->out[i].retry_ns)
 			free_e = &l->out[i];
@@ -298,6 +311,7 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 	if (!e)
 		return 0;
 	if (e->state == URNIC_LOCAL_OUT_REFUSED) {
+		now_ns = time_of(now_ns);
 		if (now_ns < e->retry_ns)
 			return 0;
 		e->state = URNIC_LOCAL_OUT_FREE;

@@ -194,7 +194,8 @@ bool urnic_local_service(struct urnic_local *l, uint64_t now_ns, uint64_t *count
  * UDP. A full lane is waited on, as a full socket is (the receiver woken), for up to
  * URNIC_LOCAL_FULL_WAIT_NS; then the record is dropped, counted, and 1 returned (the
  * reliable transport recovers), and so are the next ones at once until the receiver
- * takes some. len is at most URNIC_LOCAL_REC_MAX.
+ * takes some. len is at most URNIC_LOCAL_REC_MAX. now_ns: the time, or 0 to have the
+ * clock read only if it is needed (an offer, a refused peer asked again).
  */
 int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
 		     const struct urnic_local_env *env, const uint8_t *pkt, uint32_t len,

@@ -239,11 +239,6 @@ static int local_slot(const struct urnic_udp *u, const struct urnic_txbatch *b, 
 static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nmsg,
 		       uint64_t *counters)
 {
-	struct timespec ts;
-	uint64_t now_ns;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	for (uint32_t i = 0; i < nmsg; i++) {
 		const struct urnic_txpkt *first = &b->pkts[u->tx_first_pkt[i]];
 		uint32_t end = i + 1 < nmsg ? u->tx_first_pkt[i + 1] : b->n;
@@ -258,10 +253,9 @@ static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nm
 			.direct_seg = first->direct_seg,
 		};
 
-		if (slot < 0 ||
-		    !urnic_local_send(&u->local, first->dst.ip, (uint32_t)slot, &env,
-				      u->tx_iov[i].iov_base, (uint32_t)u->tx_iov[i].iov_len, now_ns,
-				      counters)) {
+		if (slot < 0 || !urnic_local_send(&u->local, first->dst.ip, (uint32_t)slot, &env,
+						  u->tx_iov[i].iov_base,
+						  (uint32_t)u->tx_iov[i].iov_len, 0, counters)) {
 			/* A READ response that says its data was placed, an offer to pull, a
 			 * word that a pull is done: none is a packet any peer could take.
 			 * Without the lane it is lost, and the requester asks again
