@@ -220,6 +220,7 @@ static int start_io(struct urnic_dev *d)
 	if (d->udp->local.direct) {
 		d->eng->hooks.direct_write = urnic_dev_direct_write;
 		d->eng->hooks.direct_read = urnic_dev_direct_read;
+		d->eng->hooks.direct_ready = urnic_dev_direct_ready;
 	}
 	pthread_mutex_unlock(&d->lock);
 	d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

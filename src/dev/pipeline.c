@@ -39,12 +39,19 @@ int urnic_dev_direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
 
 int urnic_dev_direct_read(struct urnic_engine *e, const struct urnic_qp *qp,
 			  const struct urnic_direct_note *note, const struct urnic_direct_seg *to,
-			  uint32_t nto)
+			  uint32_t nto, bool by_lane)
 {
 	struct urnic_dev *d = e->hooks.io;
 
 	return urnic_udp_direct_read(d->udp, qp->attr.peer.ip, qp->attr.dest_qp_num, note, to, nto,
-				     e->stats.counters);
+				     by_lane, e->stats.counters);
+}
+
+bool urnic_dev_direct_ready(struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	struct urnic_dev *d = e->hooks.io;
+
+	return urnic_udp_direct_ready(d->udp, qp->attr.peer.ip, qp->attr.dest_qp_num);
 }
 
 /* The transport's sink: each received RoCE packet goes to the engine's receive entry

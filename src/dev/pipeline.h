@@ -35,7 +35,8 @@ int urnic_dev_direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
 			   const struct urnic_direct_note *note, const uint8_t *src, uint32_t len);
 int urnic_dev_direct_read(struct urnic_engine *e, const struct urnic_qp *qp,
 			  const struct urnic_direct_note *note, const struct urnic_direct_seg *to,
-			  uint32_t nto);
+			  uint32_t nto, bool by_lane);
+bool urnic_dev_direct_ready(struct urnic_engine *e, const struct urnic_qp *qp);
 
 /* Copies the device's counters into its counters file (counters_file.c), as every pass
  * that did something does. Context: the device lock. */

@@ -204,12 +204,16 @@ struct urnic_engine_hooks {
 	 * is answered with packets). May be NULL: never. */
 	int (*direct_write)(struct urnic_engine *e, const struct urnic_qp *qp,
 			    const struct urnic_direct_note *d, const uint8_t *src, uint32_t len);
-	/* Its other half: reads the one segment note d names, in the memory of the
-	 * process of qp's peer, into ours at `to`; 0 when every byte is here. May be
-	 * NULL: offers to pull are not taken (nor asked for). */
+	/* Its other half: reads the segments note d names, in the memory of the process
+	 * of qp's peer, into ours at `to`; 0 when every byte is here. by_lane: only if the
+	 * answer can go back through a lane to that process. May be NULL: offers to pull
+	 * are not taken (nor asked for), WRITEs are not pulled. */
 	int (*direct_read)(struct urnic_engine *e, const struct urnic_qp *qp,
 			   const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
-			   uint32_t nto);
+			   uint32_t nto, bool by_lane);
+	/* Whether a packet to qp's peer now goes through a lane that carries notes (a
+	 * direct WRITE is no packet for any other way). May be NULL: never. */
+	bool (*direct_ready)(struct urnic_engine *e, const struct urnic_qp *qp);
 	void *io; /* the device or the test fabric */
 };
 

@@ -146,6 +146,7 @@ struct urnic_send_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	bool started;
+	bool direct_tried;  /* sent as a direct WRITE (wire/addr.h): a retry sends packets */
 	bool done;	    /* completed at the completer, slot may be freed in order */
 	uint8_t status;	    /* enum urnic_wc_status once done */
 	uint8_t role;	    /* enum urnic_swqe_role */

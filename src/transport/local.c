@@ -336,9 +336,16 @@ static bool direct_lane(struct urnic_local *l, const uint8_t *dst_ip, uint32_t s
 	if (!l->on || !l->direct || !d->nseg || d->nseg > URNIC_DIRECT_MAX_SEGS)
 		return false;
 	e = out_lookup(l, dst_ip, slot);
-	return e && e->state == URNIC_LOCAL_OUT_OFFERED && e->pid == d->pid &&
+	return e && e->state == URNIC_LOCAL_OUT_OFFERED && (!d->pid || e->pid == d->pid) &&
 	       atomic_load_explicit(&e->lane->state, memory_order_acquire) ==
 		       URNIC_LOCAL_LANE_TAKEN;
+}
+
+bool urnic_local_direct_ready(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot)
+{
+	struct urnic_direct_note any = { .nseg = 1 };
+
+	return direct_lane(l, dst_ip, slot, &any);
 }
 
 /* segs as an iovec; -EINVAL unless they add up to len. */
@@ -385,16 +392,20 @@ int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint3
 
 int urnic_local_direct_read(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
 			    const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
-			    uint32_t nto, uint64_t *counters)
+			    uint32_t nto, bool by_lane, uint64_t *counters)
 {
-	struct iovec local[URNIC_DIRECT_MAX_SEGS], remote;
+	struct iovec local[URNIC_DIRECT_MAX_SEGS], remote[URNIC_DIRECT_MAX_SEGS];
+	uint64_t len = 0;
 
-	if (!direct_lane(l, dst_ip, slot, d) || d->nseg != 1 || nto > URNIC_DIRECT_MAX_SEGS)
+	if (!l->on || !l->direct || !d->pid || !d->nseg || d->nseg > URNIC_DIRECT_MAX_SEGS ||
+	    !nto || nto > URNIC_DIRECT_MAX_SEGS || (by_lane && !direct_lane(l, dst_ip, slot, d)))
 		return -ENOENT;
-	if (to_iov(d->seg, 1, d->seg[0].len, &remote) || to_iov(to, nto, d->seg[0].len, local))
+	for (uint32_t i = 0; i < nto; i++)
+		len += to[i].len;
+	if (to_iov(d->seg, d->nseg, len, remote) || to_iov(to, nto, len, local))
 		return -EINVAL;
-	return direct_done(l, process_vm_readv((pid_t)d->pid, local, nto, &remote, 1, 0),
-			   d->seg[0].len, counters);
+	return direct_done(l, process_vm_readv((pid_t)d->pid, local, nto, remote, d->nseg, 0), len,
+			   counters);
 }
 
 /* ---- the receiving side ---- */

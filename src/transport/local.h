@@ -213,12 +213,16 @@ int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint3
 			     const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
 			     uint64_t *counters);
 
-/* Direct placement's other half: reads the one segment note d names, in the memory of
- * process d->pid, into ours at to (nto segments adding up to its length), under the
- * same lane rule and with the same answers as urnic_local_direct_write. */
+/* Direct placement's other half: reads the segments note d names, in the memory of
+ * process d->pid, into ours at to (nto segments of the same total length), with the
+ * answers of urnic_local_direct_write; by_lane: only under its lane rule (the word that
+ * it is done must go back through the lane: a READ's tail), else whenever lanes and
+ * direct placement are on (a WRITE's data, answered by a plain ACK). */
 int urnic_local_direct_read(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
 			    const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
-			    uint32_t nto, uint64_t *counters);
+			    uint32_t nto, bool by_lane, uint64_t *counters);
+/* Whether a record to (dst_ip, slot) goes through a taken lane that carries notes. */
+bool urnic_local_direct_ready(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot);
 
 /* Hands each waiting record to rx (at most URNIC_LOCAL_RX_BUDGET per lane) and frees
  * its room once rx returns; with hold_fresh, not those of lanes taken within

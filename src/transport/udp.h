@@ -206,7 +206,9 @@ int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t 
 /* Its other half (local.h urnic_local_direct_read), under the same rules. */
 int urnic_udp_direct_read(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
 			  const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
-			  uint32_t nto, uint64_t *counters);
+			  uint32_t nto, bool by_lane, uint64_t *counters);
+/* Whether a packet to QP dqpn at dst_ip goes through a lane that carries notes now. */
+bool urnic_udp_direct_ready(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn);
 
 /* Keeps a copy of a received REQ to a port nobody held (urnic_share_owner said
  * URNIC_CM_PORT_UNHELD), if it fits and a place is free. */

@@ -260,8 +260,8 @@ static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nm
 			 * word that a pull is done: none is a packet any peer could take.
 			 * Without the lane it is lost, and the requester asks again
 			 * (urnic_udp_direct_write and _read made sure of the lane). */
-			if (first->direct_flags &
-			    (URNIC_DIRECT_PLACED | URNIC_DIRECT_PULL | URNIC_DIRECT_PULLED)) {
+			if (first->direct_flags & (URNIC_DIRECT_PLACED | URNIC_DIRECT_PULL |
+						   URNIC_DIRECT_PULLED | URNIC_DIRECT_WRITE)) {
 				counters[URNIC_CTR_drop_local_direct]++;
 				u->tx_fd[i] = -1;
 			}
@@ -288,13 +288,21 @@ int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t 
 
 int urnic_udp_direct_read(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
 			  const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
-			  uint32_t nto, uint64_t *counters)
+			  uint32_t nto, bool by_lane, uint64_t *counters)
 {
 	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN)
 		return -ENOENT;
 	return urnic_local_direct_read(&u->local, dst_ip,
 				       (dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1), d,
-				       to, nto, counters);
+				       to, nto, by_lane, counters);
+}
+
+bool urnic_udp_direct_ready(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn)
+{
+	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN || urnic_mcast_ip(u->ipv6, dst_ip))
+		return false;
+	return urnic_local_direct_ready(&u->local, dst_ip,
+					(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1));
 }
 
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)

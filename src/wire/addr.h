@@ -44,7 +44,9 @@ enum {
  * where its requester's process wants the data (segments of that process's memory, as
  * its scatter list resolves there), and the responder's process writes it there with
  * one copy instead of sending it in response packets; its one response then says
- * URNIC_DIRECT_PLACED. Never on a wire: a lane carries it beside the packet.
+ * URNIC_DIRECT_PLACED. A WRITE names where its data is, and the responder's process
+ * copies it from there (URNIC_DIRECT_WRITE). Never on a wire: a lane carries it beside
+ * the packet.
  */
 enum {
 	URNIC_DIRECT_PLACED = 1, /* a READ's data is in the requester's memory already */
@@ -54,6 +56,9 @@ enum {
 	URNIC_DIRECT_SPLIT = 4,	    /* with PLACED: only the head; the requester pulled the tail */
 	URNIC_DIRECT_PULLED = 8,    /* requester to responder: done with the offer at this PSN */
 	URNIC_DIRECT_CAN_PULL = 16, /* with a READ's segments: its requester takes offers */
+	/* A WRITE ONLY without payload whose RETH length is in the segments named, of the
+	 * requester's memory: the responder copies it from there. */
+	URNIC_DIRECT_WRITE = 32,
 	URNIC_DIRECT_MAX_SEGS = 32,
 	/* A READ this long or longer asks for direct placement: below it the packets,
 	 * one copy each way through the lane, cost less than the system call. */

@@ -355,28 +355,44 @@ static int direct_write(struct urnic_engine *e, const struct urnic_qp *qp,
 /* Its other half: the one segment the note names, of the peer's memory, into ours. */
 static int direct_read(struct urnic_engine *e, const struct urnic_qp *qp,
 		       const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
-		       uint32_t nto)
+		       uint32_t nto, bool by_lane)
 {
 	struct fab_host *h = e->hooks.io;
 	int peer = host_by_ip(h->f, qp->attr.peer.ip);
-	const uint8_t *src = (const uint8_t *)(uintptr_t)d->seg[0].addr;
-	uint64_t at = 0;
+	uint64_t len = 0, rlen = 0;
+	uint32_t k = 0;
+	uint64_t koff = 0;
 
-	if (peer < 0 || d->pid != FAB_PID(peer) || d->nseg != 1)
+	(void)by_lane; /* every fabric host is reached as through a lane */
+	if (peer < 0 || d->pid != FAB_PID(peer) || !d->nseg)
 		return -ENOENT;
 	if (h->f->pull_fail)
 		return -EFAULT;
 	for (uint32_t i = 0; i < nto; i++)
-		at += to[i].len;
-	if (at != d->seg[0].len)
+		len += to[i].len;
+	for (uint32_t i = 0; i < d->nseg; i++)
+		rlen += d->seg[i].len;
+	if (len != rlen)
 		return -EINVAL;
-	at = 0;
-	for (uint32_t i = 0; i < nto; i++) {
-		memcpy((void *)(uintptr_t)to[i].addr, src + at, to[i].len);
-		at += to[i].len;
-	}
+	/* Byte by byte across both lists: the segments need not line up. */
+	for (uint32_t i = 0; i < nto; i++)
+		for (uint64_t b = 0; b < to[i].len; b++) {
+			while (koff == d->seg[k].len) {
+				k++;
+				koff = 0;
+			}
+			((uint8_t *)(uintptr_t)to[i].addr)[b] =
+				((const uint8_t *)(uintptr_t)d->seg[k].addr)[koff++];
+		}
 	h->f->direct_reads++;
 	return 0;
+}
+
+static bool direct_ready(struct urnic_engine *e, const struct urnic_qp *qp)
+{
+	struct fab_host *h = e->hooks.io;
+
+	return host_by_ip(h->f, qp->attr.peer.ip) >= 0;
 }
 
 void fab_lanes(struct fabric *f)
@@ -385,6 +401,7 @@ void fab_lanes(struct fabric *f)
 	for (int i = 0; i < f->nhosts; i++) {
 		f->hosts[i].e->hooks.direct_write = direct_write;
 		f->hosts[i].e->hooks.direct_read = direct_read;
+		f->hosts[i].e->hooks.direct_ready = direct_ready;
 	}
 }
 

@@ -18,6 +18,12 @@
  * and the packets; two READs back to back, both split; a pull that fails: the READ is
  * retried and answered in packets, the hold released all the same; a PULLED lost: the
  * hold stays until the QP goes.
+ *
+ * A WRITE of URNIC_DIRECT_MIN_BYTES or more leaves as one WRITE ONLY without payload
+ * beside the segments of its data, which the responder copies. Checked: the data, the
+ * PSNs (a WRITE after it), the counters; a copy that fails: a sequence NAK, and the
+ * retry in packets; a bad R_Key: NAK, nothing written; a short WRITE, a WRITE with
+ * immediate: packets.
  */
 #include <string.h>
 
@@ -346,6 +352,113 @@ static void test_pulled_lost(void)
 	env_close(&v);
 }
 
+/* A WRITE of len bytes from la over three SGEs to ra[100..]. */
+static void post_write(struct env *v, uint64_t id, uint32_t op, uint32_t len, uint32_t rkey)
+{
+	uint32_t a = len / 3, b = len / 4;
+
+	CHECK_EQ(fab_post_send(
+			 v->p.a,
+			 &(struct fab_send_wr){
+				 .wr_id = id,
+				 .opcode = op,
+				 .remote_addr = v->ra.mr->iova + 100,
+				 .rkey = rkey,
+				 .imm_be = 0x01020304,
+				 .num_sge = 3,
+				 .sge = { fab_sge(v->la.mr, 0, a), fab_sge(v->la.mr, a + 64, b),
+					  fab_sge(v->la.mr, a + b + 256, len - a - b) } }),
+		 0);
+}
+
+/* ra[100..] holds what post_write took from la. */
+static void check_written(const struct env *v, uint32_t len)
+{
+	uint32_t a = len / 3, b = len / 4;
+
+	CHECK(!memcmp(v->ra.p + 100, v->la.p, a));
+	CHECK(!memcmp(v->ra.p + 100 + a, v->la.p + a + 64, b));
+	CHECK(!memcmp(v->ra.p + 100 + a + b, v->la.p + a + b + 256, len - a - b));
+}
+
+static void env_open_write(struct env *v, bool lanes, uint64_t seed)
+{
+	env_open(v, lanes, seed);
+	fab_fill(v->la.p, BIG, (uint32_t)seed + 1);
+	memset(v->ra.p, 0, BIG);
+}
+
+static void test_write(void)
+{
+	struct urnic_cqe c[2];
+	struct env v;
+
+	env_open_write(&v, true, 31);
+	post_write(&v, 1, URNIC_WR_RDMA_WRITE, 200000, v.ra.mr->key);
+	post_write(&v, 2, URNIC_WR_RDMA_WRITE, 3000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 2);
+	CHECK_CQE(c[0], 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 200000);
+	CHECK_CQE(c[1], 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 3000);
+	fabric_settle(v.p.f);
+	CHECK(!memcmp(v.ra.p + 100, v.la.p, 1000)); /* the second, over the first's start */
+	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_WRITE), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_write_direct), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_write_direct_placed), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_direct_bytes), 200000);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_nak_seq_sent), 0);
+	/* The direct WRITE, the second's 3 packets, one or two ACKs: no data packets. */
+	CHECK(v.p.f->ntrace == 5 || v.p.f->ntrace == 6);
+	memset(v.ra.p, 0, BIG);
+	post_write(&v, 3, URNIC_WR_RDMA_WRITE, BIG - 1000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 1);
+	CHECK_CQE(c[0], 3, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, BIG - 1000);
+	check_written(&v, BIG - 1000);
+	env_close(&v);
+}
+
+static void test_write_copy_fails(void)
+{
+	struct urnic_cqe c;
+	struct env v;
+
+	env_open_write(&v, true, 32);
+	v.p.f->pull_fail = true;
+	post_write(&v, 1, URNIC_WR_RDMA_WRITE, 200000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_CQE(c, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 200000);
+	check_written(&v, 200000);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_nak_seq_sent), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_write_direct_placed), 0);
+	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_WRITE), 1);
+	env_close(&v);
+}
+
+/* Response packets, as without lanes: short, with immediate, a bad R_Key. */
+static void test_write_in_packets(void)
+{
+	struct urnic_cqe c;
+	struct env v;
+
+	env_open_write(&v, true, 33);
+	CHECK_EQ(fab_post_recv(v.p.b, 9, NULL, 0), 0);
+	post_write(&v, 1, URNIC_WR_RDMA_WRITE, URNIC_DIRECT_MIN_BYTES - 1, v.ra.mr->key);
+	post_write(&v, 2, URNIC_WR_RDMA_WRITE_WITH_IMM, 100000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_CQE(c, 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 100000);
+	check_written(&v, 100000);
+	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_WRITE), 0);
+	fab_wait_cqes(v.p.f, &v.p.b->rcq, &c, 1);
+	CHECK_EQ(c.byte_len, 100000);
+	post_write(&v, 3, URNIC_WR_RDMA_WRITE, 100000, v.ra.mr->key ^ 0x100);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
+	CHECK_EQ(c.status, URNIC_WC_REM_ACCESS_ERR);
+	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_WRITE), 1);
+	CHECK_EQ(v.p.f->direct_reads, 0);
+	fabric_settle(v.p.f);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_placed);
@@ -357,5 +470,8 @@ int main(void)
 	RUN(test_split);
 	RUN(test_split_pull_fails);
 	RUN(test_pulled_lost);
+	RUN(test_write);
+	RUN(test_write_copy_fails);
+	RUN(test_write_in_packets);
 	return 0;
 }

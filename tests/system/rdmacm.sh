@@ -13,7 +13,8 @@
 #   Both must exit 0 with no sanitizer report; rping verifies its data (-V), and every
 #   log must show no CM MAD refused (cm_drop_*: a clean loopback refuses none).
 #   rping-big: rping's largest buffer, whose RDMA READs of 65535 bytes the client's
-#   process places straight into the server's (direct placement through the shared
+#   process places straight into the server's, and whose RDMA WRITEs back the client's
+#   process copies straight from the server's (direct placement through the shared
 #   memory lanes, wire/addr.h): counted on both sides, the data verified.
 # Environment: LIBDIR, SANITIZE, CC, SLOT (common.sh).
 . "$(dirname "$0")/common.sh"
@@ -117,14 +118,19 @@ for tool in "$@"; do
 		pair rping 60 $PORT "rping -s -a $S -p $PORT -C 1000 -V -S 64" \
 			"rping -c -a $S -I $C -p $PORT -C 1000 -V -S 64"
 		;;
-	rping-big) # the server READs the client's 65535 bytes: placed directly (lanes)
+	rping-big) # the server READs the client's 65535 bytes and WRITEs them back: direct
 		pair rping-big 60 $PORT "rping -s -a $S -p $PORT -C 200 -V -S 65535" \
 			"rping -c -a $S -I $C -p $PORT -C 200 -V -S 65535"
 		_placed=$(counter "$SYS_WORK/rping-big.server.log" read_direct_placed)
 		_direct=$(counter "$SYS_WORK/rping-big.client.log" read_direct)
-		say "rping-big: read_direct $_direct (client), read_direct_placed $_placed (server)"
+		_wsent=$(counter "$SYS_WORK/rping-big.server.log" write_direct)
+		_wplaced=$(counter "$SYS_WORK/rping-big.client.log" write_direct_placed)
+		say "rping-big: read_direct $_direct (client), read_direct_placed $_placed" \
+			"(server); write_direct $_wsent (server), write_direct_placed $_wplaced (client)"
 		[ "$_placed" -gt 0 ] && [ "$_direct" -ge "$_placed" ] ||
 			fail "rping-big: READs not placed directly through the lanes"
+		[ "$_wplaced" -gt 0 ] && [ "$_wsent" -ge "$_wplaced" ] ||
+			fail "rping-big: WRITEs not placed directly through the lanes"
 		;;
 	ucmatose)
 		pair ucmatose 60 $PORT "ucmatose -b $S -p $PORT -c 10 -C 20" \

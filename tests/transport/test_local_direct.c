@@ -6,7 +6,8 @@
  * and segments reach the receiver as a note with the sender's pid; a GSO run with a
  * note is refused; urnic_local_direct_write writes only through a lane taken by the
  * process the note names, exactly the bytes the segments cover, and counts what the
- * kernel refuses; urnic_local_direct_read likewise reads the one segment an offer names.
+ * kernel refuses; urnic_local_direct_read likewise reads the segments a note names, and
+ * urnic_local_direct_ready says whether a lane would carry a note.
  */
 #include <errno.h>
 #include <string.h>
@@ -145,35 +146,48 @@ static void test_direct_write(void)
 	urnic_local_close(&rx);
 }
 
-/* The other half: one segment of the peer's memory into ours, under the same rules. */
+/* The other half: the peer's segments into ours, through a lane taken by that process
+ * (by_lane) or whenever lanes are on (a WRITE's data, answered by any path). */
 static void test_direct_read(void)
 {
 	static uint8_t src[3 * 4096], dst[3 * 4096];
-	struct urnic_direct_note d = { .pid = (uint32_t)getpid(), .nseg = 1 };
+	struct urnic_direct_note d = { .pid = (uint32_t)getpid(), .nseg = 2 };
 	struct urnic_direct_seg to[2] = { { (uintptr_t)dst, 100 },
 					  { (uintptr_t)dst + 5000, 6900 } };
 
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)(i * 5 + 3);
 	memset(dst, 0, sizeof(dst));
-	d.seg[0] = (struct urnic_direct_seg){ (uintptr_t)src + 10, 7000 };
+	d.seg[0] = (struct urnic_direct_seg){ (uintptr_t)src + 10, 3000 };
+	d.seg[1] = (struct urnic_direct_seg){ (uintptr_t)src + 4010, 4000 };
+	/* No lane taken yet: only what needs none. */
+	CHECK_EQ(urnic_local_open(&tx, false, ip_tx, 0), 0);
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, true, ctr_tx), -ENOENT);
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, false, ctr_tx), 0);
+	CHECK(!memcmp(dst, src + 10, 100) && !memcmp(dst + 5000, src + 110, 2900) &&
+	      !memcmp(dst + 7900, src + 4010, 4000));
+	urnic_local_close(&tx);
+	memset(dst, 0, sizeof(dst));
 	lane_up();
-	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, ctr_tx), 0);
-	CHECK(!memcmp(dst, src + 10, 100) && !memcmp(dst + 5000, src + 110, 6900));
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, true, ctr_tx), 0);
+	CHECK(!memcmp(dst, src + 10, 100) && !memcmp(dst + 5000, src + 110, 2900) &&
+	      !memcmp(dst + 7900, src + 4010, 4000));
 	for (size_t i = 100; i < 5000; i++)
 		CHECK_EQ(dst[i], 0);
 	to[1].len = 6899;
-	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, ctr_tx), -EINVAL);
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, true, ctr_tx), -EINVAL);
 	to[1].len = 6900;
-	d.nseg = 2; /* an offer names one segment */
-	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, ctr_tx), -ENOENT);
-	d.nseg = 1;
 	d.pid++;
-	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, ctr_tx), -ENOENT);
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, true, ctr_tx), -ENOENT);
 	d.pid--;
 	d.seg[0].addr = 0x1000; /* nothing mapped there */
-	CHECK(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, ctr_tx) < 0);
+	CHECK(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, true, ctr_tx) < 0);
 	CHECK_EQ(ctr_tx[URNIC_CTR_direct_failed], 1);
+	CHECK(urnic_local_direct_ready(&tx, ip_rx, 0));
+	CHECK(!urnic_local_direct_ready(&tx, ip_tx, 0));
+	tx.direct = false;
+	CHECK(!urnic_local_direct_ready(&tx, ip_rx, 0));
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, to, 2, false, ctr_tx), -ENOENT);
 	urnic_local_close(&tx);
 	urnic_local_close(&rx);
 }

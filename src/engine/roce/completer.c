@@ -299,7 +299,7 @@ static void on_read_offer(struct urnic_engine *e, struct urnic_qp *qp, const str
 
 		n = urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, w->length - tail, tail,
 					URNIC_ACCESS_LOCAL_WRITE, to);
-		if (n > 0 && !e->hooks.direct_read(e, qp, d, to, (uint32_t)n)) {
+		if (n > 0 && !e->hooks.direct_read(e, qp, d, to, (uint32_t)n, true)) {
 			qp->comp.read_pulled = true;
 			urnic_count(e, URNIC_CTR_read_direct_pulled);
 			urnic_count_n(e, URNIC_CTR_direct_bytes, tail);

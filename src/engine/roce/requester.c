@@ -38,6 +38,47 @@ static void ask_direct(struct urnic_engine *e, const struct urnic_qp *qp,
 		p->direct_flags = URNIC_DIRECT_CAN_PULL;
 }
 
+/*
+ * Direct placement of a WRITE (wire/addr.h): to a process on this host whose lane
+ * carries notes, a WRITE of at least URNIC_DIRECT_MIN_BYTES leaves as one WRITE ONLY
+ * without payload, its RETH naming the whole length, beside the segments of our memory
+ * that hold the data, which the responder's process copies (one copy instead of two
+ * through the lane). It takes the PSNs its packets would have, so the ACK of its last
+ * completes it as ever. Once: a retry sends packets. Not for inline data (it lives in
+ * the WQE, which the application may reuse) nor on-demand memory.
+ */
+static bool send_write_direct(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)
+{
+	struct urnic_req *r = &qp->req;
+	struct urnic_pkt h = { 0 };
+	struct urnic_txpkt *p;
+	int n;
+
+	if (w->opcode != URNIC_WR_RDMA_WRITE || qp->type != URNIC_QPT_RC || r->off_bytes ||
+	    w->direct_tried || w->length < URNIC_DIRECT_MIN_BYTES ||
+	    (w->flags & URNIC_SEND_INLINE) || !e->hooks.direct_ready ||
+	    !e->hooks.direct_ready(e, qp))
+		return false;
+	h.bth.opcode = URNIC_OP_RC_RDMA_WRITE_ONLY;
+	h.bth.psn = r->psn;
+	h.bth.ackreq = true;
+	h.reth = (struct urnic_reth){ w->remote_addr, w->rkey, w->length };
+	p = urnic_roce_emit(e, qp, &h, 0);
+	n = urnic_sge_host_segs(&e->mrs, qp->pd, w->sge, w->num_sge, 0, w->length, 0,
+				p->direct_seg);
+	if (n <= 0)
+		return false; /* not committed: the slot is the packets' */
+	p->direct_nseg = (uint8_t)n;
+	p->direct_flags = URNIC_DIRECT_WRITE;
+	urnic_tx_commit(e, p);
+	w->direct_tried = true;
+	r->psn = urnic_psn_add(r->psn, rc_wqe_npsn(w, qp->attr.path_mtu));
+	r->off_bytes = w->length;
+	r->noack_pkts = 0;
+	urnic_count(e, URNIC_CTR_write_direct);
+	return true;
+}
+
 static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)
 {
 	struct urnic_req *r = &qp->req;
@@ -190,6 +231,7 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 				w->last_psn = urnic_psn_add(r->psn,
 							    rc_wqe_npsn(w, qp->attr.path_mtu) - 1);
 				w->started = true;
+				w->direct_tried = false;
 				w->done = false;
 				w->status = URNIC_WC_SUCCESS;
 			}
@@ -207,7 +249,8 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 				r->rd_atomic++;
 			done = true;
 		} else if (err == URNIC_WC_SUCCESS) {
-			done = urnic_roce_send_data_packet(e, qp, w, &err);
+			done = send_write_direct(e, qp, w) ||
+			       urnic_roce_send_data_packet(e, qp, w, &err);
 		}
 		if (err != URNIC_WC_SUCCESS) {
 			/* A local error completes this WQE in error once the ones before it

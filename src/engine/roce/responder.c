@@ -393,6 +393,53 @@ static uint32_t read_direct(struct urnic_engine *e, struct urnic_qp *qp,
 	return head == len ? URNIC_DIRECT_PLACED : URNIC_DIRECT_PLACED | URNIC_DIRECT_SPLIT;
 }
 
+/* A WRITE whose data is in its requester's memory (wire/addr.h): its note says so, and
+ * it has the shape: WRITE ONLY, no payload, a length of at least URNIC_DIRECT_MIN_BYTES.
+ * Of another shape it is an ordinary packet, and the length checks refuse it. */
+static bool is_write_direct(const struct urnic_engine *e, const struct urnic_pkt *pkt)
+{
+	const struct urnic_direct_note *d = e->rx_direct;
+
+	return d && (d->flags & URNIC_DIRECT_WRITE) && d->nseg && e->hooks.direct_read &&
+	       pkt->bth.opcode == URNIC_OP_RC_RDMA_WRITE_ONLY && !pkt->payload_bytes &&
+	       pkt->reth.len >= URNIC_DIRECT_MIN_BYTES && pkt->reth.len <= e->cfg.max_msg_bytes;
+}
+
+/*
+ * Executes a direct WRITE: the R_Key, bounds and rights for the whole length, as for
+ * any WRITE (IBTA 9.7.5.1.7), then one copy from the requester's memory, and the PSNs
+ * its packets would have taken, acknowledged by the last. If the copy fails (the
+ * kernel refused, on-demand memory here), a sequence NAK at its PSN has the requester
+ * send it again, in packets.
+ */
+static void rx_write_direct(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_pkt *pkt)
+{
+	struct urnic_resp *r = &qp->resp;
+	uint32_t psn = pkt->bth.psn, len = pkt->reth.len;
+	uint32_t npsn = (len + qp->attr.path_mtu - 1) / qp->attr.path_mtu;
+	struct urnic_direct_seg to;
+	struct urnic_mr_at at;
+
+	if (urnic_mr_resolve_remote(&e->mrs, qp->pd, qp->qpn, pkt->reth.rkey, pkt->reth.va, len,
+				    URNIC_ACCESS_REMOTE_WRITE, &at) != URNIC_MR_OK) {
+		urnic_rc_nak_class_c(e, qp, psn, URNIC_NAK_REM_ACCESS_ERR);
+		return;
+	}
+	to = (struct urnic_direct_seg){ (uint64_t)(uintptr_t)at.host, len };
+	if (at.odp || e->hooks.direct_read(e, qp, e->rx_direct, &to, 1, false)) {
+		r->sent_psn_nak = true;
+		queue_nak(e, qp, psn, URNIC_AETH_NAK | URNIC_NAK_PSN_SEQ_ERR);
+		urnic_count(e, URNIC_CTR_nak_seq_sent);
+		return;
+	}
+	urnic_count(e, URNIC_CTR_write_direct_placed);
+	urnic_count_n(e, URNIC_CTR_direct_bytes, len);
+	r->msn++;
+	r->epsn = urnic_psn_add(psn, npsn);
+	urnic_rc_queue_ack(qp, urnic_psn_add(psn, npsn - 1));
+}
+
 /* Checks a READ request and executes it: its responses are owed from now on. */
 static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt)
 {
@@ -450,6 +497,10 @@ void urnic_rc_responder_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 
 	if (!check_request(e, qp, pkt, flags))
 		return;
+	if (is_write_direct(e, pkt)) {
+		rx_write_direct(e, qp, pkt);
+		return;
+	}
 	if (flags & URNIC_OPF_WRITE) {
 		if (!rx_write(e, qp, pkt, flags))
 			return;
