@@ -214,10 +214,12 @@ static int start_io(struct urnic_dev *d)
 	}
 	pthread_mutex_lock(&d->lock);
 	d->eng->cfg.qpn_owner = d->udp->share.slot;
-	/* URNIC_LOCAL_DIRECT (default on): READs between processes with a lane are
-	 * placed with one copy (wire/addr.h). */
+	/* URNIC_LOCAL_DIRECT (default on): READs and WRITEs between processes with a lane
+	 * are placed with one copy (wire/addr.h). The hooks are there whenever lanes are,
+	 * so that a note that comes after direct placement went off is answered as it
+	 * must be (a direct WRITE asked for again). */
 	d->udp->local.direct = d->udp->local.on && set->local_direct;
-	if (d->udp->local.direct) {
+	if (d->udp->local.on) {
 		d->eng->hooks.direct_write = urnic_dev_direct_write;
 		d->eng->hooks.direct_read = urnic_dev_direct_read;
 		d->eng->hooks.direct_ready = urnic_dev_direct_ready;

@@ -338,7 +338,8 @@ static bool direct_lane(struct urnic_local *l, const uint8_t *dst_ip, uint32_t s
 	e = out_lookup(l, dst_ip, slot);
 	return e && e->state == URNIC_LOCAL_OUT_OFFERED && (!d->pid || e->pid == d->pid) &&
 	       atomic_load_explicit(&e->lane->state, memory_order_acquire) ==
-		       URNIC_LOCAL_LANE_TAKEN;
+		       URNIC_LOCAL_LANE_TAKEN &&
+	       atomic_load_explicit(&e->lane->accepts, memory_order_relaxed);
 }
 
 bool urnic_local_direct_ready(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot)
@@ -371,8 +372,15 @@ static int direct_done(struct urnic_local *l, ssize_t n, uint64_t len, uint64_t 
 	counters[URNIC_CTR_direct_failed]++;
 	if (n >= 0)
 		return -EFAULT;
-	if (errno == EPERM || errno == ENOSYS)
+	if (errno == EPERM || errno == ENOSYS) {
+		int err = errno;
+
 		l->direct = false;
+		for (int i = 0; i < URNIC_LOCAL_IN; i++)
+			if (l->in[i].lane)
+				atomic_store(&l->in[i].lane->accepts, 0);
+		return -err;
+	}
 	return -errno;
 }
 
@@ -464,6 +472,7 @@ static bool take_lane(struct urnic_local *l, struct urnic_local_in *e)
 		return false;
 	/* Asleep until the engine thread arms it: the first record rings. */
 	atomic_store(&e->lane->waiting, 1);
+	atomic_store(&e->lane->accepts, l->direct);
 	atomic_store(&e->armable, e->lane);
 	atomic_store_explicit(&e->lane->state, URNIC_LOCAL_LANE_TAKEN, memory_order_release);
 	return true;

@@ -101,6 +101,9 @@ struct urnic_local_lane {
 	uint32_t magic, version, ring_bytes;
 	uint8_t src[16];
 	_Atomic uint32_t state;
+	/* Set by the receiver: it takes direct placement notes (wire/addr.h); a sender
+	 * sends none otherwise. Cleared if it stops (the kernel refused it). */
+	_Atomic uint32_t accepts;
 	_Alignas(64) _Atomic uint64_t head;    /* producer: bytes written in all */
 	_Alignas(64) _Atomic uint64_t tail;    /* consumer: bytes taken in all */
 	_Alignas(64) _Atomic uint32_t waiting; /* the consumer sleeps: ring */

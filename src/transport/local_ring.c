@@ -103,15 +103,16 @@ void urnic_local_put(struct urnic_local_out *e, const struct urnic_local_env *en
 /* ---- the receiving side ---- */
 
 /* A record's direct placement note, copied out of the lane (the sender may write it
- * meanwhile), with its sender's pid; NULL when direct placement is off, or the sender
- * has left (its pid may name another process soon). */
+ * meanwhile), with its sender's pid; NULL when the sender has left (its pid may name
+ * another process soon). Given even when direct placement went off since the sender
+ * looked (the engine then answers as it must: a direct WRITE is asked again). */
 static const struct urnic_direct_note *take_note(struct urnic_local *l,
 						 const struct urnic_local_in *e,
 						 const struct urnic_local_rec_hdr *h, uint32_t off)
 {
 	struct urnic_direct_note *n = &l->rx_note;
 
-	if (!l->direct || e->gone || e->fd < 0)
+	if (e->gone || e->fd < 0)
 		return NULL;
 	n->pid = e->pid;
 	n->flags = h->direct_flags;

@@ -14,7 +14,8 @@
 #     malformed, and the socket sends (tx_sends) carried at most a tenth of the
 #     packets (those sent before the peer took the lane; SOCKET_PART below);
 #     ib_read_bw's READs go as response packets with URNIC_LOCAL_DIRECT=0 at the
-#     server, and by default are placed directly (read_direct_placed, most of them).
+#     server, and by default are placed directly (read_direct_placed, most of them);
+#     ib_write_bw's WRITEs likewise (write_direct_placed; none with the server's off).
 #   URNIC_LOCAL=0 on the server only, then on the client only: ibv_rc_pingpong completes
 #     and tx_local = rx_local = 0 on both sides: the side with lanes off offers none and
 #     listens for none, so the other's offer finds nobody there and it keeps to UDP.
@@ -188,6 +189,24 @@ say "read_direct: read_direct $(counter "$W/read_direct.server.log" read_direct)
 [ "$placed" -ge 2500 ] || fail "read_direct: only $placed of 5000 READs placed directly"
 for c in direct_failed drop_local_direct drop_stale_response; do
 	[ "$(sum read_direct $c)" = 0 ] || fail "read_direct: $c = $(sum read_direct $c)"
+done
+# WRITEs of 65536 bytes: copied by the server straight from the client by default; with
+# URNIC_LOCAL_DIRECT=0 at the server its lanes say it takes no notes, and the client
+# sends packets (a direct WRITE it could not take would fail the QP).
+for run in write_direct write_off; do
+	senv=-
+	[ $run = write_direct ] || senv=URNIC_LOCAL_DIRECT=0
+	pair_run $run $senv - ib_write_bw -x 1 -F -n 5000
+	placed=$(counter "$W/$run.server.log" write_direct_placed)
+	say "$run: write_direct $(counter "$W/$run.client.log" write_direct) (client)," \
+		"write_direct_placed $placed (server), nak_seq_sent $(sum $run nak_seq_sent)"
+	if [ $run = write_direct ]; then
+		[ "$placed" -ge 2500 ] || fail "$run: only $placed of 5000 WRITEs placed directly"
+	else
+		lanes $run
+		[ "$(sum $run write_direct)" = 0 ] || fail "$run: WRITEs sent direct"
+	fi
+	[ "$(sum $run direct_failed)" = 0 ] || fail "$run: direct_failed $(sum $run direct_failed)"
 done
 pair_run send_lat - - ib_send_lat -x 1 -F -n 5000
 lanes send_lat

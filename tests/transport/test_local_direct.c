@@ -96,11 +96,36 @@ static void test_notes(void)
 	CHECK_EQ(send_note(1024, URNIC_DIRECT_PLACED, NULL, 0), 1);
 	CHECK_EQ(recv_all(), 0);
 	CHECK_EQ(ctr_rx[URNIC_CTR_drop_local_bad], 1);
-	/* Direct placement off at the receiver: records still arrive, without notes. */
+	/* Direct placement gone off at the receiver since the sender looked: the note
+	 * still arrives, for the engine to answer it as it must. */
 	rx.direct = false;
 	CHECK_EQ(send_note(0, URNIC_DIRECT_PLACED, s, 1), 1);
 	CHECK_EQ(recv_all(), 1);
-	CHECK(!got.noted);
+	CHECK(got.noted);
+	urnic_local_close(&tx);
+	urnic_local_close(&rx);
+}
+
+/* A receiver with direct placement off says so in the lanes it takes: its senders send
+ * no notes (urnic_local_direct_ready), and nothing is written or read through them. */
+static void test_accepts(void)
+{
+	static uint8_t buf[4096];
+	struct urnic_direct_note d = { .pid = (uint32_t)getpid(), .nseg = 1 };
+	struct urnic_direct_seg to = { (uintptr_t)buf, 100 };
+
+	d.seg[0] = (struct urnic_direct_seg){ (uintptr_t)buf + 1000, 100 };
+	memset(ctr_tx, 0, sizeof(ctr_tx));
+	CHECK_EQ(urnic_local_open(&tx, false, ip_tx, 0), 0);
+	CHECK_EQ(urnic_local_open(&rx, false, ip_rx, 0), 0);
+	rx.direct = false;
+	CHECK_EQ(send_note(0, 0, NULL, 0), 0);
+	for (int i = 0; i < 4 && send_note(0, 0, NULL, 0) == 0; i++)
+		urnic_local_service(&rx, 1, ctr_rx);
+	CHECK_EQ(send_note(0, 0, NULL, 0), 1);
+	CHECK(!urnic_local_direct_ready(&tx, ip_rx, 0));
+	CHECK_EQ(urnic_local_direct_write(&tx, ip_rx, 0, &d, buf, 100, ctr_tx), -ENOENT);
+	CHECK_EQ(urnic_local_direct_read(&tx, ip_rx, 0, &d, &to, 1, true, ctr_tx), -ENOENT);
 	urnic_local_close(&tx);
 	urnic_local_close(&rx);
 }
@@ -197,5 +222,6 @@ int main(void)
 	RUN(test_notes);
 	RUN(test_direct_write);
 	RUN(test_direct_read);
+	RUN(test_accepts);
 	return 0;
 }

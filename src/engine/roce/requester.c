@@ -94,7 +94,8 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 	h.bth.ackreq = true;
 	h.reth = (struct urnic_reth){ w->remote_addr + off, w->rkey, rest };
 	p = urnic_roce_emit(e, qp, &h, 0);
-	if (!off && rest >= URNIC_DIRECT_MIN_BYTES && e->hooks.direct_write)
+	if (!off && rest >= URNIC_DIRECT_MIN_BYTES && e->hooks.direct_ready &&
+	    e->hooks.direct_ready(e, qp))
 		ask_direct(e, qp, w, p);
 	urnic_tx_commit(e, p);
 	npsn = rest ? (rest + qp->attr.path_mtu - 1) / qp->attr.path_mtu : 1;
