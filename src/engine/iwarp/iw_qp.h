@@ -29,11 +29,11 @@ struct urnic_iw_conn_params {
 	uint32_t mss; /* the TCP MSS: the largest FPDU (fpdu_tx.h, urnic_fpdu_tx_mulpdu) */
 	uint16_t ird; /* Read Requests this side answers at once (responder resources) */
 	uint16_t ord; /* Read Requests this side may have outstanding */
-	/* The MPA Responder of a connection whose Initiator has sent no FPDU yet (no RTR:
-	 * a revision 1 Request, or enhanced without peer-to-peer mode). It frames no FPDU
-	 * (Send, Write, Read Request, Read Response) until the Initiator's first has arrived
-	 * whole (RFC 5044 7.1.2); what the application posts meanwhile waits in the send
-	 * queue and goes once that FPDU is in. A Terminate for an error is not held. */
+	/* The MPA Responder, connected once its Reply went: it frames no FPDU (Send, Write,
+	 * Read Request, Read Response) until the Initiator's first (in peer-to-peer mode the
+	 * RTR, rtr_in) has arrived whole (RFC 5044 7.1.2); what the application posts
+	 * meanwhile waits in the send queue and goes once that FPDU is in. Nothing is
+	 * refused; a Terminate for an error is not held. */
 	bool await_first;
 	/* RFC 6581 3's RTR (enum urnic_mpa_rtr, mpa_conn.h) of a peer-to-peer connection.
 	 * rtr_in, the Responder's: its first FPDU must be that message (await_first is set
