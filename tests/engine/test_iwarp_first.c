@@ -10,7 +10,8 @@
  * further post or doorbell; a Terminate is not held. In peer-to-peer mode that first
  * FPDU is the RTR: each kind is taken (a Read answered with a zero-length Read Response
  * that the Initiator takes), both sides count it on its queue's MSNs, and an RTR other
- * than the one agreed is refused with a Terminate.
+ * than the one agreed is refused with a Terminate. Without an RTR the hold ends at
+ * URNIC_IW_AWAIT_FIRST_NS (siw's Initiator may never speak first); with one it does not.
  */
 #include <string.h>
 
@@ -161,6 +162,52 @@ static void test_responder_holds_until_the_first_fpdu(void)
 			  read_first ? URNIC_WC_RDMA_READ : URNIC_WC_SEND, read_first ? 300 : 8);
 		CHECK_EQ(fab_poll(&v.l.q[1]->rcq, c, 4), read_first ? 0 : 1);
 		CHECK(memcmp(v.b[0].p + 8000, v.b[1].p + 9000, 8) == 0 || !read_first);
+		CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_await_first_expired), 0);
+		check_clean(&v);
+		env_close(&v);
+	}
+}
+
+/* An Initiator that agreed no RTR and says nothing (siw's, under a server that speaks
+ * first): the Responder's work goes once the bound has passed, posted before it (woken
+ * by the timer) or after it (at the post), and nothing before. */
+static void test_responder_hold_ends_at_its_bound(void)
+{
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct urnic_iw_conn_params p0 = ini, p1 = ini;
+		bool post_late = seed & 1;
+		struct urnic_cqe c[4];
+		struct fab_send_wr w;
+		struct env v;
+		uint64_t t0;
+
+		p0.crc = p1.crc = seed > 2;
+		p1.await_first = true;
+		env_open(&v, seed + 200, &p0, &p1);
+		t0 = v.l.f->now_ns;
+		if (!post_late)
+			post_held_work(&v);
+		iwl_settle(&v.l);
+		v.l.f->now_ns = t0 + URNIC_IW_AWAIT_FIRST_NS - 100000; /* 0.1 ms short of it */
+		iwl_settle(&v.l);
+		CHECK_EQ(v.l.moved[1], 0);
+		CHECK_EQ(fab_poll(&v.l.q[1]->scq, c, 4), 0);
+		CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_await_first_expired), 0);
+		v.l.f->now_ns = t0 + URNIC_IW_AWAIT_FIRST_NS;
+		if (post_late)
+			post_held_work(&v);
+		iwl_settle(&v.l);
+		check_held_work_went(&v);
+		CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_await_first_expired), 1);
+		check_clean(&v);
+		/* The Initiator's first FPDU, after the hold, is taken as any other. */
+		post_recv(&v, 1, 20, 8000, 64);
+		w = send_wr(&v, 0, 5, 9000, 8);
+		post(&v, 0, &w);
+		iwl_settle(&v.l);
+		CHECK_EQ(fab_poll(&v.l.q[1]->rcq, c, 4), 1);
+		CHECK_CQE(c[0], 20, URNIC_WC_SUCCESS, URNIC_WC_RECV, 8);
+		CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_await_first_expired), 1);
 		check_clean(&v);
 		env_close(&v);
 	}
@@ -186,7 +233,11 @@ static void test_p2p_rtr_is_the_first_fpdu(void)
 		env_open(&v, seed + 100, &p0, &p1);
 		post_held_work(&v);
 		iwl_settle(&v.l);
+		/* An Initiator that agreed an RTR sends it first: no bound to the hold. */
+		v.l.f->now_ns += 2 * URNIC_IW_AWAIT_FIRST_NS;
+		iwl_settle(&v.l);
 		CHECK_EQ(v.l.moved[1], 0);
+		CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_await_first_expired), 0);
 		/* MPA setup sent the RTR ahead of the Initiator QP's bytes (mpa_conn.h). */
 		n = urnic_mpa_rtr_fpdu(rtr, p0.crc, f, sizeof(f));
 		CHECK(n > 0);
@@ -274,6 +325,7 @@ static void test_connect_refuses_inconsistent_rtr_params(void)
 int main(void)
 {
 	RUN(test_responder_holds_until_the_first_fpdu);
+	RUN(test_responder_hold_ends_at_its_bound);
 	RUN(test_p2p_rtr_is_the_first_fpdu);
 	RUN(test_another_rtr_is_refused);
 	RUN(test_connect_refuses_inconsistent_rtr_params);

@@ -53,6 +53,10 @@ int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
 	iw->await_first = p->await_first;
 	if (iw->await_first)
 		urnic_count(e, URNIC_CTR_iw_await_first);
+	/* An Initiator that agreed an RTR sends it with its first bytes; one that did not
+	 * may wait for this side to speak (URNIC_IW_AWAIT_FIRST_NS). */
+	if (iw->await_first && !p->rtr_in)
+		iw->await_until_ns = now_ns + URNIC_IW_AWAIT_FIRST_NS;
 	urnic_fpdu_rx_init(&iw->rx_stream, iw->flags);
 	iw->rtr_in = p->rtr_in;
 	qp->comp.uc_interactive = false; /* learned anew on each connection (iw_wqe.c) */
@@ -189,6 +193,19 @@ static bool iw_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *p
 	return false;
 }
 
+/* The hold of an Initiator that agreed no RTR ends at its bound (iw_qp.h,
+ * URNIC_IW_AWAIT_FIRST_NS): siw's Initiator, which never speaks first by itself, has read
+ * the Reply by then. */
+static bool await_expired(struct urnic_engine *e, struct urnic_iw_qp *iw)
+{
+	if (!iw->await_until_ns || e->now_ns < iw->await_until_ns)
+		return false;
+	iw->await_first = false;
+	iw->await_until_ns = 0;
+	urnic_count(e, URNIC_CTR_iw_await_first_expired);
+	return true;
+}
+
 static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_iw_qp *iw = qp->iw;
@@ -197,8 +214,8 @@ static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 	if (!iw || qp->state != URNIC_QPS_RTS || iw->term_sent)
 		return false;
 	/* RFC 5044 7.1.2: the Responder sends nothing before the Initiator's first FPDU;
-	 * urnic_iw_rx wakes the QP when it has come. */
-	if (iw->await_first)
+	 * urnic_iw_rx wakes the QP when it has come, the timer at the hold's bound. */
+	if (iw->await_first && !await_expired(e, iw))
 		return false;
 	/* A message's segments are not cut into by another message of the same buffer
 	 * model (siw refuses that "intersection"): Read Responses go between SQ messages. */
@@ -214,8 +231,16 @@ static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 static void iw_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
 			 uint64_t *hold)
 {
-	/* TCP retransmits: RDMAP keeps no timer; only a completion held for the answer. */
-	(void)next;
+	const struct urnic_iw_qp *iw = qp->iw;
+
+	/* TCP retransmits: RDMAP keeps no timer; only the Responder's bounded hold (a
+	 * protocol deadline: held work goes then) and a completion held for the answer. */
+	if (iw && iw->await_first && iw->await_until_ns) {
+		if (e->now_ns >= iw->await_until_ns)
+			e->timers.fired = true;
+		else if (!*next || iw->await_until_ns < *next)
+			*next = iw->await_until_ns;
+	}
 	if (qp->comp.uc_hold_ns)
 		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
 }

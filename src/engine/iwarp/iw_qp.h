@@ -23,6 +23,17 @@
 
 #include "engine/core.h"
 
+/* The longest an MPA Responder holds its FPDUs for an Initiator that agreed no RTR. Such
+ * an Initiator may never speak first (siw's default, peer_to_peer off), and a server
+ * application that does (ucmatose) would wait with its client for ever. siw's own
+ * Responder does not hold at all: its ESTABLISHED upcall follows the Reply, and its
+ * application's first Send left 6-15 ms after the Reply in siw-to-siw ucmatose under
+ * TCG. What siw's Initiator cannot take is an FPDU already behind the Reply when it reads
+ * it (siw_recv_mpa_rr: -EPROTO, a reset), which it did 0.2 ms after the Reply's arrival
+ * there; urnic's Responder sent 0.2 ms after its Reply without the hold. 10 ms after the
+ * hand-over leaves that read behind, and bounds what a server that speaks first pays. */
+#define URNIC_IW_AWAIT_FIRST_NS (10ull * 1000 * 1000)
+
 /* What MPA setup settled for the connection (mpa_conn.h, struct urnic_mpa_params). */
 struct urnic_iw_conn_params {
 	bool crc;     /* FPDUs carry and check CRC32c (URNIC_FPDU_CRC) */
@@ -33,7 +44,8 @@ struct urnic_iw_conn_params {
 	 * Read Request, Read Response) until the Initiator's first (in peer-to-peer mode the
 	 * RTR, rtr_in) has arrived whole (RFC 5044 7.1.2); what the application posts
 	 * meanwhile waits in the send queue and goes once that FPDU is in. Nothing is
-	 * refused; a Terminate for an error is not held. */
+	 * refused; a Terminate for an error is not held. Without an RTR the hold ends
+	 * URNIC_IW_AWAIT_FIRST_NS after the connection at the latest. */
 	bool await_first;
 	/* RFC 6581 3's RTR (enum urnic_mpa_rtr, mpa_conn.h) of a peer-to-peer connection.
 	 * rtr_in, the Responder's: its first FPDU must be that message (await_first is set
