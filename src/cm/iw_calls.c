@@ -205,13 +205,13 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 	cfg.ird = rd_atom(id, p ? p->responder_resources : RDMA_MAX_RESP_RES, RDMA_MAX_RESP_RES);
 	cfg.ord = rd_atom(id, p ? p->initiator_depth : RDMA_MAX_INIT_DEPTH, RDMA_MAX_INIT_DEPTH);
 	cfg.ird_max = rd_max(id);
-	/* RFC 6581 peer-to-peer mode: its RTR is the first FPDU a Responder that holds to RFC
-	 * 5044 7.1.2 waits for (siw, urnic), so a server that speaks first is served. A zero-
-	 * length Write as siw prefers, or a Read. A revision 1 Reply, or one without p2p,
-	 * connects without an RTR: this side's ULP must then send first. */
-	cfg.p2p = true;
-	cfg.rtr_write = true;
-	cfg.rtr_read = true;
+	/* No RFC 6581 peer-to-peer mode, as siw's Initiator (peer_to_peer off): urnic's
+	 * Responder serves a server that speaks first after its bounded hold (iw_qp.h,
+	 * URNIC_IW_AWAIT_FIRST_NS), and an RTR sent as the Reply arrives is lost by siw 6.1's
+	 * Responder, which reads the socket only on its next data (siw_accept installs the
+	 * RTR upcall after sending the Reply): no ESTABLISHED, the connection stalls
+	 * (docs/interop.md). The Responder still takes a peer's RTR (iw_rtr.c). */
+	cfg.p2p = false;
 	cfg.pd = p ? p->private_data : NULL;
 	cfg.pd_len = p && p->private_data ? p->private_data_len : 0;
 	pthread_mutex_lock(&urnic_rdma_iw_lock);
