@@ -19,6 +19,7 @@ static const char *const names[] = {
 	"URNIC_COUNTERS_MODE", "URNIC_SPIN_US",	       "URNIC_POST_BATCH", "URNIC_ACK_HOLD_US",
 	"URNIC_RING",	       "URNIC_LOCAL",	       "URNIC_NO_GSO",	   "URNIC_NO_GRO",
 	"URNIC_ICRC_STRICT",   "URNIC_PRINT_COUNTERS", "URNIC_STUB_TRACE", "URNIC_PCAP",
+	"URNIC_IW_HOLD_US",
 };
 
 enum { NEAR = 2, NAME_MAX_LEN = 64 };

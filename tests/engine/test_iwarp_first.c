@@ -10,8 +10,9 @@
  * further post or doorbell; a Terminate is not held. In peer-to-peer mode that first
  * FPDU is the RTR: each kind is taken (a Read answered with a zero-length Read Response
  * that the Initiator takes), both sides count it on its queue's MSNs, and an RTR other
- * than the one agreed is refused with a Terminate. Without an RTR the hold ends at
- * URNIC_IW_AWAIT_FIRST_NS (siw's Initiator may never speak first); with one it does not.
+ * than the one agreed is refused with a Terminate. Without an RTR the hold ends at the
+ * engine's iw_await_first_ns (siw's Initiator may never speak first), unless that is 0;
+ * with one it does not.
  */
 #include <string.h>
 
@@ -213,6 +214,33 @@ static void test_responder_hold_ends_at_its_bound(void)
 	}
 }
 
+/* iw_await_first_ns 0 (URNIC_IW_HOLD_US=0): RFC 5044 7.1.2 to the letter, the hold lasts
+ * until the Initiator's first FPDU, however late. */
+static void test_responder_hold_unbounded(void)
+{
+	struct urnic_iw_conn_params p0 = ini, p1 = ini;
+	struct fab_send_wr w;
+	struct env v;
+
+	p1.await_first = true;
+	env_open(&v, 300, &p0, &p1);
+	CHECK_EQ(v.l.f->hosts[1].e->cfg.iw_await_first_ns, URNIC_IW_AWAIT_FIRST_NS);
+	v.l.f->hosts[1].e->cfg.iw_await_first_ns = 0;
+	post_held_work(&v);
+	iwl_settle(&v.l);
+	v.l.f->now_ns += 1000 * URNIC_IW_AWAIT_FIRST_NS;
+	iwl_settle(&v.l);
+	CHECK_EQ(v.l.moved[1], 0);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_await_first_expired), 0);
+	post_recv(&v, 1, 20, 8000, 64);
+	w = send_wr(&v, 0, 5, 9000, 8);
+	post(&v, 0, &w);
+	iwl_settle(&v.l);
+	check_held_work_went(&v);
+	check_clean(&v);
+	env_close(&v);
+}
+
 static void test_p2p_rtr_is_the_first_fpdu(void)
 {
 	static const uint8_t rtrs[] = { URNIC_MPA_RTR_WRITE, URNIC_MPA_RTR_READ,
@@ -326,6 +354,7 @@ int main(void)
 {
 	RUN(test_responder_holds_until_the_first_fpdu);
 	RUN(test_responder_hold_ends_at_its_bound);
+	RUN(test_responder_hold_unbounded);
 	RUN(test_p2p_rtr_is_the_first_fpdu);
 	RUN(test_another_rtr_is_refused);
 	RUN(test_connect_refuses_inconsistent_rtr_params);

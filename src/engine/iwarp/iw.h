@@ -113,8 +113,10 @@ struct urnic_iw_qp {
 	bool await_first;   /* MPA Responder: no FPDU before the Initiator's first (iw_qp.h) */
 	uint8_t rtr_in;	    /* enum urnic_mpa_rtr: the RTR the first FPDU must be (iw_rtr.c) */
 	bool rtr_rresp_due; /* Initiator: the Read Response to its Read RTR is still due */
-	/* Without an RTR: the end of await_first's hold at the latest (0: none). */
-	uint64_t await_until_ns;
+	/* Without an RTR, await_first's hold is bounded: it ends the engine's
+	 * iw_await_first_ns after await_since_ns (the connection) at the latest. */
+	bool await_bounded;
+	uint64_t await_since_ns;
 };
 
 static inline uint32_t iw_slot(uint32_t idx, uint32_t count)

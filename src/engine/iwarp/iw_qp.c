@@ -54,9 +54,9 @@ int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
 	if (iw->await_first)
 		urnic_count(e, URNIC_CTR_iw_await_first);
 	/* An Initiator that agreed an RTR sends it with its first bytes; one that did not
-	 * may wait for this side to speak (URNIC_IW_AWAIT_FIRST_NS). */
-	if (iw->await_first && !p->rtr_in)
-		iw->await_until_ns = now_ns + URNIC_IW_AWAIT_FIRST_NS;
+	 * may wait for this side to speak (iw_await_first_ns). */
+	iw->await_bounded = iw->await_first && !p->rtr_in;
+	iw->await_since_ns = now_ns;
 	urnic_fpdu_rx_init(&iw->rx_stream, iw->flags);
 	iw->rtr_in = p->rtr_in;
 	qp->comp.uc_interactive = false; /* learned anew on each connection (iw_wqe.c) */
@@ -196,12 +196,20 @@ static bool iw_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *p
 /* The hold of an Initiator that agreed no RTR ends at its bound (iw_qp.h,
  * URNIC_IW_AWAIT_FIRST_NS): siw's Initiator, which never speaks first by itself, has read
  * the Reply by then. */
+static uint64_t await_until(const struct urnic_engine *e, const struct urnic_iw_qp *iw)
+{
+	if (!iw->await_first || !iw->await_bounded || !e->cfg.iw_await_first_ns)
+		return 0;
+	return iw->await_since_ns + e->cfg.iw_await_first_ns;
+}
+
 static bool await_expired(struct urnic_engine *e, struct urnic_iw_qp *iw)
 {
-	if (!iw->await_until_ns || e->now_ns < iw->await_until_ns)
+	uint64_t until = await_until(e, iw);
+
+	if (!until || e->now_ns < until)
 		return false;
 	iw->await_first = false;
-	iw->await_until_ns = 0;
 	urnic_count(e, URNIC_CTR_iw_await_first_expired);
 	return true;
 }
@@ -231,16 +239,14 @@ static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 static void iw_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
 			 uint64_t *hold)
 {
-	const struct urnic_iw_qp *iw = qp->iw;
+	uint64_t until = qp->iw ? await_until(e, qp->iw) : 0;
 
 	/* TCP retransmits: RDMAP keeps no timer; only the Responder's bounded hold (a
 	 * protocol deadline: held work goes then) and a completion held for the answer. */
-	if (iw && iw->await_first && iw->await_until_ns) {
-		if (e->now_ns >= iw->await_until_ns)
-			e->timers.fired = true;
-		else if (!*next || iw->await_until_ns < *next)
-			*next = iw->await_until_ns;
-	}
+	if (until && e->now_ns >= until)
+		e->timers.fired = true;
+	else if (until && (!*next || until < *next))
+		*next = until;
 	if (qp->comp.uc_hold_ns)
 		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
 }

@@ -23,7 +23,8 @@
 
 #include "engine/core.h"
 
-/* The longest an MPA Responder holds its FPDUs for an Initiator that agreed no RTR. Such
+/* The longest an MPA Responder holds its FPDUs for an Initiator that agreed no RTR, by
+ * default (the engine's cfg.iw_await_first_ns, URNIC_IW_HOLD_US). Such
  * an Initiator may never speak first (siw's default, peer_to_peer off), and a server
  * application that does (ucmatose) would wait with its client for ever. siw's own
  * Responder does not hold at all: its ESTABLISHED upcall follows the Reply, and its
@@ -45,7 +46,7 @@ struct urnic_iw_conn_params {
 	 * RTR, rtr_in) has arrived whole (RFC 5044 7.1.2); what the application posts
 	 * meanwhile waits in the send queue and goes once that FPDU is in. Nothing is
 	 * refused; a Terminate for an error is not held. Without an RTR the hold ends
-	 * URNIC_IW_AWAIT_FIRST_NS after the connection at the latest. */
+	 * the engine's cfg.iw_await_first_ns after the connection at the latest. */
 	bool await_first;
 	/* RFC 6581 3's RTR (enum urnic_mpa_rtr, mpa_conn.h) of a peer-to-peer connection.
 	 * rtr_in, the Responder's: its first FPDU must be that message (await_first is set

@@ -318,7 +318,6 @@ static bool on_head(struct urnic_engine *e, struct urnic_qp *qp)
 static void rx_end(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	qp->iw->await_first = false;
-	qp->iw->await_until_ns = 0;
 	if (qp->iw->rx.seg == URNIC_IW_SEG_RTR) {
 		qp->iw->rx.seg = URNIC_IW_SEG_NONE;
 		urnic_iw_rtr_end(e, qp);
