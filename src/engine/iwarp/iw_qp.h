@@ -24,15 +24,17 @@
 #include "engine/core.h"
 
 /* The longest an MPA Responder holds its FPDUs for an Initiator that agreed no RTR, by
- * default (the engine's cfg.iw_await_first_ns, URNIC_IW_HOLD_US). Such
- * an Initiator may never speak first (siw's default, peer_to_peer off), and a server
- * application that does (ucmatose) would wait with its client for ever. siw's own
- * Responder does not hold at all: its ESTABLISHED upcall follows the Reply, and its
- * application's first Send left 6-15 ms after the Reply in siw-to-siw ucmatose under
- * TCG. What siw's Initiator cannot take is an FPDU already behind the Reply when it reads
- * it (siw_recv_mpa_rr: -EPROTO, a reset), which it did 0.2 ms after the Reply's arrival
- * there; urnic's Responder sent 0.2 ms after its Reply without the hold. 10 ms after the
- * hand-over leaves that read behind, and bounds what a server that speaks first pays. */
+ * default (the engine's cfg.iw_await_first_ns, URNIC_IW_HOLD_US). Such an Initiator may
+ * never speak first (siw's default, peer_to_peer off), and a server application that
+ * does (ucmatose) would wait with its client for ever. siw's own Responder does not hold
+ * at all: its ESTABLISHED upcall follows the Reply, and its application's first Send
+ * left 6-15 ms after the Reply in siw-to-siw ucmatose under TCG. What siw's Initiator
+ * cannot take is an FPDU already behind the Reply when it reads it (siw_recv_mpa_rr:
+ * -EPROTO, a reset), which it did 0.2 ms after the Reply's arrival there; urnic's
+ * Responder sent 0.2 ms after its Reply without the hold. 10 ms after the hand-over
+ * leaves that read behind (a VM under TCG took the Reply in 0.2-11 ms, once 51 ms on a
+ * loaded host: URNIC_IW_HOLD_US is for such peers), and bounds what a server that
+ * speaks first pays. */
 #define URNIC_IW_AWAIT_FIRST_NS (10ull * 1000 * 1000)
 
 /* What MPA setup settled for the connection (mpa_conn.h, struct urnic_mpa_params). */
