@@ -205,6 +205,13 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 	cfg.ird = rd_atom(id, p ? p->responder_resources : RDMA_MAX_RESP_RES, RDMA_MAX_RESP_RES);
 	cfg.ord = rd_atom(id, p ? p->initiator_depth : RDMA_MAX_INIT_DEPTH, RDMA_MAX_INIT_DEPTH);
 	cfg.ird_max = rd_max(id);
+	/* No RFC 6581 peer-to-peer mode, as siw's Initiator (peer_to_peer off): urnic's
+	 * Responder serves a server that speaks first after its bounded hold (iw_qp.h,
+	 * URNIC_IW_AWAIT_FIRST_NS), and an RTR sent as the Reply arrives is lost by siw 6.1's
+	 * Responder, which reads the socket only on its next data (siw_accept installs the
+	 * RTR upcall after sending the Reply): no ESTABLISHED, the connection stalls
+	 * (docs/interop.md). The Responder still takes a peer's RTR (iw_rtr.c). */
+	cfg.p2p = false;
 	cfg.pd = p ? p->private_data : NULL;
 	cfg.pd_len = p && p->private_data ? p->private_data_len : 0;
 	pthread_mutex_lock(&urnic_rdma_iw_lock);
@@ -243,8 +250,9 @@ unlock:
 
 /* cma_accept_iw: the Reply with IRD = responder resources and ORD = initiator depth (the
  * Request's, from CONNECT_REQUEST, when the application leaves them at the maximum) as
- * siw_accept negotiates them, then the hand-over and ESTABLISHED; in peer-to-peer mode
- * after the RTR. */
+ * siw_accept negotiates them, then the hand-over and ESTABLISHED. In peer-to-peer mode
+ * too: the QP awaits the RTR itself (iw_dev.c), so that work the application posts once
+ * rdma_accept returned is taken (an rsocket's first credits), and held until then. */
 int urnic_rdma_iw_accept(struct urnic_rdma_id *id, const struct rdma_conn_param *p)
 {
 	struct urnic_rdma_iw *w = id->iw;
@@ -274,9 +282,8 @@ int urnic_rdma_iw_accept(struct urnic_rdma_id *id, const struct rdma_conn_param 
 		urnic_rdma_iw_end(w);
 		goto unlock;
 	}
+	(void)ev; /* CONNECTED, or NONE: the RTR is the QP's to take */
 	w->phase = URNIC_RDMA_IW_MPA;
-	if (ev != URNIC_MPA_EV_CONNECTED)
-		goto unlock; /* the RTR is awaited by the CM thread */
 	rc = urnic_rdma_iw_hand_over(w, NULL, 0);
 	if (rc) {
 		urnic_rdma_iw_count(URNIC_RDMA_IW_C_ATTACH_FAILED);

@@ -69,6 +69,16 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 
 	if (!qp)
 		return -EINVAL;
+	/* RFC 5044 7.1.2: the Responder sends no FPDU before the Initiator's first, which in
+	 * RFC 6581's peer-to-peer mode is the RTR: the QP takes it (engine/iwarp/iw_rtr.c),
+	 * so that it is in RTS, and takes posts, once rdma_accept returns, as siw's. siw as
+	 * an Initiator resets a connection whose Responder spoke before it read the Reply;
+	 * without an RTR the hold ends at its bound (URNIC_IW_AWAIT_FIRST_NS). */
+	cp.await_first = !w->mpa.initiator;
+	if (p->p2p && w->mpa.initiator)
+		cp.rtr_out = p->rtr;
+	else if (p->p2p)
+		cp.rtr_in = p->rtr;
 	if (getsockopt(w->fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss <= 0)
 		mss = 1460;
 	cp.mss = (uint32_t)mss;

@@ -44,7 +44,7 @@ static struct urnic_dev *devices[URNIC_MAX_DEVICES];
 static int ndevices;
 static pthread_once_t list_once = PTHREAD_ONCE_INIT;
 static bool config_bad; /* a bad value was read: no device opens */
-static struct urnic_dev_settings settings = { .ack_hold_us = -1 };
+static struct urnic_dev_settings settings = { .ack_hold_us = -1, .iw_hold_us = -1 };
 
 /* Says what is wrong with the configuration and fails every device open. */
 static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
@@ -505,6 +505,7 @@ static void read_settings(void)
 	settings.spin_ns = (uint32_t)spin * 1000u;
 	settings.post_batch = env_flag("URNIC_POST_BATCH", true);
 	settings.ack_hold_us = env_uint("URNIC_ACK_HOLD_US", -1, 1000000);
+	settings.iw_hold_us = env_uint("URNIC_IW_HOLD_US", -1, 10000000);
 	settings.ring = env_flag("URNIC_RING", false);
 	settings.local = env_flag("URNIC_LOCAL", true);
 	settings.local_direct = env_flag("URNIC_LOCAL_DIRECT", true);

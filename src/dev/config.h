@@ -23,6 +23,7 @@ int urnic_dev_config_check(void);
 struct urnic_dev_settings {
 	uint32_t spin_ns;    /* URNIC_SPIN_US */
 	long ack_hold_us;    /* URNIC_ACK_HOLD_US, -1: the engine's default */
+	long iw_hold_us;     /* URNIC_IW_HOLD_US, -1: the engine's default */
 	bool post_batch;     /* not URNIC_POST_BATCH=0 */
 	bool ring;	     /* URNIC_RING=1 */
 	bool local;	     /* URNIC_LOCAL (default 1) */

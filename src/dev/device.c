@@ -95,6 +95,8 @@ static int start(struct urnic_dev *d)
 	if (d->kind == URNIC_KIND_IWARP) {
 		/* RC QPs speaking RDMAP on the TCP connections of iw_conn.c. */
 		d->eng->cfg.iwarp = true;
+		if (set->iw_hold_us >= 0) /* at most 10 s (config.c) */
+			d->eng->cfg.iw_await_first_ns = (uint64_t)set->iw_hold_us * 1000u;
 		ret = urnic_dev_iw_init(d);
 		if (ret) {
 			urnic_engine_fini(d->eng);

@@ -27,6 +27,7 @@ int urnic_engine_init(struct urnic_engine *e, bool ipv6, const uint8_t *local_ip
 	memcpy(e->cfg.local_ip, local_ip, ipv6 ? 16 : 4);
 	e->cfg.icrc_any_ipv4_id = true;
 	e->cfg.max_msg_bytes = 1u << 31;
+	e->cfg.iw_await_first_ns = URNIC_IW_AWAIT_FIRST_NS;
 	e->hooks.flush = flush;
 	e->hooks.io = io;
 	e->rng = seed ? seed : 0x9e3779b97f4a7c15ull;

@@ -11,6 +11,9 @@
 
 enum { IWL_SCRATCH = 1 << 20, IWL_MAX_ROUNDS = 1 << 20 };
 
+static void open_link(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p[2],
+		      struct urnic_srq *(*srq1)(struct urnic_pd *pd));
+
 void iwl_open(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p)
 {
 	iwl_open_srq(l, seed, p, NULL);
@@ -18,6 +21,22 @@ void iwl_open(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p
 
 void iwl_open_srq(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p,
 		  struct urnic_srq *(*srq1)(struct urnic_pd *pd))
+{
+	const struct urnic_iw_conn_params *both[2] = { p, p };
+
+	open_link(l, seed, both, srq1);
+}
+
+void iwl_open_pair(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p0,
+		   const struct urnic_iw_conn_params *p1)
+{
+	const struct urnic_iw_conn_params *both[2] = { p0, p1 };
+
+	open_link(l, seed, both, NULL);
+}
+
+static void open_link(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p[2],
+		      struct urnic_srq *(*srq1)(struct urnic_pd *pd))
 {
 	struct urnic_qp_attr a = { .port_num = 1, .access = FAB_ALL_ACCESS };
 
@@ -39,7 +58,8 @@ void iwl_open_srq(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_param
 				    URNIC_QP_STATE | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT |
 					    URNIC_QP_ACCESS_FLAGS),
 			 0);
-		CHECK_EQ(urnic_iw_qp_connect(l->f->hosts[i].e, &l->q[i]->qp, p, l->f->now_ns), 0);
+		CHECK_EQ(urnic_iw_qp_connect(l->f->hosts[i].e, &l->q[i]->qp, p[i], l->f->now_ns),
+			 0);
 		CHECK_EQ(l->q[i]->qp.state, URNIC_QPS_RTS);
 	}
 }

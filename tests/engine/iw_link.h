@@ -40,6 +40,9 @@ struct iwl {
 void iwl_open(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p);
 void iwl_open_srq(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p,
 		  struct urnic_srq *(*srq1)(struct urnic_pd *pd));
+/* Each side with its own params: host 0 as MPA Initiator (p0), host 1 as Responder (p1). */
+void iwl_open_pair(struct iwl *l, uint64_t seed, const struct urnic_iw_conn_params *p0,
+		   const struct urnic_iw_conn_params *p1);
 void iwl_close(struct iwl *l);
 /* Passes and byte moves until nothing moves (CHECKs it stops within a bound). */
 void iwl_settle(struct iwl *l);

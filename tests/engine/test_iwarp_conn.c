@@ -401,6 +401,23 @@ static void test_revision_1(void)
 	CHECK_EQ(urnic_mpa_conn_init(&c, &base, true, 0), 0);
 	CHECK_EQ(feed_bytes(&c, f, n, &at), URNIC_MPA_EV_CONNECTED);
 	CHECK(!c.params.enhanced && c.params.ird == 4);
+	/* An initiator asking for peer-to-peer mode connects without an RTR when the Reply
+	 * is revision 1 or clears P2P (RFC 6581 3): its ULP then sends first. */
+	for (int enh = 0; enh < 2; enh++) {
+		struct urnic_mpa_cfg p2p = base;
+		uint8_t g[URNIC_MPA_RR_MAX], req[URNIC_MPA_OUT_MAX];
+		size_t k = enh ? make_rr(g, URNIC_MPA_REP, 4, 4, false, false) : n;
+
+		if (!enh)
+			memcpy(g, f, n);
+		p2p.p2p = p2p.rtr_write = p2p.rtr_read = true;
+		CHECK_EQ(urnic_mpa_conn_init(&c, &p2p, true, 0), 0);
+		(void)urnic_mpa_conn_output(&c, req, sizeof(req)); /* the Request */
+		CHECK_EQ(feed_bytes(&c, g, k, &at), URNIC_MPA_EV_CONNECTED);
+		CHECK(!c.params.p2p && c.params.rtr == URNIC_MPA_RTR_NONE);
+		CHECK_EQ(c.params.enhanced, enh);
+		CHECK_EQ(c.out_len, 0);
+	}
 }
 
 static void test_timeouts(void)

@@ -83,12 +83,18 @@ def segments(path):
 
 
 def streams(path):
-    """{(src, sport, dst, dport): bytes} from each direction's first SYN on."""
+    """{(src, sport, dst, dport): bytes} from each direction's last SYN on.
+
+    A SYN with another sequence number on the same addresses and ports is a new
+    connection, and the stream starts again: perftest's client, refused (an RST) before
+    its server listened, connects again from the same port."""
     isn, parts, errors = {}, {}, []
     for src, sport, dst, dport, seq, flags, payload in segments(path):
         key = (src, sport, dst, dport)
         if flags & 0x02:  # SYN: the stream's first byte is seq + 1
-            isn.setdefault(key, (seq + 1) & 0xFFFFFFFF)
+            if isn.get(key) != (seq + 1) & 0xFFFFFFFF:
+                parts.pop(key, None)
+            isn[key] = (seq + 1) & 0xFFFFFFFF
         if payload:
             parts.setdefault(key, []).append((seq, payload))
     out = {}

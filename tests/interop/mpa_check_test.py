@@ -6,8 +6,9 @@ CRC32c's check value (RFC 3385's polynomial: "123456789" gives 0xe3069283), then
 connection written as pcap (SYN each way, the MPA Request and Reply, FPDUs): it must pass
 as made, and fail with a CRC changed, a byte after the last FPDU, a CRC field that is not
 zero when the Reply did not negotiate CRC, a DDP version of 2, a hole in the stream, and
-a Reply whose C differs from --crc. Exits 1 on the first verdict that is not the expected
-one.
+a Reply whose C differs from --crc; a connection from the port of an attempt refused just
+before (a SYN answered by an RST) must pass. Exits 1 on the first verdict that is not the
+expected one.
 """
 import os
 import struct
@@ -54,8 +55,10 @@ def send(msn, data, dv=1):
     return bytes([0x40 | dv, 0x43]) + b"\0" * 4 + struct.pack(">III", 0, msn, 0) + data
 
 
-def capture(crc_on=True, reply_c=None, a_fpdus=None, b_fpdus=None, tail=b"", hole=False):
-    """The initiator A's stream and the responder B's, as segments of one pcap."""
+def capture(crc_on=True, reply_c=None, a_fpdus=None, b_fpdus=None, tail=b"", hole=False,
+            refused=False):
+    """The initiator A's stream and the responder B's, as segments of one pcap; refused:
+    after a first SYN from the same port that B answered with an RST."""
     c = 0x40 if (crc_on if reply_c is None else reply_c) else 0
     a = [mpa_rr(mpa_check.REQ_KEY, c | 0x10, b"\0\1\0\1")]
     a += a_fpdus if a_fpdus is not None else [fpdu(send(1, b"ping"), crc_on)]
@@ -64,6 +67,9 @@ def capture(crc_on=True, reply_c=None, a_fpdus=None, b_fpdus=None, tail=b"", hol
     a[-1] += tail
     frames = [frame(A, APORT, B, BPORT, 999, 0x02, b""),
               frame(B, BPORT, A, APORT, 4999, 0x12, b"")]
+    if refused:
+        frames = [frame(A, APORT, B, BPORT, 123456, 0x02, b""),
+                  frame(B, BPORT, A, APORT, 0, 0x14, b"")] + frames
     for src, sport, dst, dport, seq, segs in ((A, APORT, B, BPORT, 1000, a),
                                               (B, BPORT, A, APORT, 5000, b)):
         for i, s in enumerate(segs):
@@ -101,6 +107,9 @@ def main():
         ("a hole in the stream", capture(hole=True, a_fpdus=[
             fpdu(send(1, b"a"), True), fpdu(send(2, b"b"), True)]), "on", 1),
         ("Reply without C, --crc on", capture(crc_on=False), "on", 1),
+        ("refused first, then connected from the same port", capture(refused=True), "on", 0),
+        ("refused first, then a hole", capture(refused=True, hole=True, a_fpdus=[
+            fpdu(send(1, b"a"), True), fpdu(send(2, b"b"), True)]), "on", 1),
     ]
     for name, data, crc, want in cases:
         rc, out = verdict(data, crc)

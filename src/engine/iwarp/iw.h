@@ -65,6 +65,7 @@ enum urnic_iw_seg {
 	URNIC_IW_SEG_RREQ,
 	URNIC_IW_SEG_RRESP,
 	URNIC_IW_SEG_TERM,
+	URNIC_IW_SEG_RTR, /* RFC 6581 3: the peer-to-peer Initiator's RTR (iw_rtr.c) */
 };
 
 struct urnic_iw_rx {
@@ -106,9 +107,16 @@ struct urnic_iw_qp {
 	struct urnic_iw_rresp irq[URNIC_MAX_RD_ATOMIC];
 	uint32_t irq_head, irq_count;
 	bool rresp_mid;
-	bool dead;	/* the stream failed or a Terminate came: nothing more is taken */
-	bool term_sent; /* a Terminate is queued: no more FPDUs after it */
-	bool llp_gone;	/* the driver reported the connection closed */
+	bool dead;	    /* the stream failed or a Terminate came: nothing more is taken */
+	bool term_sent;	    /* a Terminate is queued: no more FPDUs after it */
+	bool llp_gone;	    /* the driver reported the connection closed */
+	bool await_first;   /* MPA Responder: no FPDU before the Initiator's first (iw_qp.h) */
+	uint8_t rtr_in;	    /* enum urnic_mpa_rtr: the RTR the first FPDU must be (iw_rtr.c) */
+	bool rtr_rresp_due; /* Initiator: the Read Response to its Read RTR is still due */
+	/* Without an RTR, await_first's hold is bounded: it ends the engine's
+	 * iw_await_first_ns after await_since_ns (the connection) at the latest. */
+	bool await_bounded;
+	uint64_t await_since_ns;
 };
 
 static inline uint32_t iw_slot(uint32_t idx, uint32_t count)
@@ -178,6 +186,15 @@ void urnic_iw_rx_rresp_end(struct urnic_engine *e, struct urnic_qp *qp);
 bool urnic_iw_rresp_progress(struct urnic_engine *e, struct urnic_qp *qp);
 /* Frames a READ's Read Request (RFC 5040 4.4); 0, or -ENOBUFS (no room). */
 int urnic_iw_send_rreq(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w);
+
+/* ---- iw_rtr.c: RFC 6581's RTR ---- */
+
+/* The first FPDU's header, rtr_in set: the RTR agreed, or a Terminate queued (false). */
+bool urnic_iw_rtr_head(struct urnic_engine *e, struct urnic_qp *qp);
+/* The RTR is whole: a Read is answered, its queue's MSN counted; the RTR is done. */
+void urnic_iw_rtr_end(struct urnic_engine *e, struct urnic_qp *qp);
+/* Whether the segment whose header is in is the answer to this side's Read RTR. */
+bool urnic_iw_rtr_rresp(const struct urnic_qp *qp);
 
 /* ---- iw_term.c ---- */
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "engine/iwarp/iw.h"
+#include "engine/iwarp/mpa_conn.h"
 #include "engine/roce/rc.h"
 #include "engine/slots.h"
 
@@ -28,7 +29,9 @@ int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
 	e->now_ns = now_ns;
 	if (qp->ops != &urnic_iw_rc_ops || qp->iw || !mulpdu ||
 	    (qp->state != URNIC_QPS_INIT && qp->state != URNIC_QPS_RTR) ||
-	    p->ird > URNIC_MAX_RD_ATOMIC || p->ord > URNIC_MAX_RD_ATOMIC)
+	    p->ird > URNIC_MAX_RD_ATOMIC || p->ord > URNIC_MAX_RD_ATOMIC ||
+	    p->rtr_in > URNIC_MPA_RTR_SEND || p->rtr_out > URNIC_MPA_RTR_SEND ||
+	    (p->rtr_in && (p->rtr_out || !p->await_first)))
 		return -EINVAL;
 	iw = calloc(1, sizeof(*iw));
 	if (!iw)
@@ -47,12 +50,26 @@ int urnic_iw_qp_connect(struct urnic_engine *e, struct urnic_qp *qp,
 	iw->flags = p->crc ? URNIC_FPDU_CRC : 0;
 	iw->ird = p->ird;
 	iw->ord = p->ord;
+	iw->await_first = p->await_first;
+	if (iw->await_first)
+		urnic_count(e, URNIC_CTR_iw_await_first);
+	/* An Initiator that agreed an RTR sends it with its first bytes; one that did not
+	 * may wait for this side to speak (iw_await_first_ns). */
+	iw->await_bounded = iw->await_first && !p->rtr_in;
+	iw->await_since_ns = now_ns;
 	urnic_fpdu_rx_init(&iw->rx_stream, iw->flags);
+	iw->rtr_in = p->rtr_in;
 	qp->comp.uc_interactive = false; /* learned anew on each connection (iw_wqe.c) */
 	qp->comp.uc_hold_misses = 0;
 	qp->comp.uc_hold_ns = qp->comp.uc_alone_ns = 0;
 	for (int q = 0; q < 3; q++)
 		iw->tx_msn[q] = iw->rx.msn[q] = URNIC_IW_MSN_FIRST;
+	/* RFC 5041 5.1: the RTR took its untagged queue's first MSN. */
+	if (p->rtr_out == URNIC_MPA_RTR_READ)
+		iw->tx_msn[URNIC_DDP_QN_READ_REQ]++;
+	else if (p->rtr_out == URNIC_MPA_RTR_SEND)
+		iw->tx_msn[URNIC_DDP_QN_SEND]++;
+	iw->rtr_rresp_due = p->rtr_out == URNIC_MPA_RTR_READ;
 	qp->iw = iw;
 	set_rts(e, qp);
 	return 0;
@@ -176,12 +193,37 @@ static bool iw_op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *p
 	return false;
 }
 
+/* The hold of an Initiator that agreed no RTR ends at its bound (iw_qp.h,
+ * URNIC_IW_AWAIT_FIRST_NS): siw's Initiator, which never speaks first by itself, has read
+ * the Reply by then. */
+static uint64_t await_until(const struct urnic_engine *e, const struct urnic_iw_qp *iw)
+{
+	if (!iw->await_first || !iw->await_bounded || !e->cfg.iw_await_first_ns)
+		return 0;
+	return iw->await_since_ns + e->cfg.iw_await_first_ns;
+}
+
+static bool await_expired(struct urnic_engine *e, struct urnic_iw_qp *iw)
+{
+	uint64_t until = await_until(e, iw);
+
+	if (!until || e->now_ns < until)
+		return false;
+	iw->await_first = false;
+	urnic_count(e, URNIC_CTR_iw_await_first_expired);
+	return true;
+}
+
 static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_iw_qp *iw = qp->iw;
 	bool did = false;
 
 	if (!iw || qp->state != URNIC_QPS_RTS || iw->term_sent)
+		return false;
+	/* RFC 5044 7.1.2: the Responder sends nothing before the Initiator's first FPDU;
+	 * urnic_iw_rx wakes the QP when it has come, the timer at the hold's bound. */
+	if (iw->await_first && !await_expired(e, iw))
 		return false;
 	/* A message's segments are not cut into by another message of the same buffer
 	 * model (siw refuses that "intersection"): Read Responses go between SQ messages. */
@@ -197,8 +239,14 @@ static bool iw_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 static void iw_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next,
 			 uint64_t *hold)
 {
-	/* TCP retransmits: RDMAP keeps no timer; only a completion held for the answer. */
-	(void)next;
+	uint64_t until = qp->iw ? await_until(e, qp->iw) : 0;
+
+	/* TCP retransmits: RDMAP keeps no timer; only the Responder's bounded hold (a
+	 * protocol deadline: held work goes then) and a completion held for the answer. */
+	if (until && e->now_ns >= until)
+		e->timers.fired = true;
+	else if (until && (!*next || until < *next))
+		*next = until;
 	if (qp->comp.uc_hold_ns)
 		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
 }

@@ -23,12 +23,40 @@
 
 #include "engine/core.h"
 
+/* The longest an MPA Responder holds its FPDUs for an Initiator that agreed no RTR, by
+ * default (the engine's cfg.iw_await_first_ns, URNIC_IW_HOLD_US). Such an Initiator may
+ * never speak first (siw's default, peer_to_peer off), and a server application that
+ * does (ucmatose) would wait with its client for ever. siw's own Responder does not hold
+ * at all: its ESTABLISHED upcall follows the Reply, and its application's first Send
+ * left 6-15 ms after the Reply in siw-to-siw ucmatose under TCG. What siw's Initiator
+ * cannot take is an FPDU already behind the Reply when it reads it (siw_recv_mpa_rr:
+ * -EPROTO, a reset), which it did 0.2 ms after the Reply's arrival there; urnic's
+ * Responder sent 0.2 ms after its Reply without the hold. 10 ms after the hand-over
+ * leaves that read behind (a VM under TCG took the Reply in 0.2-11 ms, once 51 ms on a
+ * loaded host: URNIC_IW_HOLD_US is for such peers), and bounds what a server that
+ * speaks first pays. */
+#define URNIC_IW_AWAIT_FIRST_NS (10ull * 1000 * 1000)
+
 /* What MPA setup settled for the connection (mpa_conn.h, struct urnic_mpa_params). */
 struct urnic_iw_conn_params {
 	bool crc;     /* FPDUs carry and check CRC32c (URNIC_FPDU_CRC) */
 	uint32_t mss; /* the TCP MSS: the largest FPDU (fpdu_tx.h, urnic_fpdu_tx_mulpdu) */
 	uint16_t ird; /* Read Requests this side answers at once (responder resources) */
 	uint16_t ord; /* Read Requests this side may have outstanding */
+	/* The MPA Responder, connected once its Reply went: it frames no FPDU (Send, Write,
+	 * Read Request, Read Response) until the Initiator's first (in peer-to-peer mode the
+	 * RTR, rtr_in) has arrived whole (RFC 5044 7.1.2); what the application posts
+	 * meanwhile waits in the send queue and goes once that FPDU is in. Nothing is
+	 * refused; a Terminate for an error is not held. Without an RTR the hold ends
+	 * the engine's cfg.iw_await_first_ns after the connection at the latest. */
+	bool await_first;
+	/* RFC 6581 3's RTR (enum urnic_mpa_rtr, mpa_conn.h) of a peer-to-peer connection.
+	 * rtr_in, the Responder's: its first FPDU must be that message (await_first is set
+	 * too); the QP takes it, answers a Read with a zero-length Read Response, and counts
+	 * it on its untagged queue (the next Read Request or Send has MSN 2, as siw's).
+	 * rtr_out, the Initiator's: MPA setup sent it; its untagged queue goes on from MSN 2
+	 * and a Read's zero-length Read Response is taken. */
+	uint8_t rtr_in, rtr_out;
 };
 
 /* The QP (RC, in INIT or RTR, on an iWARP engine) is connected: it enters RTS with

@@ -284,6 +284,17 @@ static bool on_head(struct urnic_engine *e, struct urnic_qp *qp)
 	struct urnic_iw_qp *iw = qp->iw;
 	uint8_t op = iw->rx_stream.hdr.opcode;
 
+	/* RFC 6581 3: the peer-to-peer Initiator's first FPDU is its RTR (or a Terminate,
+	 * the LLP's own when setup could not agree), and the answer to a Read RTR is the
+	 * first Read Response. */
+	if (iw->rtr_in && op != URNIC_RDMAP_TERMINATE)
+		return urnic_iw_rtr_head(e, qp);
+	if (urnic_iw_rtr_rresp(qp)) {
+		iw->rtr_rresp_due = false;
+		iw->rx.seg = URNIC_IW_SEG_RTR;
+		return true;
+	}
+
 	if (is_send(op))
 		return urnic_iw_rx_send_head(e, qp);
 	switch (op) {
@@ -298,6 +309,21 @@ static bool on_head(struct urnic_engine *e, struct urnic_qp *qp)
 		iw->rx.term_len = 0;
 		return true;
 	}
+}
+
+/* An FPDU arrived whole and checked. The first one ends an MPA Responder's hold (RFC 5044
+ * 7.1.2: it "MUST receive and validate at least one FPDU before sending any"): what its
+ * send queue and Read Requests hold is framed by the progress that urnic_iw_rx's wake
+ * brings, in the same pass. */
+static void rx_end(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	qp->iw->await_first = false;
+	if (qp->iw->rx.seg == URNIC_IW_SEG_RTR) {
+		qp->iw->rx.seg = URNIC_IW_SEG_NONE;
+		urnic_iw_rtr_end(e, qp);
+		return;
+	}
+	urnic_iw_rx_end(e, qp);
 }
 
 size_t urnic_iw_rx(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *buf, size_t len,
@@ -325,7 +351,7 @@ size_t urnic_iw_rx(struct urnic_engine *e, struct urnic_qp *qp, const uint8_t *b
 			urnic_iw_rx_piece(e, qp, iw->rx_stream.data, iw->rx_stream.data_len,
 					  iw->rx_stream.off);
 		else if (ev == URNIC_FPDU_RX_END)
-			urnic_iw_rx_end(e, qp);
+			rx_end(e, qp);
 		else if (ev == URNIC_FPDU_RX_ERROR)
 			urnic_iw_fail(e, qp, urnic_fpdu_rx_term(&iw->rx_stream),
 				      URNIC_CTR_iw_refused_framing, URNIC_WC_GENERAL_ERR);

@@ -191,7 +191,9 @@ static enum urnic_mpa_conn_event on_reply(struct urnic_mpa_conn *c, const struct
 				 URNIC_MPA_CONN_R_IRD_INSUFFICIENT);
 	c->params.ird = rr->ord;
 	c->params.ord = rr->ird;
-	if (!c->cfg.p2p)
+	/* RFC 6581 3: a Responder without peer-to-peer mode clears P2P in its Reply; no RTR
+	 * follows, and this side's ULP sends first (RFC 5044 7.1.2). */
+	if (!c->cfg.p2p || !rr->p2p)
 		goto connected;
 	c->params.p2p = true;
 	c->params.rtr = pick_rtr(&c->cfg, rr);
