@@ -96,6 +96,9 @@ void urnic_rc_answer_duplicate(struct urnic_engine *e, struct urnic_qp *qp,
  * same. An offer holds the region (rkey, pull_gen) until urnic_rc_pulled. */
 void urnic_rc_execute_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			   uint32_t gen, uint32_t direct, uint32_t pull_gen);
+/* Sends the responses older requests still owe, up to a pass's budget; true when
+ * none is owed any more (a new response would be next in PSN order). */
+bool urnic_rc_reply_owed(struct urnic_engine *e, struct urnic_qp *qp);
 /* The requester is done with the offer of the READ at psn (URNIC_DIRECT_PULLED). */
 void urnic_rc_pulled(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn);
 /* Lets go of the regions this QP's offers hold (it goes away). */

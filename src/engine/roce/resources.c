@@ -451,15 +451,13 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 	return sent;
 }
 
-bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
+/* The responses owed, oldest first (resources are used FIFO from res_head), up to
+ * READ_BUDGET_PKTS packets. Returns whether it sent any. */
+static bool reply_owed(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	uint32_t budget = READ_BUDGET_PKTS;
-	struct urnic_resp *r = &qp->resp;
 	bool did = false;
 
-	/* Oldest first (resources are used FIFO from res_head), then the queued ACK or NAK,
-	 * which names a later PSN than all of them: sent before the READ responses, the
-	 * requester would take it as an implicit NAK of the READ. */
 	for (uint32_t k = 0;
 	     k < qp->resp.res_count && qp->resp.replying && budget && qp->state != URNIC_QPS_ERR;
 	     k++) {
@@ -478,6 +476,23 @@ bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bo
 		}
 		did = true;
 	}
+	return did;
+}
+
+bool urnic_rc_reply_owed(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	reply_owed(e, qp);
+	return !qp->resp.replying;
+}
+
+bool urnic_rc_responder_progress(struct urnic_engine *e, struct urnic_qp *qp, bool answered)
+{
+	struct urnic_resp *r = &qp->resp;
+	/* The responses owed first, then the queued ACK or NAK, which names a later PSN
+	 * than all of them: sent before the READ responses, the requester would take it as
+	 * an implicit NAK of the READ. */
+	bool did = reply_owed(e, qp);
+
 	if (r->ack_pending && !r->replying && qp->state != URNIC_QPS_ERR &&
 	    !urnic_roce_hold_ack(e, qp, answered)) {
 		if (answered && r->ack_hold_ns)

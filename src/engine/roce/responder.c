@@ -330,8 +330,10 @@ static void note_head(struct urnic_direct_note *h, const struct urnic_direct_not
  * A long READ's tail offered to its requester's process, which copies it on its CPU
  * while we copy the head on ours: the READ's first response, at its first PSN, without
  * payload, flagged URNIC_DIRECT_PULL and naming the tail in our memory, sent at once.
- * Only for an RC requester that takes offers, with no older response owed (the offer
- * must be next in PSN order, after the ACK pending), and only for a region's key: the
+ * Only for an RC requester that takes offers, once the responses older requests owe
+ * have left (the offer must be next in PSN order, after the ACK pending; a short READ
+ * before a long one, as UCX's rendezvous sends them, is answered now), and only for a
+ * region's key: the
  * region is held (deregistration waits) until the requester says it is done (PULLED).
  * Returns the head's length, or the READ's when nothing was offered.
  */
@@ -342,8 +344,8 @@ static uint32_t offer_tail(struct urnic_engine *e, struct urnic_qp *qp, const st
 	struct urnic_pkt h = { 0 };
 	struct urnic_txpkt *p;
 
-	if (qp->type != URNIC_QPT_RC || qp->resp.replying || len < URNIC_DIRECT_SPLIT_BYTES ||
-	    !(e->rx_direct->flags & URNIC_DIRECT_CAN_PULL) ||
+	if (qp->type != URNIC_QPT_RC || len < URNIC_DIRECT_SPLIT_BYTES ||
+	    !(e->rx_direct->flags & URNIC_DIRECT_CAN_PULL) || !urnic_rc_reply_owed(e, qp) ||
 	    !urnic_mr_pull_hold(&e->mrs, pkt->reth.rkey, pull_gen))
 		return len;
 	urnic_rc_flush_pending_ack(e, qp);
