@@ -217,10 +217,13 @@ static int start_io(struct urnic_dev *d)
 	pthread_mutex_lock(&d->lock);
 	d->eng->cfg.qpn_owner = d->udp->share.slot;
 	/* URNIC_LOCAL_DIRECT (default on): READs and WRITEs between processes with a lane
-	 * are placed with one copy (wire/addr.h). The hooks are there whenever lanes are,
-	 * so that a note that comes after direct placement went off is answered as it
-	 * must be (a direct WRITE asked for again). */
-	d->udp->local.direct = d->udp->local.on && set->local_direct;
+	 * are placed with one copy (wire/addr.h), but not beside a capture or the faulty
+	 * wire, which would not show it: then this device's lanes say it takes no notes,
+	 * and it sends none. The hooks are there whenever lanes are, so that a note that
+	 * comes after direct placement went off is answered as it must be (a direct
+	 * WRITE asked for again). */
+	d->udp->local.direct =
+		d->udp->local.on && set->local_direct && !d->udp->pcap && !d->udp->fault;
 	if (d->udp->local.on) {
 		d->eng->hooks.direct_write = urnic_dev_direct_write;
 		d->eng->hooks.direct_read = urnic_dev_direct_read;
