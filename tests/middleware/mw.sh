@@ -42,6 +42,19 @@ dev_counter() {
 		END { print f ? v : 0 }' "$1"
 }
 
+# moved LOG FROM TO LEAST: fails unless at least LEAST bytes went over urnic from the
+# device on FROM to the one on TO, sent (FROM's tx_bytes, TO's rx_bytes) or, between
+# processes of one host, placed directly (wire/addr.h: each side's direct_bytes, what it
+# copied as a READ's or WRITE's responder or a READ's requester); says the figures
+moved() {
+	_d=$(($(dev_counter "$1" "$2" direct_bytes) + $(dev_counter "$1" "$3" direct_bytes)))
+	_tx=$(dev_counter "$1" "$2" tx_bytes)
+	_rx=$(dev_counter "$1" "$3" rx_bytes)
+	[ $((_tx + _d)) -ge "$4" ] && [ $((_rx + _d)) -ge "$4" ] ||
+		fail "urnic $2 -> $3: tx_bytes $_tx, rx_bytes $_rx, direct_bytes $_d: less than the $4 the test moved"
+	say "urnic $2 -> $3: tx_bytes $_tx, rx_bytes $_rx, direct_bytes $_d (at least $4)"
+}
+
 # carried LOG ADDR NAME LEAST: fails unless counter NAME of the device on ADDR reached
 # LEAST (the traffic went over urnic); says the figure otherwise
 carried() {
