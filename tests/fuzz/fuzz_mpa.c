@@ -170,8 +170,9 @@ static enum urnic_mpa_conn_reason expected(const struct urnic_mpa_conn *c,
 		return URNIC_MPA_CONN_R_OK;
 	if (rr->ord > ird_max)
 		return URNIC_MPA_CONN_R_IRD_INSUFFICIENT;
-	if (cfg->p2p && !(cfg->rtr_write && rr->rtr_write) && !(cfg->rtr_read && rr->rtr_read) &&
-	    !(cfg->rtr_send && rr->rtr_send))
+	/* RFC 6581 3: a Reply that clears P2P asks for no RTR (mpa_conn.c on_reply). */
+	if (cfg->p2p && rr->p2p && !(cfg->rtr_write && rr->rtr_write) &&
+	    !(cfg->rtr_read && rr->rtr_read) && !(cfg->rtr_send && rr->rtr_send))
 		return URNIC_MPA_CONN_R_NO_MATCHING_RTR;
 	return URNIC_MPA_CONN_R_OK;
 }
