@@ -319,7 +319,7 @@ int urnic_share_owner(const struct urnic_share *s, const uint8_t *payload, size_
 	dqpn = urnic_get_be24(payload + URNIC_BTH_DQPN_OFFSET);
 	if (dqpn == URNIC_GSI_QPN)
 		return urnic_cm_port_steer(s->addr_str, payload, len);
-	return (int)(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1);
+	return (int)urnic_qpn_owner(dqpn);
 }
 
 bool urnic_share_fits(const struct urnic_share *s, uint32_t slot, const struct urnic_share_rec *r)

@@ -198,8 +198,9 @@ void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip);
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters);
 
 /* Direct placement (wire/addr.h, local.h urnic_local_direct_write) into the process
- * that owns QP dqpn at dst_ip, through its lane; -ENOENT while a capture or the faulty
- * wire is on (neither would show it) or without a lane. Context: the device lock. */
+ * that owns QP dqpn at dst_ip, through its lane; -ENOENT without a lane, or with
+ * direct placement off (as the device keeps it beside a capture or the faulty wire,
+ * which would not show it). Context: the device lock. */
 int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
 			   const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
 			   uint64_t *counters);

@@ -225,7 +225,7 @@ static int local_slot(const struct urnic_udp *u, const struct urnic_txbatch *b, 
 		return -1;
 	for (uint32_t k = u->tx_first_pkt[i]; k < end; k++) {
 		uint32_t dqpn = urnic_get_be24(b->pkts[k].wire + URNIC_BTH_DQPN_OFFSET);
-		int s = (int)(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1);
+		int s = (int)urnic_qpn_owner(dqpn);
 
 		if (dqpn == URNIC_GSI_QPN || (slot >= 0 && s != slot))
 			return -1;
@@ -274,35 +274,42 @@ static void send_local(struct urnic_udp *u, struct urnic_txbatch *b, uint32_t nm
 	}
 }
 
+/* The lane slot of QP dqpn's process, or -1 where no lane goes (QP 1, a group). A
+ * capture or the faulty wire keeps direct placement off (local.direct, dev). */
+static int direct_slot(const struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn)
+{
+	if (dqpn == URNIC_GSI_QPN || urnic_mcast_ip(u->ipv6, dst_ip))
+		return -1;
+	return (int)urnic_qpn_owner(dqpn);
+}
+
 int urnic_udp_direct_write(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
 			   const struct urnic_direct_note *d, const uint8_t *src, uint64_t len,
 			   uint64_t *counters)
 {
-	/* What a capture or the faulty wire would show of it is not a packet. */
-	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN)
-		return -ENOENT;
-	return urnic_local_direct_write(&u->local, dst_ip,
-					(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1), d,
-					src, len, counters);
+	int slot = direct_slot(u, dst_ip, dqpn);
+
+	return slot < 0 ? -ENOENT
+			: urnic_local_direct_write(&u->local, dst_ip, (uint32_t)slot, d, src, len,
+						   counters);
 }
 
 int urnic_udp_direct_read(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn,
 			  const struct urnic_direct_note *d, const struct urnic_direct_seg *to,
 			  uint32_t nto, bool by_lane, uint64_t *counters)
 {
-	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN)
-		return -ENOENT;
-	return urnic_local_direct_read(&u->local, dst_ip,
-				       (dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1), d,
-				       to, nto, by_lane, counters);
+	int slot = direct_slot(u, dst_ip, dqpn);
+
+	return slot < 0 ? -ENOENT
+			: urnic_local_direct_read(&u->local, dst_ip, (uint32_t)slot, d, to, nto,
+						  by_lane, counters);
 }
 
 bool urnic_udp_direct_ready(struct urnic_udp *u, const uint8_t *dst_ip, uint32_t dqpn)
 {
-	if (u->pcap || u->fault || dqpn == URNIC_GSI_QPN || urnic_mcast_ip(u->ipv6, dst_ip))
-		return false;
-	return urnic_local_direct_ready(&u->local, dst_ip,
-					(dqpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1));
+	int slot = direct_slot(u, dst_ip, dqpn);
+
+	return slot >= 0 && urnic_local_direct_ready(&u->local, dst_ip, (uint32_t)slot);
 }
 
 void urnic_udp_send(struct urnic_udp *u, struct urnic_txbatch *b, uint64_t *counters)

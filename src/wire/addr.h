@@ -34,6 +34,12 @@ enum {
 	URNIC_QPN_OWNERS = 16,
 };
 
+/* The slot of the process that owns a QPN among those sharing its address. */
+static inline uint32_t urnic_qpn_owner(uint32_t qpn)
+{
+	return (qpn >> URNIC_QPN_OWNER_SHIFT) & (URNIC_QPN_OWNERS - 1);
+}
+
 /* Linux's default IP TTL / hop limit, which the kernel also gives RoCEv2 address
  * vectors (ib_resolve_eth_dmac takes the route's hop limit, not the caller's). */
 #define URNIC_DEFAULT_TTL 64
