@@ -270,22 +270,15 @@ static struct urnic_local_out *out_find(struct urnic_local *l, const uint8_t *ip
 					uint64_t now_ns)
 {
 	size_t alen = l->ipv6 ? 16 : 4;
-	struct urnic_local_out *e = &l->out[l->last_out], *free_e = NULL;
+	struct urnic_local_out *e = out_lookup(l, ip, slot), *free_e = NULL;
 
-	if (e->state != URNIC_LOCAL_OUT_FREE && e->slot == slot && !memcmp(e->ip, ip, alen))
+	if (e) {
+		l->last_out = (uint32_t)(e - l->out);
 		return e;
-	for (uint32_t i = 0; i < URNIC_LOCAL_OUT; i++) {
-		e = &l->out[i];
-		if (e->state == URNIC_LOCAL_OUT_FREE) {
-			if (!free_e)
-				free_e = e;
-			continue;
-		}
-		if (e->slot == slot && !memcmp(e->ip, ip, alen)) {
-			l->last_out = i;
-			return e;
-		}
 	}
+	for (uint32_t i = 0; !free_e && i < URNIC_LOCAL_OUT; i++)
+		if (l->out[i].state == URNIC_LOCAL_OUT_FREE)
+			free_e = &l->out[i];
 	/* Full: a peer refused long enough ago makes room (remote peers, which never take a
 	 * lane, would otherwise keep every entry for good). */
 	now_ns = time_of(now_ns);
@@ -325,18 +318,17 @@ int urnic_local_send(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot
 	return 1;
 }
 
-/* Whether the lane to (dst_ip, slot) is taken by the process of note d: the packet that
- * tells of a direct write or read must reach that very process, and only a lane carries
- * that word. */
-static bool direct_lane(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot,
-			const struct urnic_direct_note *d)
+/* Whether direct placement is on and the lane to (dst_ip, slot) is taken by process pid
+ * (0: by any) and takes notes: the packet that tells of a direct write or read must
+ * reach that very process, and only a lane carries that word. */
+static bool direct_lane(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot, uint32_t pid)
 {
 	struct urnic_local_out *e;
 
-	if (!l->on || !l->direct || !d->nseg || d->nseg > URNIC_DIRECT_MAX_SEGS)
+	if (!l->on || !l->direct)
 		return false;
 	e = out_lookup(l, dst_ip, slot);
-	return e && e->state == URNIC_LOCAL_OUT_OFFERED && (!d->pid || e->pid == d->pid) &&
+	return e && e->state == URNIC_LOCAL_OUT_OFFERED && (!pid || e->pid == pid) &&
 	       atomic_load_explicit(&e->lane->state, memory_order_acquire) ==
 		       URNIC_LOCAL_LANE_TAKEN &&
 	       atomic_load_explicit(&e->lane->accepts, memory_order_relaxed);
@@ -344,9 +336,7 @@ static bool direct_lane(struct urnic_local *l, const uint8_t *dst_ip, uint32_t s
 
 bool urnic_local_direct_ready(struct urnic_local *l, const uint8_t *dst_ip, uint32_t slot)
 {
-	struct urnic_direct_note any = { .nseg = 1 };
-
-	return direct_lane(l, dst_ip, slot, &any);
+	return direct_lane(l, dst_ip, slot, 0);
 }
 
 /* segs as an iovec; -EINVAL unless they add up to len. */
@@ -390,7 +380,7 @@ int urnic_local_direct_write(struct urnic_local *l, const uint8_t *dst_ip, uint3
 {
 	struct iovec local = { (void *)src, len }, remote[URNIC_DIRECT_MAX_SEGS];
 
-	if (!direct_lane(l, dst_ip, slot, d))
+	if (!d->nseg || d->nseg > URNIC_DIRECT_MAX_SEGS || !direct_lane(l, dst_ip, slot, d->pid))
 		return -ENOENT;
 	if (to_iov(d->seg, d->nseg, len, remote))
 		return -EINVAL;
@@ -406,7 +396,8 @@ int urnic_local_direct_read(struct urnic_local *l, const uint8_t *dst_ip, uint32
 	uint64_t len = 0;
 
 	if (!l->on || !l->direct || !d->pid || !d->nseg || d->nseg > URNIC_DIRECT_MAX_SEGS ||
-	    !nto || nto > URNIC_DIRECT_MAX_SEGS || (by_lane && !direct_lane(l, dst_ip, slot, d)))
+	    !nto || nto > URNIC_DIRECT_MAX_SEGS ||
+	    (by_lane && !direct_lane(l, dst_ip, slot, d->pid)))
 		return -ENOENT;
 	for (uint32_t i = 0; i < nto; i++)
 		len += to[i].len;
