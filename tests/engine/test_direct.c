@@ -57,8 +57,9 @@ static void env_close(struct env *v)
 	fab_pair_close(&v->p);
 }
 
-/* A READ of len bytes from ra[100..] into la over three SGEs (gaps between them). */
-static void post_read(struct env *v, uint64_t id, uint32_t len, uint32_t rkey)
+/* A READ or WRITE of len bytes between la, over three SGEs (gaps between them), and
+ * ra[100..]. */
+static void post_op(struct env *v, uint64_t id, uint32_t op, uint32_t len, uint32_t rkey)
 {
 	uint32_t a = len / 3, b = len / 4;
 
@@ -66,13 +67,19 @@ static void post_read(struct env *v, uint64_t id, uint32_t len, uint32_t rkey)
 			 v->p.a,
 			 &(struct fab_send_wr){
 				 .wr_id = id,
-				 .opcode = URNIC_WR_RDMA_READ,
+				 .opcode = op,
 				 .remote_addr = v->ra.mr->iova + 100,
 				 .rkey = rkey,
+				 .imm_be = 0x01020304,
 				 .num_sge = 3,
 				 .sge = { fab_sge(v->la.mr, 0, a), fab_sge(v->la.mr, a + 64, b),
 					  fab_sge(v->la.mr, a + b + 256, len - a - b) } }),
 		 0);
+}
+
+static void post_read(struct env *v, uint64_t id, uint32_t len, uint32_t rkey)
+{
+	post_op(v, id, URNIC_WR_RDMA_READ, len, rkey);
 }
 
 /* la holds ra[100 .. 100 + len) where post_read put it. */
@@ -352,26 +359,7 @@ static void test_pulled_lost(void)
 	env_close(&v);
 }
 
-/* A WRITE of len bytes from la over three SGEs to ra[100..]. */
-static void post_write(struct env *v, uint64_t id, uint32_t op, uint32_t len, uint32_t rkey)
-{
-	uint32_t a = len / 3, b = len / 4;
-
-	CHECK_EQ(fab_post_send(
-			 v->p.a,
-			 &(struct fab_send_wr){
-				 .wr_id = id,
-				 .opcode = op,
-				 .remote_addr = v->ra.mr->iova + 100,
-				 .rkey = rkey,
-				 .imm_be = 0x01020304,
-				 .num_sge = 3,
-				 .sge = { fab_sge(v->la.mr, 0, a), fab_sge(v->la.mr, a + 64, b),
-					  fab_sge(v->la.mr, a + b + 256, len - a - b) } }),
-		 0);
-}
-
-/* ra[100..] holds what post_write took from la. */
+/* ra[100..] holds what post_op took from la. */
 static void check_written(const struct env *v, uint32_t len)
 {
 	uint32_t a = len / 3, b = len / 4;
@@ -394,8 +382,8 @@ static void test_write(void)
 	struct env v;
 
 	env_open_write(&v, true, 31);
-	post_write(&v, 1, URNIC_WR_RDMA_WRITE, 200000, v.ra.mr->key);
-	post_write(&v, 2, URNIC_WR_RDMA_WRITE, 3000, v.ra.mr->key);
+	post_op(&v, 1, URNIC_WR_RDMA_WRITE, 200000, v.ra.mr->key);
+	post_op(&v, 2, URNIC_WR_RDMA_WRITE, 3000, v.ra.mr->key);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 2);
 	CHECK_CQE(c[0], 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 200000);
 	CHECK_CQE(c[1], 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 3000);
@@ -409,7 +397,7 @@ static void test_write(void)
 	/* The direct WRITE, the second's 3 packets, one or two ACKs: no data packets. */
 	CHECK(v.p.f->ntrace == 5 || v.p.f->ntrace == 6);
 	memset(v.ra.p, 0, BIG);
-	post_write(&v, 3, URNIC_WR_RDMA_WRITE, BIG - 1000, v.ra.mr->key);
+	post_op(&v, 3, URNIC_WR_RDMA_WRITE, BIG - 1000, v.ra.mr->key);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 1);
 	CHECK_CQE(c[0], 3, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, BIG - 1000);
 	check_written(&v, BIG - 1000);
@@ -423,7 +411,7 @@ static void test_write_copy_fails(void)
 
 	env_open_write(&v, true, 32);
 	v.p.f->pull_fail = true;
-	post_write(&v, 1, URNIC_WR_RDMA_WRITE, 200000, v.ra.mr->key);
+	post_op(&v, 1, URNIC_WR_RDMA_WRITE, 200000, v.ra.mr->key);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
 	CHECK_CQE(c, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 200000);
 	check_written(&v, 200000);
@@ -441,8 +429,8 @@ static void test_write_in_packets(void)
 
 	env_open_write(&v, true, 33);
 	CHECK_EQ(fab_post_recv(v.p.b, 9, NULL, 0), 0);
-	post_write(&v, 1, URNIC_WR_RDMA_WRITE, URNIC_DIRECT_MIN_BYTES - 1, v.ra.mr->key);
-	post_write(&v, 2, URNIC_WR_RDMA_WRITE_WITH_IMM, 100000, v.ra.mr->key);
+	post_op(&v, 1, URNIC_WR_RDMA_WRITE, URNIC_DIRECT_MIN_BYTES - 1, v.ra.mr->key);
+	post_op(&v, 2, URNIC_WR_RDMA_WRITE_WITH_IMM, 100000, v.ra.mr->key);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
 	CHECK_CQE(c, 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 100000);
@@ -450,7 +438,7 @@ static void test_write_in_packets(void)
 	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_WRITE), 0);
 	fab_wait_cqes(v.p.f, &v.p.b->rcq, &c, 1);
 	CHECK_EQ(c.byte_len, 100000);
-	post_write(&v, 3, URNIC_WR_RDMA_WRITE, 100000, v.ra.mr->key ^ 0x100);
+	post_op(&v, 3, URNIC_WR_RDMA_WRITE, 100000, v.ra.mr->key ^ 0x100);
 	fab_wait_cqes(v.p.f, &v.p.a->scq, &c, 1);
 	CHECK_EQ(c.status, URNIC_WC_REM_ACCESS_ERR);
 	CHECK_EQ(flagged(v.p.f, 0, URNIC_DIRECT_WRITE), 1);
