@@ -111,6 +111,12 @@ enum {
 	 * 35.3 -> 39.3 Gb/s with 256 (docs/performance.md, "Requester window"); 512 gained no
 	 * more and doubles what a go-back-N retry may resend. */
 	URNIC_MAX_UNACKED_PSNS = 256,
+	/* The window for a READ or WRITE placed directly (wire/addr.h): its PSNs carry no
+	 * packets, so URNIC_MAX_UNACKED_PSNS, a bound on what is in flight, would hold one
+	 * 1 MiB message at a time and leave both CPUs idle between messages (UCX's
+	 * rendezvous GETs of an MPI window). Kept far below the protocol's half of the PSN
+	 * space; a retry goes back to packets, under the ordinary window. */
+	URNIC_MAX_UNACKED_DIRECT_PSNS = 65536,
 	URNIC_ACKREQ_EVERY = 64, /* AckReq inside long messages, as rxe (noack_pkts) */
 };
 
@@ -157,6 +163,10 @@ struct urnic_req {
 	uint32_t idx;	    /* SQ slot being sent */
 	uint32_t off_bytes; /* bytes of that WQE already sent */
 	uint32_t rd_atomic; /* READ/atomic requests outstanding */
+	/* PSNs of the outstanding READs and WRITEs that asked for direct placement
+	 * (sent_direct): they take PSNs but carry no packets, so the window of packets
+	 * in flight (URNIC_MAX_UNACKED_PSNS) leaves them out. */
+	uint32_t direct_psns;
 	uint32_t noack_pkts;
 	uint8_t retry_left;
 	uint8_t rnr_left;

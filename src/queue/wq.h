@@ -147,6 +147,7 @@ struct urnic_send_wqe {
 	uint32_t last_psn;
 	bool started;
 	bool direct_tried;  /* sent as a direct WRITE (wire/addr.h): a retry sends packets */
+	bool sent_direct;   /* its PSNs count in urnic_req.direct_psns */
 	bool done;	    /* completed at the completer, slot may be freed in order */
 	uint8_t status;	    /* enum urnic_wc_status once done */
 	uint8_t role;	    /* enum urnic_swqe_role */

@@ -24,6 +24,10 @@
  * PSNs (a WRITE after it), the counters; a copy that fails: a sequence NAK, and the
  * retry in packets; a bad R_Key: NAK, nothing written; a short WRITE, a WRITE with
  * immediate: packets.
+ *
+ * Direct operations carry no packets, so the window of packets in flight
+ * (URNIC_MAX_UNACKED_PSNS) does not hold them: four READs, then four WRITEs, of 256 PSNs
+ * each, and a short READ in packets behind them, all leave before the first answer.
  */
 #include <string.h>
 
@@ -447,6 +451,59 @@ static void test_write_in_packets(void)
 	env_close(&v);
 }
 
+/* Index in the trace of the n-th packet (from 1) host src sent that fits (opcode, flags);
+ * opcode 0: any answer (READ response or ACK). UINT32_MAX: none. */
+static uint32_t nth_sent(const struct fabric *f, int src, uint8_t opcode, uint8_t flags, uint32_t n)
+{
+	for (uint32_t i = 0; i < f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &f->trace[i];
+		bool fits =
+			opcode ? pi->opcode == opcode && pi->direct_flags == flags : pi->has_aeth;
+
+		if (pi->src == src && fits && !--n)
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+static void test_window(void)
+{
+	struct urnic_cqe c[5];
+	struct env v;
+	uint32_t first_answer;
+
+	env_open(&v, true, 41);
+	for (uint64_t id = 1; id <= 4; id++)
+		post_read(&v, id, BIG - 1000, v.ra.mr->key);
+	post_read(&v, 5, 1000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 5);
+	for (int i = 0; i < 5; i++)
+		CHECK_CQE(c[i], (uint64_t)i + 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ,
+			  i < 4 ? BIG - 1000 : 1000);
+	CHECK(!memcmp(v.la.p, v.ra.p + 100, 1000 / 3)); /* where all five agree */
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_read_direct_split), 4);
+	first_answer = nth_sent(v.p.f, 1, 0, 0, 1);
+	CHECK(nth_sent(v.p.f, 0, URNIC_OP_RC_RDMA_READ_REQUEST, URNIC_DIRECT_CAN_PULL, 4) <
+	      first_answer);
+	CHECK(nth_sent(v.p.f, 0, URNIC_OP_RC_RDMA_READ_REQUEST, 0, 1) < first_answer);
+	fabric_settle(v.p.f);
+	CHECK_EQ(v.ra.mr->pulls, 0);
+	env_close(&v);
+
+	env_open_write(&v, true, 42);
+	for (uint64_t id = 1; id <= 4; id++)
+		post_op(&v, id, URNIC_WR_RDMA_WRITE, BIG - 1000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 4);
+	for (int i = 0; i < 4; i++)
+		CHECK_CQE(c[i], (uint64_t)i + 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, BIG - 1000);
+	check_written(&v, BIG - 1000);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_write_direct_placed), 4);
+	CHECK(nth_sent(v.p.f, 0, URNIC_OP_RC_RDMA_WRITE_ONLY, URNIC_DIRECT_WRITE, 4) <
+	      nth_sent(v.p.f, 1, 0, 0, 1));
+	fabric_settle(v.p.f);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_placed);
@@ -461,5 +518,6 @@ int main(void)
 	RUN(test_write);
 	RUN(test_write_copy_fails);
 	RUN(test_write_in_packets);
+	RUN(test_window);
 	return 0;
 }

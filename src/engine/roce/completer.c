@@ -64,6 +64,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 			break;
 		}
 		w->started = false;
+		w->sent_direct = false;
 		w->done = true;
 		qp->comp.idx++;
 		/* Free the slot before the completion is visible (urnic_roce_complete_swqe). */
@@ -75,6 +76,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 	}
 	qp->req.idx = qp->comp.idx;
 	qp->req.off_bytes = 0;
+	qp->req.direct_psns = 0;
 	qp->comp.read_off_bytes = 0;
 	qp->comp.read_pulled = false;
 	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);

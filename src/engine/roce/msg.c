@@ -314,6 +314,12 @@ void urnic_roce_complete_swqe(struct urnic_engine *e, struct urnic_qp *qp, uint8
 	}
 	if (rc_wqe_is_read_atomic(w) && qp->req.rd_atomic)
 		qp->req.rd_atomic--;
+	if (w->sent_direct) {
+		uint32_t n = rc_wqe_npsn(w, qp->attr.path_mtu);
+
+		qp->req.direct_psns -= n < qp->req.direct_psns ? n : qp->req.direct_psns;
+		w->sent_direct = false;
+	}
 	w->done = true;
 	w->started = false;
 	qp->comp.idx++;

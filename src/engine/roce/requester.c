@@ -38,6 +38,47 @@ static void ask_direct(struct urnic_engine *e, const struct urnic_qp *qp,
 		p->direct_flags = URNIC_DIRECT_CAN_PULL;
 }
 
+static bool write_goes_direct(struct urnic_engine *e, struct urnic_qp *qp,
+			      const struct urnic_send_wqe *w)
+{
+	return w->opcode == URNIC_WR_RDMA_WRITE && qp->type == URNIC_QPT_RC && !qp->req.off_bytes &&
+	       !w->direct_tried && w->length >= URNIC_DIRECT_MIN_BYTES &&
+	       !(w->flags & URNIC_SEND_INLINE) && e->hooks.direct_ready &&
+	       e->hooks.direct_ready(e, qp);
+}
+
+/* A READ asks for direct placement in its first request only (send_read_request). */
+static bool read_goes_direct(struct urnic_engine *e, struct urnic_qp *qp,
+			     const struct urnic_send_wqe *w)
+{
+	return w->opcode == URNIC_WR_RDMA_READ && !qp->req.off_bytes &&
+	       w->length >= URNIC_DIRECT_MIN_BYTES && e->hooks.direct_ready &&
+	       e->hooks.direct_ready(e, qp);
+}
+
+/* A READ or WRITE that left asking for direct placement: its PSNs leave the window of
+ * packets in flight until it completes (urnic_roce_complete_swqe) or is sent again. */
+static void sent_direct(struct urnic_qp *qp, struct urnic_send_wqe *w)
+{
+	if (w->sent_direct)
+		return;
+	w->sent_direct = true;
+	qp->req.direct_psns += rc_wqe_npsn(w, qp->attr.path_mtu);
+}
+
+/* Whether the window has room for w: PSNs outstanding, less those of direct operations
+ * for one that is not, against URNIC_MAX_UNACKED_PSNS; all of them for a direct one,
+ * against URNIC_MAX_UNACKED_DIRECT_PSNS. */
+static bool window_full(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
+{
+	uint32_t out = (uint32_t)urnic_psn_diff(qp->req.psn, qp->comp.psn);
+
+	if (read_goes_direct(e, qp, w) || write_goes_direct(e, qp, w))
+		return out >= URNIC_MAX_UNACKED_DIRECT_PSNS;
+	return out - (qp->req.direct_psns < out ? qp->req.direct_psns : out) >=
+	       URNIC_MAX_UNACKED_PSNS;
+}
+
 /*
  * Direct placement of a WRITE (wire/addr.h): to a process on this host whose lane
  * carries notes, a WRITE of at least URNIC_DIRECT_MIN_BYTES leaves as one WRITE ONLY
@@ -54,10 +95,7 @@ static bool send_write_direct(struct urnic_engine *e, struct urnic_qp *qp, struc
 	struct urnic_txpkt *p;
 	int n;
 
-	if (w->opcode != URNIC_WR_RDMA_WRITE || qp->type != URNIC_QPT_RC || r->off_bytes ||
-	    w->direct_tried || w->length < URNIC_DIRECT_MIN_BYTES ||
-	    (w->flags & URNIC_SEND_INLINE) || !e->hooks.direct_ready ||
-	    !e->hooks.direct_ready(e, qp))
+	if (!write_goes_direct(e, qp, w))
 		return false;
 	h.bth.opcode = URNIC_OP_RC_RDMA_WRITE_ONLY;
 	h.bth.psn = r->psn;
@@ -72,6 +110,7 @@ static bool send_write_direct(struct urnic_engine *e, struct urnic_qp *qp, struc
 	p->direct_flags = URNIC_DIRECT_WRITE;
 	urnic_tx_commit(e, p);
 	w->direct_tried = true;
+	sent_direct(qp, w);
 	r->psn = urnic_psn_add(r->psn, rc_wqe_npsn(w, qp->attr.path_mtu));
 	r->off_bytes = w->length;
 	r->noack_pkts = 0;
@@ -94,9 +133,11 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 	h.bth.ackreq = true;
 	h.reth = (struct urnic_reth){ w->remote_addr + off, w->rkey, rest };
 	p = urnic_roce_emit(e, qp, &h, 0);
-	if (!off && rest >= URNIC_DIRECT_MIN_BYTES && e->hooks.direct_ready &&
-	    e->hooks.direct_ready(e, qp))
+	if (read_goes_direct(e, qp, w)) {
 		ask_direct(e, qp, w, p);
+		if (p->direct_nseg)
+			sent_direct(qp, w);
+	}
 	urnic_tx_commit(e, p);
 	npsn = rest ? (rest + qp->attr.path_mtu - 1) / qp->attr.path_mtu : 1;
 	r->psn = urnic_psn_add(r->psn, npsn);
@@ -157,6 +198,10 @@ static void rewind_to_completer(struct urnic_engine *e, struct urnic_qp *qp)
 	uint32_t resent = (uint32_t)urnic_psn_diff(r->psn, qp->comp.psn);
 
 	r->need_retry = false;
+	/* What is sent again is sent anew, direct or not. */
+	for (uint32_t i = qp->comp.idx; i != r->idx + 1 && i != prod; i++)
+		rc_swqe(qp, i)->sent_direct = false;
+	r->direct_psns = 0;
 	r->idx = qp->comp.idx;
 	r->psn = qp->comp.psn;
 	r->off_bytes = 0;
@@ -196,9 +241,9 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 
 		if (r->idx == prod)
 			break;
-		if (urnic_psn_diff(r->psn, qp->comp.psn) >= URNIC_MAX_UNACKED_PSNS)
-			break;
 		w = rc_swqe(qp, r->idx);
+		if (window_full(e, qp, w))
+			break;
 		if (roce_is_local_op(w->opcode)) {
 			/* Executed once: a go-back-N walks past it (rxe_do_local_ops). */
 			if (!w->started) {
@@ -233,6 +278,7 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 							    rc_wqe_npsn(w, qp->attr.path_mtu) - 1);
 				w->started = true;
 				w->direct_tried = false;
+				w->sent_direct = false;
 				w->done = false;
 				w->status = URNIC_WC_SUCCESS;
 			}
