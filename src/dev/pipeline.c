@@ -197,9 +197,15 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	e->hold.app_polling = !rx || (app && now_ns - app < URNIC_APP_NAP_MAX_NS);
 	e->hold.rx_requests = 0;
 	e->hold.answers_due = 0;
+	/* Beside lanes, work posted since the last pass joins the tx batch before the
+	 * receive, whose direct placements copy for tens of microseconds (responder.c)
+	 * and send the batch first: UCX's rendezvous SENDs, posted while a copy ran, waited
+	 * for the next one, and the peer's CPU idled. */
+	if (rx && d->udp->local.on && urnic_engine_progress_posted(e, now_ns))
+		did = true;
 	if (rx)
-		did = urnic_udp_recv(d->udp, &sink, now_ns,
-				     atomic_exchange(&d->forwarded_due, false)) > 0;
+		did |= urnic_udp_recv(d->udp, &sink, now_ns,
+				      atomic_exchange(&d->forwarded_due, false)) > 0;
 	if (rx && d->raw_qps)
 		urnic_dev_raw_recv(d, now_ns);
 	did |= urnic_engine_pass(e, now_ns, deadline);

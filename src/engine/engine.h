@@ -77,6 +77,12 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
  * receives before and flushes the tx batch after. */
 bool urnic_engine_pass(struct urnic_engine *e, uint64_t now_ns, uint64_t *deadline);
 
+/* Progress, as a pass begins it, only if work was posted since the last pass: the
+ * driver runs it before receiving, so that what was posted joins the tx batch before
+ * the packets received run the responder, whose direct placements (wire/addr.h) copy
+ * for tens of microseconds and send what the batch holds first. Returns true if it ran. */
+bool urnic_engine_progress_posted(struct urnic_engine *e, uint64_t now_ns);
+
 /* The two halves of a pass, for tests that drive them apart. */
 bool urnic_engine_progress(struct urnic_engine *e, uint64_t now_ns);
 uint64_t urnic_engine_timers(struct urnic_engine *e, uint64_t now_ns);

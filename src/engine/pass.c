@@ -96,6 +96,14 @@ bool urnic_engine_progress(struct urnic_engine *e, uint64_t now_ns)
 	return did;
 }
 
+bool urnic_engine_progress_posted(struct urnic_engine *e, uint64_t now_ns)
+{
+	for (uint32_t w = 0, words = slot_words(&e->qpt); w < words; w++)
+		if (atomic_load_explicit(&e->qpt.doorbells[w], memory_order_relaxed))
+			return urnic_engine_progress(e, now_ns);
+	return false;
+}
+
 /* Does the application wait on this QP for a completion: sends not yet completed, or
  * receive WQEs posted (its own or its SRQ's)? */
 static bool qp_awaited(const struct urnic_qp *qp)

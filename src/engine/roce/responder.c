@@ -385,6 +385,9 @@ static uint32_t read_direct(struct urnic_engine *e, struct urnic_qp *qp,
 		return 0;
 	head = offer_tail(e, qp, pkt, at, pull_gen);
 	note_head(&h, d, head);
+	/* What this pass has to send leaves before the copy (an offer did already). */
+	if (head == len && e->tx.n)
+		e->hooks.flush(e);
 	if (e->hooks.direct_write(e, qp, &h, at->host, head)) {
 		/* Answered in packets; the requester may be copying the tail of the offer,
 		 * and still says when it is done. */
@@ -429,6 +432,9 @@ static void rx_write_direct(struct urnic_engine *e, struct urnic_qp *qp,
 		return;
 	}
 	to = (struct urnic_direct_seg){ (uint64_t)(uintptr_t)at.host, len };
+	/* What this pass has to send leaves before the copy. */
+	if (!at.odp && e->tx.n)
+		e->hooks.flush(e);
 	if (at.odp || e->hooks.direct_read(e, qp, e->rx_direct, &to, 1, false)) {
 		r->sent_psn_nak = true;
 		queue_nak(e, qp, psn, URNIC_AETH_NAK | URNIC_NAK_PSN_SEQ_ERR);
