@@ -250,6 +250,7 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 		break;
 	case URNIC_QPS_RTS:
 		qp->req.psn = a->sq_psn;
+		qp->req.retrying = false;
 		qp->comp.psn = a->sq_psn;
 		qp->req.retry_left = a->retry_cnt;
 		qp->req.rnr_left = a->rnr_retry;

@@ -111,12 +111,14 @@ enum {
 	 * 35.3 -> 39.3 Gb/s with 256 (docs/performance.md, "Requester window"); 512 gained no
 	 * more and doubles what a go-back-N retry may resend. */
 	URNIC_MAX_UNACKED_PSNS = 256,
-	/* The window for a READ or WRITE placed directly (wire/addr.h): its PSNs carry no
-	 * packets, so URNIC_MAX_UNACKED_PSNS, a bound on what is in flight, would hold one
-	 * 1 MiB message at a time and leave both CPUs idle between messages (UCX's
-	 * rendezvous GETs of an MPI window). Kept far below the protocol's half of the PSN
-	 * space; a retry goes back to packets, under the ordinary window. */
-	URNIC_MAX_UNACKED_DIRECT_PSNS = 65536,
+	/* The window for a READ or WRITE placed directly (wire/addr.h), in bytes: its PSNs
+	 * carry no packets, so URNIC_MAX_UNACKED_PSNS, a bound on what is in flight, would
+	 * hold one 1 MiB message at a time and leave both CPUs idle between messages (UCX's
+	 * rendezvous GETs of an MPI window). Eight such messages keep both copying, and the
+	 * responder's queue of copies (a few ms) well inside the retransmission timer: with
+	 * 64 WRITEs of 4 MiB queued, ib_write_bw -a timed out and retried them in packets.
+	 * At the smallest path MTU, 32768 PSNs: far below half the PSN space. */
+	URNIC_MAX_UNACKED_DIRECT_BYTES = 8 << 20,
 	URNIC_ACKREQ_EVERY = 64, /* AckReq inside long messages, as rxe (noack_pkts) */
 };
 
@@ -167,6 +169,13 @@ struct urnic_req {
 	 * (sent_direct): they take PSNs but carry no packets, so the window of packets
 	 * in flight (URNIC_MAX_UNACKED_PSNS) leaves them out. */
 	uint32_t direct_psns;
+	/* A go-back-N retry sends again from the oldest unacknowledged PSN, up to retry_end,
+	 * the PSN after the last sent before it. The responder answers a duplicate with an
+	 * ACK of the last request it executed (IBTA C9-105, rxe's duplicate_request), which
+	 * may lie beyond what the retry has sent so far: the completer takes ACKs up to
+	 * retry_end while retrying, and the requester then skips what they completed. */
+	uint32_t retry_end;
+	bool retrying;
 	uint32_t noack_pkts;
 	uint8_t retry_left;
 	uint8_t rnr_left;

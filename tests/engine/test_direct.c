@@ -28,6 +28,8 @@
  * Direct operations carry no packets, so the window of packets in flight
  * (URNIC_MAX_UNACKED_PSNS) does not hold them: four READs, then four WRITEs, of 256 PSNs
  * each, and a short READ in packets behind them, all leave before the first answer.
+ * Their ACKs lost, the requester sends them again in packets, and the responder, which
+ * placed them all, answers the duplicates with an ACK of the last: it completes them all.
  */
 #include <string.h>
 
@@ -504,6 +506,31 @@ static void test_window(void)
 	env_close(&v);
 }
 
+static void test_window_acks_lost(void)
+{
+	struct fab_rule drop = { .match = FAB_M_SRC | FAB_M_OPCODE,
+				 .src = 1,
+				 .opcode = URNIC_OP_RC_ACKNOWLEDGE,
+				 .count = 2,
+				 .action = FAB_DROP };
+	struct urnic_cqe c[4];
+	struct env v;
+
+	env_open_write(&v, true, 43);
+	fab_add_rule(v.p.f, &drop);
+	for (uint64_t id = 1; id <= 4; id++)
+		post_op(&v, id, URNIC_WR_RDMA_WRITE, BIG - 1000, v.ra.mr->key);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, c, 4);
+	for (int i = 0; i < 4; i++)
+		CHECK_CQE(c[i], (uint64_t)i + 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, BIG - 1000);
+	check_written(&v, BIG - 1000);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retry_timeout), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_write_direct_placed), 4);
+	CHECK(fab_ctr(v.p.f, 1, URNIC_CTR_dup_request) >= 1);
+	fabric_settle(v.p.f);
+	env_close(&v);
+}
+
 int main(void)
 {
 	RUN(test_placed);
@@ -519,5 +546,6 @@ int main(void)
 	RUN(test_write_copy_fails);
 	RUN(test_write_in_packets);
 	RUN(test_window);
+	RUN(test_window_acks_lost);
 	return 0;
 }

@@ -77,6 +77,7 @@ void urnic_rc_flush(struct urnic_engine *e, struct urnic_qp *qp)
 	qp->req.idx = qp->comp.idx;
 	qp->req.off_bytes = 0;
 	qp->req.direct_psns = 0;
+	qp->req.retrying = false;
 	qp->comp.read_off_bytes = 0;
 	qp->comp.read_pulled = false;
 	atomic_store_explicit(&qp->sq.cons, qp->comp.idx, memory_order_release);
@@ -414,8 +415,9 @@ void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 	uint32_t flags = urnic_opcode_info(pkt->bth.opcode)->flags;
 	uint32_t psn = pkt->bth.psn;
 
-	/* Only PSNs in [oldest unacknowledged - 1, next to send) mean anything. */
-	if (urnic_psn_diff(psn, qp->comp.psn) < -1 || urnic_psn_diff(psn, qp->req.psn) >= 0) {
+	/* Only PSNs in [oldest unacknowledged - 1, next to send) mean anything; while a
+	 * retry resends, up to what was sent before it. */
+	if (urnic_psn_diff(psn, qp->comp.psn) < -1 || urnic_psn_diff(psn, rc_sent_end(qp)) >= 0) {
 		urnic_count(e, URNIC_CTR_drop_stale_response);
 		return;
 	}
@@ -442,7 +444,7 @@ void urnic_rc_completer_rx(struct urnic_engine *e, struct urnic_qp *qp, const st
 		urnic_count(e, URNIC_CTR_ack_rcvd);
 		complete_upto(e, qp, psn, true);
 		if (urnic_psn_after(urnic_psn_add(psn, 1), qp->comp.psn) &&
-		    urnic_psn_before(psn, qp->req.psn)) {
+		    urnic_psn_before(psn, rc_sent_end(qp))) {
 			struct urnic_send_wqe *w;
 
 			/* Part of a multi-packet message acknowledged. */

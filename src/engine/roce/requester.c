@@ -41,8 +41,9 @@ static void ask_direct(struct urnic_engine *e, const struct urnic_qp *qp,
 static bool write_goes_direct(struct urnic_engine *e, struct urnic_qp *qp,
 			      const struct urnic_send_wqe *w)
 {
+	/* direct_tried is the last use's until the WQE starts. */
 	return w->opcode == URNIC_WR_RDMA_WRITE && qp->type == URNIC_QPT_RC && !qp->req.off_bytes &&
-	       !w->direct_tried && w->length >= URNIC_DIRECT_MIN_BYTES &&
+	       (!w->started || !w->direct_tried) && w->length >= URNIC_DIRECT_MIN_BYTES &&
 	       !(w->flags & URNIC_SEND_INLINE) && e->hooks.direct_ready &&
 	       e->hooks.direct_ready(e, qp);
 }
@@ -68,13 +69,13 @@ static void sent_direct(struct urnic_qp *qp, struct urnic_send_wqe *w)
 
 /* Whether the window has room for w: PSNs outstanding, less those of direct operations
  * for one that is not, against URNIC_MAX_UNACKED_PSNS; all of them for a direct one,
- * against URNIC_MAX_UNACKED_DIRECT_PSNS. */
+ * against the PSNs of URNIC_MAX_UNACKED_DIRECT_BYTES. */
 static bool window_full(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
 {
 	uint32_t out = (uint32_t)urnic_psn_diff(qp->req.psn, qp->comp.psn);
 
 	if (read_goes_direct(e, qp, w) || write_goes_direct(e, qp, w))
-		return out >= URNIC_MAX_UNACKED_DIRECT_PSNS;
+		return out >= URNIC_MAX_UNACKED_DIRECT_BYTES / qp->attr.path_mtu;
 	return out - (qp->req.direct_psns < out ? qp->req.direct_psns : out) >=
 	       URNIC_MAX_UNACKED_PSNS;
 }
@@ -191,23 +192,18 @@ static void send_a19(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_s
 }
 
 /* Go-back-N: restart from the oldest unacknowledged PSN (IBTA 9.7.4.1.5). */
-static void rewind_to_completer(struct urnic_engine *e, struct urnic_qp *qp)
+/* The requester to where the completer is: the WQE at comp.idx, from comp.psn, as far
+ * into it as the completer has come. */
+static void move_to_completer(struct urnic_qp *qp)
 {
 	struct urnic_req *r = &qp->req;
 	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
-	uint32_t resent = (uint32_t)urnic_psn_diff(r->psn, qp->comp.psn);
 
-	r->need_retry = false;
-	/* What is sent again is sent anew, direct or not. */
-	for (uint32_t i = qp->comp.idx; i != r->idx + 1 && i != prod; i++)
-		rc_swqe(qp, i)->sent_direct = false;
-	r->direct_psns = 0;
 	r->idx = qp->comp.idx;
 	r->psn = qp->comp.psn;
 	r->off_bytes = 0;
 	r->rd_atomic = 0;
 	r->noack_pkts = 0;
-	urnic_count_n(e, URNIC_CTR_retransmit_pkts, resent);
 	if (r->idx != prod) {
 		struct urnic_send_wqe *w = rc_swqe(qp, r->idx);
 
@@ -221,6 +217,23 @@ static void rewind_to_completer(struct urnic_engine *e, struct urnic_qp *qp)
 	}
 }
 
+static void rewind_to_completer(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_req *r = &qp->req;
+	uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
+
+	r->need_retry = false;
+	if (!r->retrying || urnic_psn_after(r->psn, r->retry_end))
+		r->retry_end = r->psn;
+	r->retrying = true;
+	/* What is sent again is sent anew, direct or not. */
+	for (uint32_t i = qp->comp.idx; i != r->idx + 1 && i != prod; i++)
+		rc_swqe(qp, i)->sent_direct = false;
+	r->direct_psns = 0;
+	urnic_count_n(e, URNIC_CTR_retransmit_pkts, (uint32_t)urnic_psn_diff(r->psn, qp->comp.psn));
+	move_to_completer(qp);
+}
+
 bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_req *r = &qp->req;
@@ -229,6 +242,13 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (r->rnr_deadline_ns)
 		return false; /* waiting out an RNR NAK (IBTA 9.7.5.2.8) */
+	if (r->retrying) {
+		/* ACKs of duplicates completed what the retry had yet to send again. */
+		if (urnic_psn_before(r->psn, qp->comp.psn))
+			move_to_completer(qp);
+		if (!urnic_psn_before(r->psn, r->retry_end))
+			r->retrying = false;
+	}
 	if (r->need_retry) {
 		rewind_to_completer(e, qp);
 		did = true;
