@@ -5,7 +5,8 @@
  * sends them (siw_send_terminate), the failed segment's DDP Segment Length and headers;
  * received, it puts the QP in error (RFC 5040 6.3: no Terminate answers a Terminate).
  * In both cases the work still posted completes as siw completes it: the message that
- * failed here with its status, the rest with FLUSH_ERR.
+ * failed here with its status, the rest with FLUSH_ERR; and the QP raises the async
+ * event siw raises (none for a Terminate received).
  */
 #include <string.h>
 
@@ -101,6 +102,12 @@ static void fail_wqe(struct urnic_qp *qp, struct urnic_engine *e, uint8_t status
 void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_term t,
 		   enum urnic_counter c, uint8_t status)
 {
+	urnic_iw_fail_event(e, qp, t, c, status, URNIC_QP_EV_FATAL);
+}
+
+void urnic_iw_fail_event(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_term t,
+			 enum urnic_counter c, uint8_t status, enum urnic_qp_event ev)
+{
 	struct urnic_iw_qp *iw = qp->iw;
 	bool decoded = iw->rx_stream.state != URNIC_FPDU_RX_DEAD;
 
@@ -112,7 +119,7 @@ void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_te
 	queue_term(e, qp, t, decoded ? iw->rx_stream.hdr_buf : NULL,
 		   (uint16_t)iw->rx_stream.payload_len);
 	if (qp->state != URNIC_QPS_ERR)
-		urnic_qp_to_error(e, qp);
+		urnic_qp_to_error_event(e, qp, ev);
 }
 
 void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
@@ -124,10 +131,11 @@ void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
 	if (iw->dead)
 		return;
 	iw->dead = true;
-	/* siw (in_tx): the request's own header, its DDP Segment Length 0. */
+	/* siw (in_tx): the request's own header, its DDP Segment Length 0; a Read Response
+	 * that cannot be made raises IBV_EVENT_QP_REQ_ERR (siw_qp_sq_process). */
 	queue_term(e, qp, t, rr->hdr, 0);
 	if (qp->state != URNIC_QPS_ERR)
-		urnic_qp_to_error(e, qp);
+		urnic_qp_to_error_event(e, qp, URNIC_QP_EV_REQ_ERR);
 }
 
 void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp)
@@ -145,6 +153,7 @@ void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp)
 		urnic_count(e, URNIC_CTR_iw_term_rcvd_bogus);
 	iw->rx.msn[URNIC_DDP_QN_TERMINATE]++;
 	iw->dead = true;
+	/* siw_proc_terminate raises no event: the QP's state and DISCONNECTED tell. */
 	if (qp->state != URNIC_QPS_ERR)
-		urnic_qp_to_error(e, qp);
+		urnic_qp_to_error_event(e, qp, URNIC_QP_EV_NONE);
 }
