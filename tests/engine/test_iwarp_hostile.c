@@ -352,6 +352,42 @@ static void test_forged_terminate_errors_without_answer(void)
 	env_close(&v);
 }
 
+/* Linux siw's Terminate for a Read Request's invalid source STag, as siw 6.1 sent it in
+ * the lab: control 10 00 07 00 (its bitfields on a little-endian host: layer and type
+ * nibbles swapped, M, D, R in the low bits), then the DDP Segment Length and the Read
+ * Request. Read in that order, it is no bogus Terminate; the QP enters error, silently. */
+static void test_terminate_in_siw_order_is_understood(void)
+{
+	struct env v;
+	struct urnic_ddp_hdr h = {
+		.last = true, .opcode = URNIC_RDMAP_TERMINATE, .qn = 2, .msn = 1
+	};
+	struct urnic_ddp_hdr rr = rreq(1, 0x789e6900, 0x561cae006d50, 64);
+	uint8_t b[80];
+	size_t n;
+
+	env_open(&v, 501, FAB_ALL_ACCESS, false);
+	n = body(b, 0x01, 0x00, 0xe000, 0, &rr);
+	b[0] = 0x10;
+	b[2] = 0x07;
+	inject(&v, &h, b, n);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd), 1);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_siw_order), 1);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_bogus), 0);
+	CHECK_EQ(v.l.q[1]->qp.state, URNIC_QPS_ERR);
+	expect_event(1, URNIC_QP_EV_NONE);
+	/* Reserved bits beyond siw's three are bogus in either order. */
+	iwl_settle(&v.l);
+	env_close(&v);
+	env_open(&v, 502, FAB_ALL_ACCESS, false);
+	b[2] = 0x0f;
+	inject(&v, &h, b, n);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_siw_order), 0);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_bogus), 1);
+	iwl_settle(&v.l);
+	env_close(&v);
+}
+
 static void test_send_with_invalidate_of_a_region_key(void)
 {
 	struct env v;
@@ -433,6 +469,7 @@ int main(void)
 	RUN(test_read_request_bad_stag_and_bounds);
 	RUN(test_crc_error_terminates_llp);
 	RUN(test_forged_terminate_errors_without_answer);
+	RUN(test_terminate_in_siw_order_is_understood);
 	RUN(test_send_with_invalidate_of_a_region_key);
 	RUN(test_read_response_without_read);
 	RUN(test_write_grant_changed_inside_message);

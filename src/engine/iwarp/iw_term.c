@@ -138,18 +138,42 @@ void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
 		urnic_qp_to_error_event(e, qp, URNIC_QP_EV_REQ_ERR);
 }
 
+/* Linux siw writes the Terminate control through bitfields of a __be32 (iwarp.h): on a
+ * little-endian host the layer lands in the low nibble of the first byte, the error type
+ * in the high one, and M, D, R in the low three bits of the third, where RFC 5040 4.8
+ * puts the layer high and the bits high. Seen from siw 6.1 in the lab: 10 00 07 00 for
+ * RDMAP, remote protection, invalid STag with M, D and R. A control that the RFC refuses
+ * and that reads in that order is put in the RFC's and decoded again. */
+static bool decode_siw_order(struct urnic_rdmap_term *t, const uint8_t *b, size_t len)
+{
+	uint8_t rfc[URNIC_IW_TERM_BODY_MAX];
+
+	if (len < 4 || len > sizeof(rfc) || (b[2] & 0xf8) || b[3])
+		return false;
+	memcpy(rfc, b, len);
+	rfc[0] = (uint8_t)((b[0] & 0x0f) << 4 | b[0] >> 4);
+	rfc[2] = (uint8_t)((b[2] & 1 ? 0x80 : 0) | (b[2] & 2 ? 0x40 : 0) | (b[2] & 4 ? 0x20 : 0));
+	return urnic_rdmap_term_decode(t, rfc, len) == URNIC_IW_R_OK;
+}
+
 void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_iw_qp *iw = qp->iw;
 	const struct urnic_ddp_hdr *h = &iw->rx_stream.hdr;
 	struct urnic_rdmap_term t;
 	size_t len = iw->rx.term_len < sizeof(iw->rx.term) ? iw->rx.term_len : sizeof(iw->rx.term);
+	bool bogus;
 
 	urnic_count(e, URNIC_CTR_iw_term_rcvd);
 	/* siw_proc_terminate: QN 2, the expected MSN, MO 0; a bogus one resets all the same. */
-	if (h->msn != iw->rx.msn[URNIC_DDP_QN_TERMINATE] || h->mo != 0 ||
-	    iw->rx.term_len > sizeof(iw->rx.term) ||
-	    urnic_rdmap_term_decode(&t, iw->rx.term, len) != URNIC_IW_R_OK)
+	bogus = h->msn != iw->rx.msn[URNIC_DDP_QN_TERMINATE] || h->mo != 0 ||
+		iw->rx.term_len > sizeof(iw->rx.term);
+	if (!bogus && urnic_rdmap_term_decode(&t, iw->rx.term, len) != URNIC_IW_R_OK) {
+		bogus = !decode_siw_order(&t, iw->rx.term, len);
+		if (!bogus)
+			urnic_count(e, URNIC_CTR_iw_term_rcvd_siw_order);
+	}
+	if (bogus)
 		urnic_count(e, URNIC_CTR_iw_term_rcvd_bogus);
 	iw->rx.msn[URNIC_DDP_QN_TERMINATE]++;
 	iw->dead = true;
