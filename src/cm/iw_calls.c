@@ -226,7 +226,7 @@ int urnic_rdma_iw_connect(struct urnic_rdma_id *id, const struct rdma_conn_param
 	w->deadline_ns = w->connect_ns + MPA_TIMEOUT_NS;
 	w->dst_len = sa_len(dst);
 	memcpy(&w->dst, dst, w->dst_len);
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_CONNECT);
+	urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_connect);
 	/* Refused later, the CM thread reports it (EPOLLOUT | EPOLLERR); refused at once,
 	 * the event is queued here, as the call itself succeeded. */
 	if (connect(w->fd, dst, sa_len(dst)) && errno != EINPROGRESS) {
@@ -286,7 +286,7 @@ int urnic_rdma_iw_accept(struct urnic_rdma_id *id, const struct rdma_conn_param 
 	w->phase = URNIC_RDMA_IW_MPA;
 	rc = urnic_rdma_iw_hand_over(w, NULL, 0);
 	if (rc) {
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_ATTACH_FAILED);
+		urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_attach_failed);
 		urnic_rdma_iw_end(w);
 		goto unlock;
 	}
@@ -319,7 +319,7 @@ int urnic_rdma_iw_reject(struct urnic_rdma_id *id, const void *pd, uint8_t len)
 	pthread_mutex_lock(&urnic_rdma_iw_lock);
 	rc = reject_locked(id->iw, pd, len);
 	if (!rc)
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_REJECTED_OUT);
+		urnic_rdma_iw_count(id->iw->dev, URNIC_RDMA_IW_C_rejected_out);
 	pthread_mutex_unlock(&urnic_rdma_iw_lock);
 	return rc;
 }
@@ -372,7 +372,7 @@ void urnic_rdma_iw_destroy(struct urnic_rdma_id *id)
 		return;
 	pthread_mutex_lock(&urnic_rdma_iw_lock);
 	if (w->phase == URNIC_RDMA_IW_DECIDE) {
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_ORPHAN_REJECT);
+		urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_orphan_reject);
 		reject_locked(w, NULL, 0);
 	}
 	disconnect_locked(w);

@@ -186,11 +186,11 @@ static void on_request(struct urnic_rdma_iw *w)
 	id = new_conn_id(w);
 	pthread_mutex_unlock(&urnic_rdma_lock);
 	if (!id) {
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_NO_LISTENER);
+		urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_no_listener);
 		drop(w);
 		return;
 	}
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_REQUESTS);
+	urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_requests);
 	w->phase = URNIC_RDMA_IW_DECIDE;
 	urnic_rdma_iw_post(w, RDMA_CM_EVENT_CONNECT_REQUEST, 0, w->mpa.peer_pd, w->mpa.peer_pd_len,
 			   p->peer_ird, p->peer_ord);
@@ -225,7 +225,7 @@ static void mpa_error(struct urnic_rdma_iw *w)
 {
 	enum urnic_mpa_conn_reason r = w->mpa.reason;
 
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_MPA_FAILED);
+	urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_mpa_failed);
 	urnic_rdma_iw_count_refusal(r);
 	/* siw_proc_mpareply: a close is -ECONNRESET, CRC or markers it will not use
 	 * -ECONNREFUSED, any other failure -EINVAL; siw's MPA timer -ETIMEDOUT. */
@@ -249,7 +249,7 @@ static void on_connected(struct urnic_rdma_iw *w, const uint8_t *rest, size_t n)
 	int rc = urnic_rdma_iw_hand_over(w, rest, n);
 
 	if (rc) {
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_ATTACH_FAILED);
+		urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_attach_failed);
 		urnic_rdma_iw_end(w);
 		urnic_rdma_iw_post(w, RDMA_CM_EVENT_CONNECT_ERROR, rc, NULL, 0, 0, 0);
 		return;
@@ -275,7 +275,7 @@ static void on_mpa_event(struct urnic_rdma_iw *w, enum urnic_mpa_conn_event ev, 
 		on_connected(w, rest, n);
 		break;
 	case URNIC_MPA_EV_REJECTED:
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_REJECTED_IN);
+		urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_rejected_in);
 		urnic_rdma_iw_end(w);
 		urnic_rdma_iw_post(w, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED, w->mpa.peer_pd,
 				   w->mpa.peer_pd_len, 0, 0);
@@ -360,7 +360,7 @@ static bool retry_later(struct urnic_rdma_iw *w)
 		return false;
 	epoll_ctl(epfd, EPOLL_CTL_DEL, w->fd, NULL);
 	w->retry_ns = now + RETRY_MS * 1000000ull;
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_TCP_RETRY);
+	urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_tcp_retry);
 	return true;
 }
 
@@ -404,9 +404,10 @@ void urnic_rdma_iw_tcp_failed(struct urnic_rdma_iw *w, int err)
 {
 	if (err == ECONNREFUSED && retry_later(w))
 		return;
-	urnic_rdma_iw_count(err == ECONNREFUSED || err == ECONNRESET ? URNIC_RDMA_IW_C_TCP_REFUSED
-			    : err == ETIMEDOUT			     ? URNIC_RDMA_IW_C_TCP_TIMEOUT
-								     : URNIC_RDMA_IW_C_TCP_ERROR);
+	urnic_rdma_iw_count(w->dev, err == ECONNREFUSED || err == ECONNRESET
+					    ? URNIC_RDMA_IW_C_tcp_refused
+				    : err == ETIMEDOUT ? URNIC_RDMA_IW_C_tcp_timeout
+						       : URNIC_RDMA_IW_C_tcp_error);
 	failed(w, -err);
 }
 
@@ -439,12 +440,12 @@ static void on_accept(struct urnic_rdma_iw *l)
 			close(fd);
 			continue;
 		}
-		urnic_rdma_iw_count(URNIC_RDMA_IW_C_ACCEPTED_TCP);
 		w->fd = fd;
 		w->number = l->number;
 		w->dev = l->dev ? l->dev : local_dev(fd);
+		urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_accepted_tcp);
 		if (!w->dev) {
-			urnic_rdma_iw_count(URNIC_RDMA_IW_C_NO_DEVICE);
+			urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_no_device);
 			drop(w);
 			continue;
 		}
@@ -489,7 +490,7 @@ static bool tick(uint64_t now)
 			retrying |= w->phase == URNIC_RDMA_IW_TCP && w->retry_ns;
 		} else if (w->phase == URNIC_RDMA_IW_TCP && w->deadline_ns &&
 			   now >= w->deadline_ns) {
-			urnic_rdma_iw_count(URNIC_RDMA_IW_C_TCP_TIMEOUT);
+			urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_tcp_timeout);
 			failed(w, -ETIMEDOUT);
 		} else if (w->phase == URNIC_RDMA_IW_MPA) {
 			enum urnic_mpa_conn_event ev = urnic_mpa_conn_tick(&w->mpa, now);

@@ -49,14 +49,6 @@ struct urnic_rdma_iw {
 	struct urnic_mpa_conn mpa;
 };
 
-/* Counters of the process's iWARP CM (iw_counter.def). */
-enum urnic_rdma_iw_counter {
-#define URNIC_RDMA_IW_COUNTER(name, text) URNIC_RDMA_IW_C_##name,
-#include "cm/iw_counter.def"
-#undef URNIC_RDMA_IW_COUNTER
-	URNIC_RDMA_IW_C_COUNT
-};
-
 /* The lock of every struct urnic_rdma_iw; taken before urnic_rdma_lock and the device
  * lock, never under them. */
 extern pthread_mutex_t urnic_rdma_iw_lock;
@@ -76,8 +68,9 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 int urnic_rdma_iw_flush(struct urnic_rdma_iw *w);
 int urnic_rdma_iw_sink(struct urnic_rdma_dev *rd);
 uint64_t urnic_rdma_iw_now_ns(void);
-/* iw_counters.c: counting, and the counter's value and name, the refusals per reason. */
-void urnic_rdma_iw_count(enum urnic_rdma_iw_counter c);
+/* iw_counters.c: counting (for the process, and on rd's device as its iwcm_<name>
+ * counter; rd may be NULL), and the counter's value and name, the refusals per reason. */
+void urnic_rdma_iw_count(struct urnic_rdma_dev *rd, enum urnic_rdma_iw_counter c);
 void urnic_rdma_iw_count_refusal(enum urnic_mpa_conn_reason r);
 uint64_t urnic_rdma_iw_counter(enum urnic_rdma_iw_counter c, const char **name);
 uint64_t urnic_rdma_iw_refusals(enum urnic_mpa_conn_reason r);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iw_counters.c - the iWARP CM's counters (iw_counter.def) and its MPA refusals per
- * reason (engine/iwarp/mpa_conn_reason.def), per process, printed at exit with
- * URNIC_PRINT_COUNTERS=1 as the devices print theirs. Context: any thread (atomics).
+ * iw_counters.c - the iWARP CM's counters (stats/iwcm_counters.def) and its MPA refusals
+ * per reason (engine/iwarp/mpa_conn_reason.def), per process, printed at exit with
+ * URNIC_PRINT_COUNTERS=1 as the devices print theirs; the counters also on the device
+ * a connection is on (urnic_dev_iw_count), for `urnic counters`. Context: any thread
+ * (atomics).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -14,23 +16,17 @@
 static uint64_t counters[URNIC_RDMA_IW_C_COUNT];
 static uint64_t refusals[URNIC_MPA_CONN_R_COUNT];
 
-static const char *const counter_names[] = {
-#define URNIC_RDMA_IW_COUNTER(name, text) #name,
-#include "cm/iw_counter.def"
-#undef URNIC_RDMA_IW_COUNTER
-};
-_Static_assert(sizeof(counter_names) / sizeof(counter_names[0]) == URNIC_RDMA_IW_C_COUNT,
-	       "a name per counter");
-
-void urnic_rdma_iw_count(enum urnic_rdma_iw_counter c)
+void urnic_rdma_iw_count(struct urnic_rdma_dev *rd, enum urnic_rdma_iw_counter c)
 {
 	__atomic_fetch_add(&counters[c], 1, __ATOMIC_RELAXED);
+	if (rd)
+		urnic_dev_iw_count(rd->d, c);
 }
 
 uint64_t urnic_rdma_iw_counter(enum urnic_rdma_iw_counter c, const char **name)
 {
 	if (name)
-		*name = counter_names[c];
+		*name = urnic_dev_iw_counter_name(c);
 	return __atomic_load_n(&counters[c], __ATOMIC_RELAXED);
 }
 
@@ -69,7 +65,8 @@ __attribute__((destructor)) static void print_counters(void)
 			snprintf(name, sizeof(name), "iwcm_mpa_%s",
 				 urnic_dev_iw_mpa_reason_id((enum urnic_mpa_conn_reason)k));
 		else
-			snprintf(name, sizeof(name), "iwcm_%s", counter_names[k]);
+			snprintf(name, sizeof(name), "iwcm_%s",
+				 urnic_dev_iw_counter_name((enum urnic_rdma_iw_counter)k));
 		for (char *c = name; *c; c++)
 			*c = (char)tolower((unsigned char)*c);
 		fprintf(stderr, "  %-24s %llu\n", name, (unsigned long long)n);

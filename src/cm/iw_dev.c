@@ -20,7 +20,7 @@ static void closed(void *ctx, struct urnic_dev *d, void *user, int err)
 	struct urnic_rdma_id *id;
 
 	(void)ctx;
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_DISCONNECTED);
+	urnic_rdma_iw_count(urnic_rdma_dev_by_urnic(d), URNIC_RDMA_IW_C_disconnected);
 	/* Before ESTABLISHED is queued: it is queued after it (urnic_rdma_iw_post). The id's
 	 * iw lives while the id is not destroying (rdma_destroy_id marks it first). */
 	pthread_mutex_lock(&urnic_rdma_lock);
@@ -88,6 +88,6 @@ int urnic_rdma_iw_hand_over(struct urnic_rdma_iw *w, const uint8_t *rest, size_t
 		return rc;
 	w->fd = -1;
 	w->phase = URNIC_RDMA_IW_UP;
-	urnic_rdma_iw_count(URNIC_RDMA_IW_C_ESTABLISHED);
+	urnic_rdma_iw_count(w->dev, URNIC_RDMA_IW_C_established);
 	return 0;
 }

@@ -418,3 +418,19 @@ bool urnic_dev_iw_tx(struct urnic_dev *d, uint64_t now_ns, uint64_t *deadline)
 		did |= closing_conns(d, now_ns, deadline);
 	return did;
 }
+
+/* The device's iwcm_<name> counters are the CM's table, in the same order. */
+_Static_assert(URNIC_CTR_iwcm_disconnected - URNIC_CTR_iwcm_connect + 1 == URNIC_RDMA_IW_C_COUNT,
+	       "a device counter per CM counter");
+
+void urnic_dev_iw_count(struct urnic_dev *d, enum urnic_rdma_iw_counter cm)
+{
+	unsigned int c = URNIC_CTR_iwcm_connect + (unsigned int)cm;
+
+	if (cm >= URNIC_RDMA_IW_C_COUNT)
+		return;
+	/* The next publish copies the engine's value, which has this one in it too. */
+	__atomic_fetch_add(&d->eng->stats.counters[c], 1, __ATOMIC_RELAXED);
+	if (d->shm_counters)
+		__atomic_fetch_add(&d->shm_counters[c], 1, __ATOMIC_RELAXED);
+}

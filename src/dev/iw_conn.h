@@ -51,4 +51,29 @@ URNIC_DEV_IW_EXPORT int urnic_dev_iw_attach(struct urnic_dev *d, struct urnic_qp
  * timeout passes. Nothing if the QP has no connection. Context: as attach. */
 URNIC_DEV_IW_EXPORT void urnic_dev_iw_disconnect(struct urnic_dev *d, struct urnic_qp *qp);
 
+/* The CM's counters (stats/iwcm_counters.def), URNIC_RDMA_IW_C_<name>: the CM keeps
+ * them per process, and counts them on the device a connection is on as iwcm_<name>. */
+enum urnic_rdma_iw_counter {
+#define URNIC_IWCM_COUNTER(name, text) URNIC_RDMA_IW_C_##name,
+#include "stats/iwcm_counters.def"
+#undef URNIC_IWCM_COUNTER
+	URNIC_RDMA_IW_C_COUNT
+};
+
+static inline const char *urnic_dev_iw_counter_name(enum urnic_rdma_iw_counter c)
+{
+	static const char *const names[] = {
+#define URNIC_IWCM_COUNTER(name, text) #name,
+#include "stats/iwcm_counters.def"
+#undef URNIC_IWCM_COUNTER
+	};
+
+	return c < URNIC_RDMA_IW_C_COUNT ? names[c] : "?";
+}
+
+/* Counts c on the device as iwcm_<name>, where `urnic counters` reads it at once. The
+ * engine never writes those: the CM's threads add to them atomically, without the
+ * device lock, so the sink may call it too. */
+URNIC_DEV_IW_EXPORT void urnic_dev_iw_count(struct urnic_dev *d, enum urnic_rdma_iw_counter c);
+
 #endif

@@ -295,11 +295,11 @@ uint32_t urnic_dev_srq_get_limit(struct urnic_dev *d, const struct urnic_srq *sr
 
 static const struct urnic_dev_events *events;
 
-static void on_qp_fatal(struct urnic_engine *e, struct urnic_qp *qp)
+static void on_qp_error(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_event ev)
 {
 	(void)e;
-	if (events->qp_fatal)
-		events->qp_fatal(qp);
+	if (events->qp_error)
+		events->qp_error(qp, ev);
 }
 
 static void on_qp_last_wqe(struct urnic_engine *e, struct urnic_qp *qp)
@@ -319,7 +319,7 @@ static void on_srq_limit(struct urnic_engine *e, struct urnic_srq *srq)
 void urnic_dev_events_set(struct urnic_dev *d, const struct urnic_dev_events *ev)
 {
 	events = ev;
-	d->eng->hooks.qp_fatal = on_qp_fatal;
+	d->eng->hooks.qp_error = on_qp_error;
 	d->eng->hooks.qp_last_wqe = on_qp_last_wqe;
 	d->eng->hooks.srq_limit = on_srq_limit;
 }

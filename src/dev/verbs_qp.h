@@ -124,11 +124,12 @@ uint32_t urnic_dev_srq_get_limit(struct urnic_dev *d, const struct urnic_srq *sr
 /* ---- events ---- */
 
 /* What the engine reports to the verbs layer, each under the device lock from the
- * engine's pass: a QP fell into error by itself (IBTA 11.6.3.1), a QP on an SRQ entered
- * error (Last WQE Reached, IBTA 10.2.9), an armed SRQ fell below its limit (the engine
- * has disarmed it). Any may be NULL. */
+ * engine's pass: a QP fell into error by itself, with the event to raise (IBTA 11.6.3.1,
+ * engine/core.h: never URNIC_QP_EV_NONE), a QP on an SRQ entered error (Last WQE
+ * Reached, IBTA 10.2.9), an armed SRQ fell below its limit (the engine has disarmed it).
+ * Any may be NULL. */
 struct urnic_dev_events {
-	void (*qp_fatal)(struct urnic_qp *qp);
+	void (*qp_error)(struct urnic_qp *qp, enum urnic_qp_event ev);
 	void (*qp_last_wqe)(struct urnic_qp *qp);
 	void (*srq_limit)(struct urnic_srq *srq);
 };

@@ -190,12 +190,22 @@ struct urnic_engine_ip_ids {
 	struct urnic_ip_id_seen seen;
 };
 
+/* The affiliated asynchronous event (IBTA 11.6.3.1) of a QP that falls into error by
+ * itself. FATAL is rxe's for every such error; an iWARP QP raises the one siw raises for
+ * the same error, which may be none (its state and the CM's DISCONNECTED tell). */
+enum urnic_qp_event {
+	URNIC_QP_EV_FATAL,	/* IBV_EVENT_QP_FATAL */
+	URNIC_QP_EV_REQ_ERR,	/* IBV_EVENT_QP_REQ_ERR */
+	URNIC_QP_EV_ACCESS_ERR, /* IBV_EVENT_QP_ACCESS_ERR */
+	URNIC_QP_EV_NONE,
+};
+
 /* How the engine reaches its driver. */
 struct urnic_engine_hooks {
 	urnic_tx_flush_fn flush; /* sends and empties the tx batch */
-	/* A QP fell into error by itself (not by ibv_modify_qp): the verbs layer raises
-	 * IBV_EVENT_QP_FATAL, as rxe does (IBTA 11.6.3.1). May be NULL. */
-	void (*qp_fatal)(struct urnic_engine *e, struct urnic_qp *qp);
+	/* A QP fell into error by itself (not by ibv_modify_qp): the verbs layer raises ev,
+	 * never URNIC_QP_EV_NONE. May be NULL. */
+	void (*qp_error)(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_event ev);
 	/* A QP attached to an SRQ entered the error state, by itself or by modify: no
 	 * more WQEs will be taken from the SRQ for it (IBV_EVENT_QP_LAST_WQE_REACHED,
 	 * IBTA 10.2.9 / 11.6.3). May be NULL. */
@@ -291,9 +301,11 @@ void urnic_tx_commit(struct urnic_engine *e, struct urnic_txpkt *p);
 
 /* Completions and errors. urnic_complete pushes cqe to cq; on overrun (IBTA 11.4.2.1)
  * the QP goes to error and it returns false. urnic_qp_to_error moves the QP to error
- * and flushes its work (IBTA 10.3.1). */
+ * and flushes its work (IBTA 10.3.1), raising IBV_EVENT_QP_FATAL if it was not in
+ * error; urnic_qp_to_error_event raises ev instead. */
 bool urnic_complete(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cq *cq,
 		    const struct urnic_cqe *cqe, bool solicited);
 void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp);
+void urnic_qp_to_error_event(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_event ev);
 
 #endif

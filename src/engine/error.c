@@ -20,12 +20,14 @@ bool urnic_complete(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_cq
 	return false;
 }
 
-void urnic_engine_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
+/* by_itself: not by ibv_modify_qp, so ev is raised (unless NONE). */
+static void enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool by_itself,
+			enum urnic_qp_event ev)
 {
 	bool was_error = qp->state == URNIC_QPS_ERR;
 
 	urnic_engine_qp_wake(e, qp);
-	qp->ops->enter_error(e, qp, fatal);
+	qp->ops->enter_error(e, qp, by_itself);
 	qp->state = URNIC_QPS_ERR;
 	slot_note_state(e, qp);
 	qp->req.rto_deadline_ns = 0;
@@ -34,8 +36,8 @@ void urnic_engine_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool 
 	qp->resp.ack_hold_ns = 0;
 	qp->resp.replying = 0;
 	qp->ops->flush(e, qp);
-	if (fatal && e->hooks.qp_fatal)
-		e->hooks.qp_fatal(e, qp);
+	if (by_itself && ev != URNIC_QP_EV_NONE && e->hooks.qp_error)
+		e->hooks.qp_error(e, qp, ev);
 	/* IBTA 10.2.9 / 11.6.3: a QP on an SRQ that enters error will take no more of its
 	 * WQEs; the application learns it from the Last WQE Reached event. An XRC receive
 	 * QP is on no SRQ: it serves any of its domain's, request by request (A14). */
@@ -43,7 +45,17 @@ void urnic_engine_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool 
 		e->hooks.qp_last_wqe(e, qp);
 }
 
+void urnic_engine_enter_error(struct urnic_engine *e, struct urnic_qp *qp, bool fatal)
+{
+	enter_error(e, qp, fatal, URNIC_QP_EV_FATAL);
+}
+
 void urnic_qp_to_error(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	urnic_engine_enter_error(e, qp, qp->state != URNIC_QPS_ERR);
+	enter_error(e, qp, qp->state != URNIC_QPS_ERR, URNIC_QP_EV_FATAL);
+}
+
+void urnic_qp_to_error_event(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_event ev)
+{
+	enter_error(e, qp, qp->state != URNIC_QPS_ERR, ev);
 }

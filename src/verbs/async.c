@@ -5,7 +5,8 @@
  * ibv_get_async_event(3): the context's async_fd is the read end of a pipe carrying
  * struct ibv_async_event records, so it blocks, or returns EAGAIN when the application
  * made it non-blocking, and works with poll/epoll. Events raised today: QP fatal when a
- * QP falls into error by itself (IBTA 11.6.3.1; as rxe raises IB_EVENT_QP_FATAL), Last
+ * QP falls into error by itself (IBTA 11.6.3.1; as rxe raises IB_EVENT_QP_FATAL), or for
+ * an iWARP QP the event siw raises for that error (request or access error, or none), Last
  * WQE Reached when a QP on an SRQ enters error, SRQ limit reached when an armed SRQ
  * falls below its limit (IBTA 10.2.9, 11.6.3). As with the kernel's uverbs, the
  * destroy of a QP or SRQ drops its records the application has not read and waits
@@ -236,12 +237,16 @@ URNIC_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 }
 
 /* The engine's events (dev/verbs_qp.h), under the device lock. */
-static void qp_fatal(struct urnic_qp *qp)
+static void qp_error(struct urnic_qp *qp, enum urnic_qp_event ev)
 {
 	struct ibv_qp *ibqp = qp->owner;
 
 	if (ibqp)
-		urnic_async_event(ibqp->context, IBV_EVENT_QP_FATAL, ibqp);
+		urnic_async_event(ibqp->context,
+				  ev == URNIC_QP_EV_REQ_ERR	 ? IBV_EVENT_QP_REQ_ERR
+				  : ev == URNIC_QP_EV_ACCESS_ERR ? IBV_EVENT_QP_ACCESS_ERR
+								 : IBV_EVENT_QP_FATAL,
+				  ibqp);
 }
 
 static void qp_last_wqe(struct urnic_qp *qp)
@@ -261,7 +266,7 @@ static void srq_limit(struct urnic_srq *srq)
 }
 
 const struct urnic_dev_events urnic_verbs_events = {
-	.qp_fatal = qp_fatal,
+	.qp_error = qp_error,
 	.qp_last_wqe = qp_last_wqe,
 	.srq_limit = srq_limit,
 };

@@ -11,7 +11,10 @@
  * without read, a CRC error) queues exactly the Terminate RFC 5040 7 / RFC 5041 7 /
  * RFC 5044 8 prescribe, laid out as siw lays it out (checked byte for byte), moves its
  * counter, completes what siw completes, and leaves every byte of the region unchanged.
- * A forged Terminate puts the QP in error with no Terminate in answer.
+ * A forged Terminate puts the QP in error with no Terminate in answer. The async event
+ * each side raises is siw's: none for a Terminate received or a Write to an STag that
+ * names nothing, an access error for a Write the region refuses, a request error for a
+ * Read Request that cannot be answered.
  */
 #include <string.h>
 
@@ -34,6 +37,26 @@ struct env {
 	bool crc;
 };
 
+/* The async events each host raised (engine hooks.qp_error), by kind. */
+static struct fabric *event_fab;
+static unsigned int events[2][URNIC_QP_EV_NONE];
+
+static void on_qp_error(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_event ev)
+{
+	(void)qp;
+	CHECK(ev < URNIC_QP_EV_NONE);
+	for (int i = 0; i < 2; i++)
+		if (event_fab->hosts[i].e == e)
+			events[i][ev]++;
+}
+
+/* Host side raised exactly ev (URNIC_QP_EV_NONE: nothing). */
+static void expect_event(int side, enum urnic_qp_event ev)
+{
+	for (int k = 0; k < URNIC_QP_EV_NONE; k++)
+		CHECK_EQ(events[side][k], k == (int)ev ? 1u : 0u);
+}
+
 static void env_open(struct env *v, uint64_t seed, uint32_t access, bool crc)
 {
 	struct urnic_iw_conn_params p = conn;
@@ -41,6 +64,10 @@ static void env_open(struct env *v, uint64_t seed, uint32_t access, bool crc)
 	p.crc = crc;
 	v->crc = crc;
 	iwl_open(&v->l, seed, &p);
+	event_fab = v->l.f;
+	memset(events, 0, sizeof(events));
+	for (int i = 0; i < 2; i++)
+		v->l.f->hosts[i].e->hooks.qp_error = on_qp_error;
 	v->l.hold[1] = true; /* host 1's Terminate stays to be read */
 	v->mem = malloc(2 * SIDE + TLEN);
 	v->copy = malloc(2 * SIDE + TLEN);
@@ -94,6 +121,7 @@ static void expect_term(struct env *v, const uint8_t *body, size_t n, bool crc)
 	v->l.hold[1] = false;
 	iwl_settle(&v->l);
 	CHECK_EQ(v->l.q[0]->qp.state, URNIC_QPS_ERR);
+	expect_event(0, URNIC_QP_EV_NONE); /* siw_proc_terminate */
 	CHECK_EQ(iwl_ctr(&v->l, 0, URNIC_CTR_iw_term_rcvd), 1);
 	CHECK_EQ(iwl_ctr(&v->l, 0, URNIC_CTR_iw_term_sent), 0);
 }
@@ -117,7 +145,7 @@ static size_t body(uint8_t *b, uint8_t le, uint8_t code, uint16_t mdr, uint16_t 
 }
 
 static void write_refused(uint32_t access, uint32_t stag_xor, uint64_t to_off, uint32_t len,
-			  uint8_t code, enum urnic_counter c)
+			  uint8_t code, enum urnic_counter c, enum urnic_qp_event ev)
 {
 	struct env v;
 	uint8_t data[1024], b[64];
@@ -135,23 +163,27 @@ static void write_refused(uint32_t access, uint32_t stag_xor, uint64_t to_off, u
 	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_sent), 1);
 	/* RFC 5041 7.1 (tagged buffer, etype 1), siw: M and D, the DDP header. */
 	expect_term(&v, b, body(b, 0x11, code, 0xc000, (uint16_t)len, &h), false);
+	expect_event(1, ev);
 	env_close(&v);
 }
 
 static void test_write_bad_stag(void)
 {
-	write_refused(FAB_ALL_ACCESS, 0x00010000, 0, 100, 0x00, URNIC_CTR_iw_refused_stag);
+	/* siw_proc_write: an STag that names no region raises nothing. */
+	write_refused(FAB_ALL_ACCESS, 0x00010000, 0, 100, 0x00, URNIC_CTR_iw_refused_stag,
+		      URNIC_QP_EV_NONE);
 }
 
 static void test_write_without_remote_write(void)
 {
 	write_refused(URNIC_ACCESS_LOCAL_WRITE | URNIC_ACCESS_REMOTE_READ, 0, 0, 100, 0x00,
-		      URNIC_CTR_iw_refused_rights);
+		      URNIC_CTR_iw_refused_rights, URNIC_QP_EV_ACCESS_ERR);
 }
 
 static void test_write_out_of_range(void)
 {
-	write_refused(FAB_ALL_ACCESS, 0, TLEN - 50, 100, 0x01, URNIC_CTR_iw_refused_bounds);
+	write_refused(FAB_ALL_ACCESS, 0, TLEN - 50, 100, 0x01, URNIC_CTR_iw_refused_bounds,
+		      URNIC_QP_EV_ACCESS_ERR);
 }
 
 /* A Send segment to host 1 with MSN msn, MO mo, n bytes. */
@@ -253,6 +285,7 @@ static void test_read_request_without_remote_read(void)
 	/* RFC 5040 7 remote protection (etype 1) access rights (2): M, D, R and the whole
 	 * Read Request header, as siw copies it. */
 	expect_term(&v, b, body(b, 0x01, 0x02, 0xe000, 0, &h), false);
+	expect_event(1, URNIC_QP_EV_REQ_ERR);
 	env_close(&v);
 }
 
@@ -271,6 +304,7 @@ static void test_read_request_bad_stag_and_bounds(void)
 				   : URNIC_CTR_iw_refused_read_stag),
 			 1);
 		expect_term(&v, b, body(b, 0x01, k ? 0x01 : 0x00, 0xe000, 0, &h), false);
+		expect_event(1, URNIC_QP_EV_REQ_ERR);
 		env_close(&v);
 	}
 }
@@ -315,6 +349,42 @@ static void test_forged_terminate_errors_without_answer(void)
 	CHECK_CQE(c[0], 0x77, URNIC_WC_WR_FLUSH_ERR, URNIC_WC_RECV, 0);
 	/* Bytes after it are not taken. */
 	CHECK_EQ(urnic_iw_rx(v.l.f->hosts[1].e, &v.l.q[1]->qp, b, 4, v.l.f->now_ns), 0);
+	env_close(&v);
+}
+
+/* Linux siw's Terminate for a Read Request's invalid source STag, as siw 6.1 sent it in
+ * the lab: control 10 00 07 00 (its bitfields on a little-endian host: layer and type
+ * nibbles swapped, M, D, R in the low bits), then the DDP Segment Length and the Read
+ * Request. Read in that order, it is no bogus Terminate; the QP enters error, silently. */
+static void test_terminate_in_siw_order_is_understood(void)
+{
+	struct env v;
+	struct urnic_ddp_hdr h = {
+		.last = true, .opcode = URNIC_RDMAP_TERMINATE, .qn = 2, .msn = 1
+	};
+	struct urnic_ddp_hdr rr = rreq(1, 0x789e6900, 0x561cae006d50, 64);
+	uint8_t b[80];
+	size_t n;
+
+	env_open(&v, 501, FAB_ALL_ACCESS, false);
+	n = body(b, 0x01, 0x00, 0xe000, 0, &rr);
+	b[0] = 0x10;
+	b[2] = 0x07;
+	inject(&v, &h, b, n);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd), 1);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_siw_order), 1);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_bogus), 0);
+	CHECK_EQ(v.l.q[1]->qp.state, URNIC_QPS_ERR);
+	expect_event(1, URNIC_QP_EV_NONE);
+	/* Reserved bits beyond siw's three are bogus in either order. */
+	iwl_settle(&v.l);
+	env_close(&v);
+	env_open(&v, 502, FAB_ALL_ACCESS, false);
+	b[2] = 0x0f;
+	inject(&v, &h, b, n);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_siw_order), 0);
+	CHECK_EQ(iwl_ctr(&v.l, 1, URNIC_CTR_iw_term_rcvd_bogus), 1);
+	iwl_settle(&v.l);
 	env_close(&v);
 }
 
@@ -399,6 +469,7 @@ int main(void)
 	RUN(test_read_request_bad_stag_and_bounds);
 	RUN(test_crc_error_terminates_llp);
 	RUN(test_forged_terminate_errors_without_answer);
+	RUN(test_terminate_in_siw_order_is_understood);
 	RUN(test_send_with_invalidate_of_a_region_key);
 	RUN(test_read_response_without_read);
 	RUN(test_write_grant_changed_inside_message);

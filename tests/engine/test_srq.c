@@ -39,10 +39,11 @@ static void on_last_wqe(struct urnic_engine *e, struct urnic_qp *qp)
 	last_wqe_qp = qp;
 }
 
-static void on_fatal(struct urnic_engine *e, struct urnic_qp *qp)
+static void on_fatal(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_event ev)
 {
 	(void)e;
 	(void)qp;
+	CHECK_EQ(ev, URNIC_QP_EV_FATAL);
 	fatal_events++;
 }
 
@@ -65,7 +66,7 @@ static void env_open(struct env *v, uint32_t srq_wr, uint64_t seed)
 	for (int i = 0; i < 2; i++) {
 		v->f->hosts[i].e->hooks.srq_limit = on_srq_limit;
 		v->f->hosts[i].e->hooks.qp_last_wqe = on_last_wqe;
-		v->f->hosts[i].e->hooks.qp_fatal = on_fatal;
+		v->f->hosts[i].e->hooks.qp_error = on_fatal;
 	}
 	limit_events = last_wqe_events = fatal_events = 0;
 	limit_srq = NULL;

@@ -200,15 +200,19 @@ bool urnic_iw_rtr_rresp(const struct urnic_qp *qp);
 
 /* The stream failed on the segment being received (hdr: its header was decoded): queues
  * the Terminate for t, counts c, completes the WQE in progress with status (0: none),
- * and the QP enters error. */
+ * and the QP enters error, raising IBV_EVENT_QP_FATAL; urnic_iw_fail_event raises ev,
+ * the event siw raises for that error. */
 void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_term t,
 		   enum urnic_counter c, uint8_t status);
+void urnic_iw_fail_event(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_term t,
+			 enum urnic_counter c, uint8_t status, enum urnic_qp_event ev);
 /* The same for a Read Request found failing while it is answered (siw: in_tx): the
- * request's own header is copied. */
+ * request's own header is copied, and IBV_EVENT_QP_REQ_ERR raised. */
 void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
 			const struct urnic_iw_rresp *rr, enum urnic_iw_term t,
 			enum urnic_counter c);
-/* A Terminate received in full: the QP enters error, its work is flushed. */
+/* A Terminate received in full: the QP enters error, its work is flushed, no event is
+ * raised (siw_proc_terminate). */
 void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp);
 
 #endif

@@ -54,26 +54,29 @@ int urnic_iw_send_rreq(struct urnic_engine *e, struct urnic_qp *qp, struct urnic
 
 /* ---- responder ---- */
 
-/* The rule a failed source STag broke (siw_rdmap_error), with the request's header. */
+/* The rule a failed source STag broke (siw_rdmap_error), with the request's header; siw
+ * finds it making the response and raises IBV_EVENT_QP_REQ_ERR (siw_qp_sq_process). */
 static void rreq_refused(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_mr_check c)
 {
+	const enum urnic_qp_event req = URNIC_QP_EV_REQ_ERR;
+
 	switch (c) {
 	case URNIC_MR_OUT_OF_RANGE:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_BASE_BOUNDS,
-			      URNIC_CTR_iw_refused_read_bounds, 0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_RDMAP_BASE_BOUNDS,
+				    URNIC_CTR_iw_refused_read_bounds, 0, req);
 		break;
 	case URNIC_MR_BAD_PD:
 	case URNIC_MR_BAD_QP:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_STAG_NOT_ASSOC,
-			      URNIC_CTR_iw_refused_read_stag, 0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_RDMAP_STAG_NOT_ASSOC,
+				    URNIC_CTR_iw_refused_read_stag, 0, req);
 		break;
 	case URNIC_MR_NO_RIGHT:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_ACCESS_RIGHTS,
-			      URNIC_CTR_iw_refused_read_rights, 0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_RDMAP_ACCESS_RIGHTS,
+				    URNIC_CTR_iw_refused_read_rights, 0, req);
 		break;
 	default:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_RDMAP_INVALID_STAG,
-			      URNIC_CTR_iw_refused_read_stag, 0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_RDMAP_INVALID_STAG,
+				    URNIC_CTR_iw_refused_read_stag, 0, req);
 		break;
 	}
 }

@@ -64,27 +64,31 @@ bool urnic_iw_rx_send_head(struct urnic_engine *e, struct urnic_qp *qp)
 	return true;
 }
 
-/* The rule a failed STag lookup broke, for a tagged segment (siw_tagged_error). */
+/* The rule a failed STag lookup broke, for a tagged segment (siw_tagged_error), and the
+ * event siw_proc_write raises: IBV_EVENT_QP_ACCESS_ERR when the STag names a region that
+ * refuses the access (siw_check_mem), none when it names none. */
 static void tagged_refused(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_mr_check c)
 {
+	const enum urnic_qp_event acc = URNIC_QP_EV_ACCESS_ERR;
+
 	switch (c) {
 	case URNIC_MR_OUT_OF_RANGE:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_T_BASE_BOUNDS, URNIC_CTR_iw_refused_bounds,
-			      0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_DDP_T_BASE_BOUNDS,
+				    URNIC_CTR_iw_refused_bounds, 0, acc);
 		break;
 	case URNIC_MR_BAD_PD:
 	case URNIC_MR_BAD_QP:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_T_STAG_NOT_ASSOC, URNIC_CTR_iw_refused_stag,
-			      0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_DDP_T_STAG_NOT_ASSOC,
+				    URNIC_CTR_iw_refused_stag, 0, acc);
 		break;
 	case URNIC_MR_NO_RIGHT:
 		/* RFC 5041 has no code for rights: siw sends invalid STag. */
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_T_INVALID_STAG, URNIC_CTR_iw_refused_rights,
-			      0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_DDP_T_INVALID_STAG,
+				    URNIC_CTR_iw_refused_rights, 0, acc);
 		break;
 	default:
-		urnic_iw_fail(e, qp, URNIC_IW_TERM_DDP_T_INVALID_STAG, URNIC_CTR_iw_refused_stag,
-			      0);
+		urnic_iw_fail_event(e, qp, URNIC_IW_TERM_DDP_T_INVALID_STAG,
+				    URNIC_CTR_iw_refused_stag, 0, URNIC_QP_EV_NONE);
 		break;
 	}
 }

@@ -5,7 +5,8 @@
  * sends them (siw_send_terminate), the failed segment's DDP Segment Length and headers;
  * received, it puts the QP in error (RFC 5040 6.3: no Terminate answers a Terminate).
  * In both cases the work still posted completes as siw completes it: the message that
- * failed here with its status, the rest with FLUSH_ERR.
+ * failed here with its status, the rest with FLUSH_ERR; and the QP raises the async
+ * event siw raises (none for a Terminate received).
  */
 #include <string.h>
 
@@ -101,6 +102,12 @@ static void fail_wqe(struct urnic_qp *qp, struct urnic_engine *e, uint8_t status
 void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_term t,
 		   enum urnic_counter c, uint8_t status)
 {
+	urnic_iw_fail_event(e, qp, t, c, status, URNIC_QP_EV_FATAL);
+}
+
+void urnic_iw_fail_event(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_term t,
+			 enum urnic_counter c, uint8_t status, enum urnic_qp_event ev)
+{
 	struct urnic_iw_qp *iw = qp->iw;
 	bool decoded = iw->rx_stream.state != URNIC_FPDU_RX_DEAD;
 
@@ -112,7 +119,7 @@ void urnic_iw_fail(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_iw_te
 	queue_term(e, qp, t, decoded ? iw->rx_stream.hdr_buf : NULL,
 		   (uint16_t)iw->rx_stream.payload_len);
 	if (qp->state != URNIC_QPS_ERR)
-		urnic_qp_to_error(e, qp);
+		urnic_qp_to_error_event(e, qp, ev);
 }
 
 void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
@@ -124,10 +131,29 @@ void urnic_iw_fail_rreq(struct urnic_engine *e, struct urnic_qp *qp,
 	if (iw->dead)
 		return;
 	iw->dead = true;
-	/* siw (in_tx): the request's own header, its DDP Segment Length 0. */
+	/* siw (in_tx): the request's own header, its DDP Segment Length 0; a Read Response
+	 * that cannot be made raises IBV_EVENT_QP_REQ_ERR (siw_qp_sq_process). */
 	queue_term(e, qp, t, rr->hdr, 0);
 	if (qp->state != URNIC_QPS_ERR)
-		urnic_qp_to_error(e, qp);
+		urnic_qp_to_error_event(e, qp, URNIC_QP_EV_REQ_ERR);
+}
+
+/* Linux siw writes the Terminate control through bitfields of a __be32 (iwarp.h): on a
+ * little-endian host the layer lands in the low nibble of the first byte, the error type
+ * in the high one, and M, D, R in the low three bits of the third, where RFC 5040 4.8
+ * puts the layer high and the bits high. Seen from siw 6.1 in the lab: 10 00 07 00 for
+ * RDMAP, remote protection, invalid STag with M, D and R. A control that the RFC refuses
+ * and that reads in that order is put in the RFC's and decoded again. */
+static bool decode_siw_order(struct urnic_rdmap_term *t, const uint8_t *b, size_t len)
+{
+	uint8_t rfc[URNIC_IW_TERM_BODY_MAX];
+
+	if (len < 4 || len > sizeof(rfc) || (b[2] & 0xf8) || b[3])
+		return false;
+	memcpy(rfc, b, len);
+	rfc[0] = (uint8_t)((b[0] & 0x0f) << 4 | b[0] >> 4);
+	rfc[2] = (uint8_t)((b[2] & 1 ? 0x80 : 0) | (b[2] & 2 ? 0x40 : 0) | (b[2] & 4 ? 0x20 : 0));
+	return urnic_rdmap_term_decode(t, rfc, len) == URNIC_IW_R_OK;
 }
 
 void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp)
@@ -136,15 +162,22 @@ void urnic_iw_rx_term_end(struct urnic_engine *e, struct urnic_qp *qp)
 	const struct urnic_ddp_hdr *h = &iw->rx_stream.hdr;
 	struct urnic_rdmap_term t;
 	size_t len = iw->rx.term_len < sizeof(iw->rx.term) ? iw->rx.term_len : sizeof(iw->rx.term);
+	bool bogus;
 
 	urnic_count(e, URNIC_CTR_iw_term_rcvd);
 	/* siw_proc_terminate: QN 2, the expected MSN, MO 0; a bogus one resets all the same. */
-	if (h->msn != iw->rx.msn[URNIC_DDP_QN_TERMINATE] || h->mo != 0 ||
-	    iw->rx.term_len > sizeof(iw->rx.term) ||
-	    urnic_rdmap_term_decode(&t, iw->rx.term, len) != URNIC_IW_R_OK)
+	bogus = h->msn != iw->rx.msn[URNIC_DDP_QN_TERMINATE] || h->mo != 0 ||
+		iw->rx.term_len > sizeof(iw->rx.term);
+	if (!bogus && urnic_rdmap_term_decode(&t, iw->rx.term, len) != URNIC_IW_R_OK) {
+		bogus = !decode_siw_order(&t, iw->rx.term, len);
+		if (!bogus)
+			urnic_count(e, URNIC_CTR_iw_term_rcvd_siw_order);
+	}
+	if (bogus)
 		urnic_count(e, URNIC_CTR_iw_term_rcvd_bogus);
 	iw->rx.msn[URNIC_DDP_QN_TERMINATE]++;
 	iw->dead = true;
+	/* siw_proc_terminate raises no event: the QP's state and DISCONNECTED tell. */
 	if (qp->state != URNIC_QPS_ERR)
-		urnic_qp_to_error(e, qp);
+		urnic_qp_to_error_event(e, qp, URNIC_QP_EV_NONE);
 }
