@@ -154,17 +154,36 @@ void urnic_cq_fini(struct urnic_cq *cq)
 	cq->ring = NULL;
 }
 
-/* The arming fired: one more event for the channel, and the CQ on its device's list
- * unless it is there already (re-armed before the device wrote the last one). */
+void urnic_cq_arm(struct urnic_cq *cq, bool solicited_only)
+{
+	atomic_store(&cq->arm, solicited_only ? URNIC_CQ_ARM_SOLICITED : URNIC_CQ_ARM_NEXT);
+	/* Pairs with the fence of notify(): see there. */
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+/*
+ * The arming fired: one more event for the channel, and the CQ on its device's list
+ * unless it is there already (re-armed before the device wrote the last one).
+ * The completion was published (prod) before the arming is read: the store-buffering
+ * pattern with urnic_cq_arm, whose caller polls after arming. Of the two seq_cst fences
+ * one comes first, and what was stored before it is seen after the other (C11
+ * 7.17.3p6): either this reads the arming, or that poll reads the completion. Without
+ * the fence a load may pass the earlier store (x86 does), and both could miss: a
+ * completion nobody polls and no event for it. Only CQs with a channel pay for it.
+ */
 static void notify(struct urnic_cq *cq, bool solicited)
 {
-	int arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
 	struct urnic_cq_due *l = cq->due;
+	int arm;
 
-	if (arm == URNIC_CQ_DISARMED || (arm == URNIC_CQ_ARM_SOLICITED && !solicited))
-		return;
-	if (!atomic_compare_exchange_strong(&cq->arm, &arm, URNIC_CQ_DISARMED))
-		return;
+	if (cq->event_fd >= 0 && l)
+		atomic_thread_fence(memory_order_seq_cst);
+	arm = atomic_load_explicit(&cq->arm, memory_order_acquire);
+	/* A re-arming in between (NEXT after SOLICITED) is judged as it now stands. */
+	do {
+		if (arm == URNIC_CQ_DISARMED || (arm == URNIC_CQ_ARM_SOLICITED && !solicited))
+			return;
+	} while (!atomic_compare_exchange_weak(&cq->arm, &arm, URNIC_CQ_DISARMED));
 	if (cq->event_fd < 0 || !l || cq->events_due++)
 		return;
 	cq->due_next = NULL;
@@ -194,7 +213,8 @@ bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solici
 		cq->ring[prod & (cq->depth - 1)].ts_ns = ts;
 	}
 	atomic_store_explicit(&cq->prod, prod + 1, memory_order_release);
-	notify(cq, solicited);
+	/* ibv_req_notify_cq(3), IBTA 11.4.2.2: an unsuccessful completion is solicited. */
+	notify(cq, solicited || cqe->status != URNIC_WC_SUCCESS);
 	return true;
 }
 

@@ -350,7 +350,8 @@ int urnic_cq_resize(struct urnic_cq *cq, uint32_t cqe);
 /*
  * Engine side: append one completion. Returns false when the CQ is full (IBTA 11.4.2.1:
  * CQ overrun is an error; the caller puts the QP in error).
- * solicited tells whether the completion satisfies an ARM_SOLICITED request.
+ * solicited tells whether the completion satisfies an ARM_SOLICITED request (the SE bit
+ * of a receive); an unsuccessful completion does in any case.
  */
 bool urnic_cq_push(struct urnic_cq *cq, const struct urnic_cqe *cqe, bool solicited);
 
@@ -362,6 +363,12 @@ static inline bool urnic_cq_has_room(struct urnic_cq *cq)
 
 	return prod - atomic_load_explicit(&cq->cons, memory_order_acquire) < cq->cqe;
 }
+
+/* Poller side: arms the CQ for one event (ibv_req_notify_cq(3)): the next completion,
+ * or the next solicited or unsuccessful one. A completion pushed before may not have
+ * fired it: the caller polls after this, and either that poll or the event finds it.
+ * Context: any thread, no lock. */
+void urnic_cq_arm(struct urnic_cq *cq, bool solicited_only);
 
 /* Poller side: copy out up to n completions, oldest first. */
 int urnic_cq_poll(struct urnic_cq *cq, struct urnic_cqe *out, int n);

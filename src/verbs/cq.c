@@ -159,7 +159,7 @@ int urnic_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	struct urnic_vcq *v = to_vcq(cq);
 
-	atomic_store(&v->cq.arm, solicited_only ? URNIC_CQ_ARM_SOLICITED : URNIC_CQ_ARM_NEXT);
+	urnic_cq_arm(&v->cq, solicited_only);
 	urnic_dev_app_idle(urnic_ctx_dev(cq->context));
 	return 0;
 }

@@ -5,7 +5,9 @@
 # The caller sets LIBDIR (the build's lib/ holding libibverbs.so.1), SANITIZE (ON/OFF:
 # the library was built with ASan+UBSan, so Debian's binaries need libasan preloaded),
 # CC (the compiler that built it) and SLOT (a number unique per test, used only when
-# no namespace can be made), then calls sys_setup "$@" before anything else.
+# no namespace can be made), then calls sys_setup "$@" before anything else. URNIC_TOOL,
+# the urnic tool, is optional: a process killed at a deadline has its counters read
+# with it (stall_report).
 #
 #   private namespace (unshare -n, or unshare -rn as a user):
 #     lo up: 127.0.0.2 = server urnic0 <-- RoCEv2, UDP 4791 --> 127.0.0.3 = client urnic0
@@ -121,12 +123,35 @@ wait_listen() {
 	done
 }
 
-# wait_exit PID SECONDS: its exit status, or 124 after killing it at the deadline
+# stall_report: what every process of the test still running does, into a log of its own
+# (fail prints the logs): its threads' stacks (gdb, where installed and allowed to
+# attach) and its devices' live counters (`urnic counters PID` when URNIC_TOOL names
+# the tool). A process killed at a deadline never prints its counters, which it does at
+# exit: a stall would leave empty logs (a 64-byte rping in sys_rdmacm, once).
+stall_report() {
+	[ -n "$SYS_WORK" ] && [ -d "$SYS_WORK" ] || return 0
+	for _sp in $SYS_PIDS; do
+		alive "$_sp" || continue
+		_sr=$SYS_WORK/stalled.$_sp.log
+		printf '%s\n' "$(tr '\0' ' ' <"/proc/$_sp/cmdline" 2>/dev/null)" >"$_sr"
+		if [ -n "${URNIC_TOOL:-}" ] && [ -x "$URNIC_TOOL" ]; then
+			"$URNIC_TOOL" counters "$_sp" 2>&1 | awk '$2 != 0' >>"$_sr"
+		fi
+		if command -v gdb >/dev/null; then
+			timeout 20 gdb -batch -nx -p "$_sp" -ex 'thread apply all bt' 2>&1 |
+				grep -e '^Thread ' -e '^#' >>"$_sr"
+		fi
+	done
+}
+
+# wait_exit PID SECONDS: its exit status, or 124 after killing it at the deadline (and
+# reporting what the test's processes were doing then: stall_report)
 wait_exit() {
 	_pid=$1
 	_ticks=$(($2 * 10))
 	while alive "$_pid"; do
 		if [ $_ticks -le 0 ]; then
+			stall_report
 			stop_pid "$_pid"
 			return 124
 		fi
