@@ -44,14 +44,43 @@ EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 	return &c->ch;
 }
 
-/* Drops a reference; the last frees the channel and closes its fd. */
-static void channel_put(struct urnic_rdma_channel *c)
+/*
+ * Destroyed channels whose last reader has gone are kept, dead, for a reader that comes
+ * after the destruction: rping's CM thread, between acking an event and asking for the
+ * next, while its main thread destroys the channel. That reader sleeps on, as one that
+ * already waited does, instead of touching freed memory and a closed (or reused) fd.
+ * The oldest grave is emptied when a newer channel needs it, if no reader holds it (one
+ * that does sleeps for ever: the channel is left to it).
+ */
+enum { CHANNEL_GRAVES = 8 };
+static struct urnic_rdma_channel *graves[CHANNEL_GRAVES];
+static unsigned graves_next;
+static pthread_mutex_t graves_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void channel_free(struct urnic_rdma_channel *c)
 {
-	if (atomic_fetch_sub(&c->refs, 1) != 1)
-		return;
 	close(c->ch.fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+/* Drops a reference; with the last, the destroyed channel is buried. */
+static void channel_put(struct urnic_rdma_channel *c)
+{
+	struct urnic_rdma_channel *old = NULL;
+
+	if (atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	pthread_mutex_lock(&graves_lock);
+	if (!c->buried) {
+		c->buried = true;
+		old = graves[graves_next];
+		graves[graves_next] = c;
+		graves_next = (graves_next + 1) % CHANNEL_GRAVES;
+	}
+	pthread_mutex_unlock(&graves_lock);
+	if (old && !atomic_load(&old->refs))
+		channel_free(old);
 }
 
 /*
@@ -248,7 +277,7 @@ static int channel_pop(struct urnic_rdma_channel *c, struct urnic_rdma_item **ou
 		if (n < 0)
 			return -errno;
 		if (atomic_load(&c->dead))
-			continue; /* destroyed under this reader: it sleeps on, as over Linux */
+			continue; /* destroyed under or before this reader: it sleeps on */
 		pthread_mutex_lock(&c->lock);
 		*out = c->head;
 		if (*out) {

@@ -81,10 +81,12 @@ struct urnic_rdma_channel {
 	struct rdma_event_channel ch; /* the application's: ch.fd */
 	pthread_mutex_t lock;
 	struct urnic_rdma_item *head, *tail;
-	/* The owner's reference and one per thread inside rdma_get_cm_event: the memory and
-	 * the fd go with the last (channel.c, rdma_destroy_event_channel). */
+	/* The owner's reference and one per thread inside rdma_get_cm_event: with the
+	 * last, a destroyed channel is buried (channel.c, channel_put), and its memory and
+	 * fd go when a later one takes its grave. */
 	_Atomic int refs;
 	_Atomic bool dead;
+	bool buried; /* under the graves' lock */
 };
 
 struct urnic_rdma_event {

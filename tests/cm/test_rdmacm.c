@@ -75,6 +75,28 @@ static void test_channel_destroyed_under_reader(void)
 	CHECK_EQ(pthread_detach(t), 0);
 }
 
+/* ... and a reader that asks only after the destruction (rping's CM thread between two
+ * events) sleeps too, on a channel kept for it, while later channels come and go. */
+static void test_channel_read_after_destroy(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	pthread_t t;
+
+	CHECK(ch);
+	rdma_destroy_event_channel(ch);
+	CHECK_EQ(pthread_create(&t, NULL, wait_event, ch), 0);
+	usleep(20000);
+	for (int i = 0; i < 20; i++) {
+		struct rdma_event_channel *other = rdma_create_event_channel();
+
+		CHECK(other);
+		rdma_destroy_event_channel(other);
+	}
+	usleep(20000);
+	CHECK_EQ(pthread_tryjoin_np(t, NULL), EBUSY);
+	CHECK_EQ(pthread_detach(t), 0);
+}
+
 static void test_errors(void)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -584,6 +606,7 @@ int main(void)
 	RUN(test_event_str);
 	RUN(test_channel_fd);
 	RUN(test_channel_destroyed_under_reader);
+	RUN(test_channel_read_after_destroy);
 	RUN(test_errors);
 	RUN(test_ports);
 	RUN(test_getaddrinfo);
