@@ -14,15 +14,24 @@ urnic=$1
 lib=$(dirname "$urnic")/../lib
 export LD_LIBRARY_PATH="$lib"
 command -v rping >/dev/null || { echo "SKIP: no rping (rdmacm-utils)"; exit 77; }
+# A sanitized drop-in in Debian's unsanitized binary needs the ASan runtime first.
+san=""
+if [ "${SANITIZE:-OFF}" = ON ]; then
+	asan=$(gcc -print-file-name=libasan.so)
+	san="LD_PRELOAD=$(readlink -f "$asan") ASAN_OPTIONS=detect_leaks=0"
+fi
 tmp=$(mktemp -d)
 # Killed, the rpings cannot remove their counters files: done here.
 trap 'kill $spid $cpid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp";
 	rm -f /dev/shm/urnic.$spid.* /dev/shm/urnic.$cpid.*' EXIT
 
-env URNIC_ADDR=iwarp:127.0.72.6 rping -s -a 127.0.72.6 -p 17276 -C 1000000 >"$tmp/s" 2>&1 &
+# $san is a list of words without blanks inside them: split on purpose.
+# shellcheck disable=SC2086
+env URNIC_ADDR=iwarp:127.0.72.6 $san rping -s -a 127.0.72.6 -p 17276 -C 1000000 >"$tmp/s" 2>&1 &
 spid=$!
 sleep 0.5
-env URNIC_ADDR=iwarp:127.0.72.7 rping -c -a 127.0.72.6 -p 17276 -C 1000000 >"$tmp/c" 2>&1 &
+# shellcheck disable=SC2086
+env URNIC_ADDR=iwarp:127.0.72.7 $san rping -c -a 127.0.72.6 -p 17276 -C 1000000 >"$tmp/c" 2>&1 &
 cpid=$!
 
 # shows PID REGEX...: `urnic counters PID` prints a line matching each REGEX.
