@@ -59,8 +59,6 @@ static inline bool rc_wqe_zero_read_response(const struct urnic_send_wqe *w)
 	return w->opcode == URNIC_WR_ATOMIC_WRITE || w->opcode == URNIC_WR_FLUSH;
 }
 
-/* Packets a WQE occupies in PSN space (IBTA 9.7.1: a READ reserves one PSN per
- * response packet; everything else one per request packet; at least one). */
 /* The PSN after the last request sent; while a retry resends, after the last sent
  * before it (urnic_req.retry_end). */
 static inline uint32_t rc_sent_end(const struct urnic_qp *qp)
@@ -70,6 +68,8 @@ static inline uint32_t rc_sent_end(const struct urnic_qp *qp)
 		       : qp->req.psn;
 }
 
+/* Packets a WQE occupies in PSN space (IBTA 9.7.1: a READ reserves one PSN per
+ * response packet; everything else one per request packet; at least one). */
 static inline uint32_t rc_wqe_npsn(const struct urnic_send_wqe *w, uint32_t mtu)
 {
 	if (w->opcode == URNIC_WR_ATOMIC_CMP_AND_SWP || w->opcode == URNIC_WR_ATOMIC_FETCH_AND_ADD)

@@ -38,23 +38,18 @@ static void ask_direct(struct urnic_engine *e, const struct urnic_qp *qp,
 		p->direct_flags = URNIC_DIRECT_CAN_PULL;
 }
 
-static bool write_goes_direct(struct urnic_engine *e, struct urnic_qp *qp,
-			      const struct urnic_send_wqe *w)
+/* Whether what the requester sends next of w asks for direct placement (wire/addr.h): a
+ * READ's first request, or a WRITE not tried so (send_write_direct; direct_tried is the
+ * last use's until the WQE starts), to a peer whose lane takes notes now. Decided once
+ * per turn of the requester's loop, for the window and the send alike. */
+static bool goes_direct(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
 {
-	/* direct_tried is the last use's until the WQE starts. */
-	return w->opcode == URNIC_WR_RDMA_WRITE && qp->type == URNIC_QPT_RC && !qp->req.off_bytes &&
-	       (!w->started || !w->direct_tried) && w->length >= URNIC_DIRECT_MIN_BYTES &&
-	       !(w->flags & URNIC_SEND_INLINE) && e->hooks.direct_ready &&
-	       e->hooks.direct_ready(e, qp);
-}
+	bool read = w->opcode == URNIC_WR_RDMA_READ;
+	bool write = w->opcode == URNIC_WR_RDMA_WRITE && qp->type == URNIC_QPT_RC &&
+		     (!w->started || !w->direct_tried) && !(w->flags & URNIC_SEND_INLINE);
 
-/* A READ asks for direct placement in its first request only (send_read_request). */
-static bool read_goes_direct(struct urnic_engine *e, struct urnic_qp *qp,
-			     const struct urnic_send_wqe *w)
-{
-	return w->opcode == URNIC_WR_RDMA_READ && !qp->req.off_bytes &&
-	       w->length >= URNIC_DIRECT_MIN_BYTES && e->hooks.direct_ready &&
-	       e->hooks.direct_ready(e, qp);
+	return (read || write) && !qp->req.off_bytes && w->length >= URNIC_DIRECT_MIN_BYTES &&
+	       e->hooks.direct_ready && e->hooks.direct_ready(e, qp);
 }
 
 /* A READ or WRITE that left asking for direct placement: its PSNs leave the window of
@@ -67,14 +62,14 @@ static void sent_direct(struct urnic_qp *qp, struct urnic_send_wqe *w)
 	qp->req.direct_psns += rc_wqe_npsn(w, qp->attr.path_mtu);
 }
 
-/* Whether the window has room for w: PSNs outstanding, less those of direct operations
- * for one that is not, against URNIC_MAX_UNACKED_PSNS; all of them for a direct one,
- * against the PSNs of URNIC_MAX_UNACKED_DIRECT_BYTES. */
-static bool window_full(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_send_wqe *w)
+/* Whether the window has room for the next send: PSNs outstanding, less those of direct
+ * operations for one that is not direct, against URNIC_MAX_UNACKED_PSNS; all of them for
+ * a direct one, against the PSNs of URNIC_MAX_UNACKED_DIRECT_BYTES. */
+static bool window_full(const struct urnic_qp *qp, bool direct)
 {
 	uint32_t out = (uint32_t)urnic_psn_diff(qp->req.psn, qp->comp.psn);
 
-	if (read_goes_direct(e, qp, w) || write_goes_direct(e, qp, w))
+	if (direct)
 		return out >= URNIC_MAX_UNACKED_DIRECT_BYTES / qp->attr.path_mtu;
 	return out - (qp->req.direct_psns < out ? qp->req.direct_psns : out) >=
 	       URNIC_MAX_UNACKED_PSNS;
@@ -87,7 +82,8 @@ static bool window_full(struct urnic_engine *e, struct urnic_qp *qp, const struc
  * that hold the data, which the responder's process copies (one copy instead of two
  * through the lane). It takes the PSNs its packets would have, so the ACK of its last
  * completes it as ever. Once: a retry sends packets. Not for inline data (it lives in
- * the WQE, which the application may reuse) nor on-demand memory.
+ * the WQE, which the application may reuse) nor on-demand memory. For a WQE that
+ * goes_direct.
  */
 static bool send_write_direct(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)
 {
@@ -96,8 +92,6 @@ static bool send_write_direct(struct urnic_engine *e, struct urnic_qp *qp, struc
 	struct urnic_txpkt *p;
 	int n;
 
-	if (!write_goes_direct(e, qp, w))
-		return false;
 	h.bth.opcode = URNIC_OP_RC_RDMA_WRITE_ONLY;
 	h.bth.psn = r->psn;
 	h.bth.ackreq = true;
@@ -119,7 +113,8 @@ static bool send_write_direct(struct urnic_engine *e, struct urnic_qp *qp, struc
 	return true;
 }
 
-static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w)
+static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_send_wqe *w,
+			      bool direct)
 {
 	struct urnic_req *r = &qp->req;
 	uint32_t off = r->off_bytes;
@@ -134,7 +129,7 @@ static void send_read_request(struct urnic_engine *e, struct urnic_qp *qp, struc
 	h.bth.ackreq = true;
 	h.reth = (struct urnic_reth){ w->remote_addr + off, w->rkey, rest };
 	p = urnic_roce_emit(e, qp, &h, 0);
-	if (read_goes_direct(e, qp, w)) {
+	if (direct) {
 		ask_direct(e, qp, w, p);
 		if (p->direct_nseg)
 			sent_direct(qp, w);
@@ -191,7 +186,6 @@ static void send_a19(struct urnic_engine *e, struct urnic_qp *qp, struct urnic_s
 	qp->req.noack_pkts = 0;
 }
 
-/* Go-back-N: restart from the oldest unacknowledged PSN (IBTA 9.7.4.1.5). */
 /* The requester to where the completer is: the WQE at comp.idx, from comp.psn, as far
  * into it as the completer has come. */
 static void move_to_completer(struct urnic_qp *qp)
@@ -217,6 +211,7 @@ static void move_to_completer(struct urnic_qp *qp)
 	}
 }
 
+/* Go-back-N: restart from the oldest unacknowledged PSN (IBTA 9.7.4.1.5). */
 static void rewind_to_completer(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_req *r = &qp->req;
@@ -257,12 +252,13 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 		uint32_t prod = atomic_load_explicit(&qp->sq.prod, memory_order_acquire);
 		struct urnic_send_wqe *w;
 		int err = URNIC_WC_SUCCESS;
-		bool done;
+		bool done, direct;
 
 		if (r->idx == prod)
 			break;
 		w = rc_swqe(qp, r->idx);
-		if (window_full(e, qp, w))
+		direct = goes_direct(e, qp, w);
+		if (window_full(qp, direct))
 			break;
 		if (roce_is_local_op(w->opcode)) {
 			/* Executed once: a go-back-N walks past it (rxe_do_local_ops). */
@@ -307,7 +303,7 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 			if (r->rd_atomic >= (qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1))
 				break;
 			if (w->opcode == URNIC_WR_RDMA_READ)
-				send_read_request(e, qp, w);
+				send_read_request(e, qp, w, direct);
 			else if (rc_wqe_zero_read_response(w))
 				send_a19(e, qp, w, &err);
 			else
@@ -316,7 +312,7 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 				r->rd_atomic++;
 			done = true;
 		} else if (err == URNIC_WC_SUCCESS) {
-			done = send_write_direct(e, qp, w) ||
+			done = (direct && send_write_direct(e, qp, w)) ||
 			       urnic_roce_send_data_packet(e, qp, w, &err);
 		}
 		if (err != URNIC_WC_SUCCESS) {
