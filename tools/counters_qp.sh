@@ -10,12 +10,7 @@ set -u
 urnic=$1
 lib=$(dirname "$urnic")/../lib
 export LD_LIBRARY_PATH="$lib"
-# A sanitized drop-in in Debian's unsanitized binary needs the ASan runtime first.
-san=""
-if [ "${SANITIZE:-OFF}" = ON ]; then
-	asan=$(gcc -print-file-name=libasan.so)
-	san="LD_PRELOAD=$(readlink -f "$asan") ASAN_OPTIONS=detect_leaks=0"
-fi
+. "$(dirname "$0")/asan_env.sh"
 tmp=$(mktemp -d)
 # Killed, the pingpongs cannot remove their counters files: done here.
 trap 'kill $spid $cpid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp";
