@@ -11,6 +11,10 @@
 #   TCP     Open MPI's own TCP transport: --mca pml ob1 --mca btl tcp,self on lo (the
 #           reference of the targets); and, for reference, MPICH over UCX's tcp (which
 #           now and then hangs in MPI_Finalize here: that run is dropped after 30 s)
+#   shm     the ceiling of the machine: MPI's own transports between two processes of
+#           one host, which copy the data once, kernel to kernel (CMA: process_vm_readv
+#           and _writev), as urnic's direct placement does: Open MPI's vader (btl sm)
+#           and UCX's shared memory (posix, cma) under Open MPI
 #
 # Each configuration runs -r times (default 5), interleaved: every repetition runs them
 # all, so slow phases of a shared machine spread over every figure; the median is kept.
@@ -87,6 +91,8 @@ CONFIGS=(
 	"urnic_mpich|MPICH, ch4:ucx, over urnic|mpiexec.mpich -n 2 -genv UCX_TLS ^sm $RUN $MP"
 	"tcp_ompi|Open MPI, btl tcp on lo|$OMPI --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo $ONE"
 	"tcp_mpich|MPICH, ch4:ucx, UCX tcp on lo|mpiexec.mpich -n 2 -genv UCX_TLS tcp -genv UCX_NET_DEVICES lo $MP"
+	"shm_vader|Open MPI, btl vader (shared memory)|$OMPI --mca pml ob1 --mca btl vader,self $ONE"
+	"shm_ucx|Open MPI, pml ucx, UCX sm only|$OMPI --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_TLS=sm,self $ONE"
 )
 
 say "bench/mpi: $REPS repetition(s) of ${#CONFIGS[@]} configurations, mpi_example $ARGS"
@@ -145,5 +151,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 		b=$(ratio "$(median $u 4)" "$tb")
 		printf '%-15s / tcp_ompi: latency %s (target <= 0.7: %s), bandwidth %s (target >= 2: %s)\n' \
 			"$u" "$l" "$(verdict "$l" 0.7 le)" "$b" "$(verdict "$b" 2 ge)"
+	done
+	# The machine's own single-copy MPI: what two processes of this host reach at all.
+	for s in shm_vader shm_ucx; do
+		printf '%-15s / tcp_ompi: bandwidth %s; urnic_ompi / %s: bandwidth %s\n' "$s" \
+			"$(ratio "$(median $s 4)" "$tb")" "$s" "$(ratio "$(median urnic_ompi 4)" "$(median $s 4)")"
 	done
 } | tee "$OUT/report.txt"
