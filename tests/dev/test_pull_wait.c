@@ -64,6 +64,34 @@ static void *release_later(void *arg)
 	return NULL;
 }
 
+/* Registers buf, holds it as an offer does, has another thread let go 100 ms later,
+ * and deregisters it (or reregisters it, then deregisters it): the milliseconds the
+ * first of those took. */
+static uint64_t released_later(struct ibv_pd *pd, char *buf, size_t len, bool rereg)
+{
+	struct ibv_mr *mr =
+		ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	struct release r;
+	uint64_t t0, waited;
+	pthread_t t;
+
+	CHECK(mr != NULL);
+	r = hold(mr);
+	CHECK_EQ(pthread_create(&t, NULL, release_later, &r), 0);
+	t0 = now_ms();
+	if (rereg)
+		CHECK_EQ(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				      IBV_ACCESS_LOCAL_WRITE),
+			 0);
+	else
+		CHECK_EQ(ibv_dereg_mr(mr), 0);
+	waited = now_ms() - t0;
+	pthread_join(t, NULL);
+	if (rereg)
+		CHECK_EQ(ibv_dereg_mr(mr), 0);
+	return waited;
+}
+
 int main(void)
 {
 	static char buf[65536];
@@ -71,8 +99,6 @@ int main(void)
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
-	struct release r;
-	pthread_t t;
 	uint64_t t0, waited;
 
 	CHECK(list && list[0]);
@@ -90,35 +116,16 @@ int main(void)
 	CHECK(now_ms() - t0 < 50);
 	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 0);
 
-	/* Deregistration waits for the word. */
-	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	CHECK(mr != NULL);
-	r = hold(mr);
-	CHECK_EQ(pthread_create(&t, NULL, release_later, &r), 0);
-	t0 = now_ms();
-	CHECK_EQ(ibv_dereg_mr(mr), 0);
-	waited = now_ms() - t0;
-	pthread_join(t, NULL);
+	/* Deregistration waits for the word; so does reregistration. */
+	waited = released_later(pd, buf, sizeof(buf), false);
 	printf("dereg waited %llu ms\n", (unsigned long long)waited);
 	CHECK(waited >= 90 && waited < 900);
 	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 1);
 	CHECK_EQ(ctr(URNIC_CTR_direct_pull_abandoned), 0);
-
-	/* So does reregistration, which then gives the region a new key. */
-	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-	CHECK(mr != NULL);
-	r = hold(mr);
-	CHECK_EQ(pthread_create(&t, NULL, release_later, &r), 0);
-	t0 = now_ms();
-	CHECK_EQ(
-		ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE),
-		0);
-	waited = now_ms() - t0;
-	pthread_join(t, NULL);
+	waited = released_later(pd, buf, sizeof(buf), true);
 	printf("rereg waited %llu ms\n", (unsigned long long)waited);
 	CHECK(waited >= 90 && waited < 900);
 	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 2);
-	CHECK_EQ(ibv_dereg_mr(mr), 0);
 
 	/* A word that never comes: given up on after the wait, counted. */
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
