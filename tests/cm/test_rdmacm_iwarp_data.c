@@ -19,6 +19,7 @@
 
 #include "check.h"
 #include "cm_expect.h"
+#include "verbs_loop.h"
 
 #define SRV_ADDR "127.0.51.4"
 #define CLI_ADDR "127.0.51.5"
@@ -67,22 +68,11 @@ static struct remote me(struct side *s)
 	return (struct remote){ .addr = (uintptr_t)s->buf, .rkey = s->mr->rkey };
 }
 
-/* The next completion of cq, within 5 s. */
+/* The next completion of cq, within 5 s, which must be a success. */
 static struct ibv_wc completion(struct ibv_cq *cq)
 {
-	struct ibv_wc wc;
-	struct timespec t0, t;
+	struct ibv_wc wc = loop_next_wc_within(cq, 5000);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		CHECK(n >= 0);
-		if (n == 1)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		CHECK(t.tv_sec - t0.tv_sec < 5);
-	}
 	if (wc.status != IBV_WC_SUCCESS)
 		fprintf(stderr, "completion %s\n", ibv_wc_status_str(wc.status));
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS);

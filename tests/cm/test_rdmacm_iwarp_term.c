@@ -33,6 +33,7 @@
 #include "check.h"
 #include "cm_expect.h"
 #include "counters_file.h"
+#include "verbs_loop.h"
 
 #define SRV_ADDR "127.0.72.1"
 #define CLI_ADDR "127.0.72.2"
@@ -188,23 +189,6 @@ static void setup(struct side *s)
 	CHECK_EQ(fcntl(s->id->verbs->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
 }
 
-static struct ibv_wc completion(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		CHECK(n >= 0);
-		if (n == 1)
-			return wc;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		CHECK(t.tv_sec - t0.tv_sec < 5);
-	}
-}
-
 /* The next async event of ctx within ms (false: none came). */
 static bool async_within(struct ibv_context *ctx, int ms, struct ibv_async_event *ev)
 {
@@ -345,11 +329,11 @@ static void after_error(struct conn *c)
 	CHECK_EQ(rdma_ack_cm_event(expect(c->cch, RDMA_CM_EVENT_DISCONNECTED)), 0);
 	CHECK_EQ(qp_state(c->srv.id->qp), IBV_QPS_ERR);
 	CHECK_EQ(qp_state(c->cli.id->qp), IBV_QPS_ERR);
-	wc = completion(c->srv.cq);
+	wc = loop_next_wc_within(c->srv.cq, 5000);
 	CHECK_EQ(wc.wr_id, 77);
 	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
 	CHECK_EQ(ibv_post_send(c->cli.id->qp, &wr, &bad), 0);
-	wc = completion(c->cli.cq);
+	wc = loop_next_wc_within(c->cli.cq, 5000);
 	CHECK_EQ(wc.wr_id, 6);
 	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
 }
@@ -388,7 +372,7 @@ static void test_write_to_unknown_stag(void)
 	rcvd = counter(c.cli.id->verbs, URNIC_CTRFILE_iw_term_rcvd);
 	memset(c.srv.buf, 0x5a, BUF);
 	stag = post_bad(&c, IBV_WR_RDMA_WRITE);
-	wc = completion(c.cli.cq);
+	wc = loop_next_wc_within(c.cli.cq, 5000);
 	CHECK_EQ(wc.wr_id, 5);
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS); /* siw: a WRITE completes once sent */
 	CHECK_EQ(wc.opcode, IBV_WC_RDMA_WRITE);
@@ -432,7 +416,7 @@ static void test_read_from_unknown_stag(void)
 	CHECK(async_within(c.srv.id->verbs, 5000, &ev));
 	CHECK_EQ(ev.event_type, IBV_EVENT_QP_REQ_ERR);
 	CHECK(ev.element.qp == c.srv.id->qp);
-	wc = completion(c.cli.cq);
+	wc = loop_next_wc_within(c.cli.cq, 5000);
 	CHECK_EQ(wc.wr_id, 5);
 	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR); /* siw_sq_flush of the ORQ */
 	after_error(&c);

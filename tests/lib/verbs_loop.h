@@ -78,12 +78,12 @@ static inline struct ibv_qp *loop_new_rc(struct ibv_pd *pd, struct ibv_cq *cq)
 	return qp;
 }
 
-/* The next completion of cq, waiting up to 2 s for it. */
-static inline struct ibv_wc loop_next_wc(struct ibv_cq *cq)
+/* The next completion of cq, waiting up to ms milliseconds for it. */
+static inline struct ibv_wc loop_next_wc_within(struct ibv_cq *cq, int ms)
 {
 	struct ibv_wc wc;
 
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i <= ms; i++) {
 		int n = ibv_poll_cq(cq, 1, &wc);
 
 		CHECK(n >= 0);
@@ -91,8 +91,14 @@ static inline struct ibv_wc loop_next_wc(struct ibv_cq *cq)
 			return wc;
 		usleep(1000);
 	}
-	fprintf(stderr, "no completion within 2 s\n");
+	fprintf(stderr, "no completion within %d ms\n", ms);
 	exit(1);
+}
+
+/* The next completion of cq, waiting up to 2 s for it. */
+static inline struct ibv_wc loop_next_wc(struct ibv_cq *cq)
+{
+	return loop_next_wc_within(cq, 2000);
 }
 
 /* Starts an extended poll that found a completion, waiting up to 10 s for one. The
