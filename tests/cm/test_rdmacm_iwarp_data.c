@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <string.h>
-#include <time.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>

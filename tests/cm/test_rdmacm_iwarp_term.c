@@ -24,7 +24,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
