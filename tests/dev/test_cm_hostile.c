@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dev_counter.h"
 #include "dev/cm.h"
 #include "wire/byteorder.h"
 #include "wire/cma.h"
@@ -47,22 +48,12 @@ static bool on_event(void *ctx, struct urnic_dev *d, const struct urnic_cm_event
 
 static const struct urnic_dev_cm_sink sink = { on_event, NULL };
 
-static uint64_t ctr(enum urnic_counter c)
-{
-	uint64_t v;
-
-	pthread_mutex_lock(&dev->lock);
-	v = dev->eng->stats.counters[c];
-	pthread_mutex_unlock(&dev->lock);
-	return v;
-}
-
 /* Waits until counter c reaches want; returns its value then (or at the deadline). */
 static uint64_t wait_ctr(enum urnic_counter c, uint64_t want)
 {
-	for (int i = 0; i < 2000 && ctr(c) < want; i++)
+	for (int i = 0; i < 2000 && dev_counter(dev, c) < want; i++)
 		usleep(1000);
-	return ctr(c);
+	return dev_counter(dev, c);
 }
 
 /* Sends a RoCEv2 packet from the peer: BTH (opcode, DestQP 1), DETH (qkey, sqpn),
@@ -152,10 +143,10 @@ static void req(struct urnic_cm_mad *m, uint32_t comm_id, uint16_t port)
 static void test_not_mads(void)
 {
 	uint8_t junk[URNIC_MAD_BYTES] = { 1, 7, 2, 3 };
-	uint64_t not_mad = ctr(URNIC_CTR_drop_gsi_not_mad);
-	uint64_t qkey = ctr(URNIC_CTR_drop_gsi_bad_qkey);
-	uint64_t refused = ctr(URNIC_CTR_drop_gsi_refused);
-	uint64_t decode = ctr(URNIC_CTR_cm_drop_decode);
+	uint64_t not_mad = dev_counter(dev, URNIC_CTR_drop_gsi_not_mad);
+	uint64_t qkey = dev_counter(dev, URNIC_CTR_drop_gsi_bad_qkey);
+	uint64_t refused = dev_counter(dev, URNIC_CTR_drop_gsi_refused);
+	uint64_t decode = dev_counter(dev, URNIC_CTR_cm_drop_decode);
 
 	send_raw(URNIC_OP_UD_SEND_ONLY, URNIC_GSI_QKEY, 1, junk, 255); /* a byte short */
 	send_raw(URNIC_OP_UD_SEND_ONLY, URNIC_GSI_QKEY, 1, junk, 0);
@@ -166,7 +157,7 @@ static void test_not_mads(void)
 	CHECK_EQ(wait_ctr(URNIC_CTR_drop_gsi_not_mad, not_mad + 4), not_mad + 4);
 	CHECK_EQ(wait_ctr(URNIC_CTR_drop_gsi_bad_qkey, qkey + 1), qkey + 1);
 	CHECK_EQ(wait_ctr(URNIC_CTR_drop_gsi_refused, refused + 1), refused + 1);
-	CHECK_EQ(ctr(URNIC_CTR_cm_drop_decode), decode + 1);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_cm_drop_decode), decode + 1);
 }
 
 /* Messages for comm IDs nobody here holds: dropped, a DREQ answered with a DREP. */
@@ -174,8 +165,8 @@ static void test_unknown_ids(void)
 {
 	static const uint16_t attrs[] = { URNIC_CM_ATTR_REP, URNIC_CM_ATTR_RTU, URNIC_CM_ATTR_MRA,
 					  URNIC_CM_ATTR_REJ, URNIC_CM_ATTR_DREP };
-	uint64_t unknown = ctr(URNIC_CTR_cm_drop_unknown_conn);
-	uint64_t drep = ctr(URNIC_CTR_cm_drep_unknown);
+	uint64_t unknown = dev_counter(dev, URNIC_CTR_cm_drop_unknown_conn);
+	uint64_t drep = dev_counter(dev, URNIC_CTR_cm_drep_unknown);
 	struct urnic_cm_mad m;
 
 	for (unsigned i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
@@ -200,7 +191,7 @@ static void test_unknown_ids(void)
 	CHECK_EQ(m.hdr.attr_id, URNIC_CM_ATTR_DREP);
 	CHECK_EQ(m.msg.drep.remote_comm_id, 0x6160);
 	CHECK_EQ(wait_ctr(URNIC_CTR_cm_drop_unknown_conn, unknown + 5), unknown + 5);
-	CHECK_EQ(ctr(URNIC_CTR_cm_drep_unknown), drep + 1);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_cm_drep_unknown), drep + 1);
 }
 
 static uint32_t conns(void)
@@ -230,7 +221,7 @@ static void test_req_no_listener(void)
  * rest are dropped without a REJ (as Linux's ucma), nothing else is held. */
 static void test_req_flood(uint32_t listener)
 {
-	uint64_t full = ctr(URNIC_CTR_cm_req_backlog_full);
+	uint64_t full = dev_counter(dev, URNIC_CTR_cm_req_backlog_full);
 	struct urnic_cm_mad m;
 	struct urnic_cm *cm;
 	uint64_t now;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dev_counter.h"
 #include "dev/cm.h"
 #include "wire/cma.h"
 
@@ -108,16 +109,6 @@ static void connect_param(struct urnic_dev *from, struct urnic_dev *to, uint16_t
 	memcpy(p->local_gid, from->gid[1], 16);
 }
 
-static uint64_t ctr(struct urnic_dev *d, enum urnic_counter c)
-{
-	uint64_t v;
-
-	pthread_mutex_lock(&d->lock);
-	v = d->eng->stats.counters[c];
-	pthread_mutex_unlock(&d->lock);
-	return v;
-}
-
 static void test_connect_disconnect(struct urnic_dev *a, struct urnic_dev *b)
 {
 	struct urnic_cm_connect_param p;
@@ -190,11 +181,11 @@ static void test_connect_disconnect(struct urnic_dev *a, struct urnic_dev *b)
 	CHECK_EQ(urnic_cm_conns_in_use(cm), 0);
 	urnic_dev_cm_end(b);
 	/* REQ, REP, RTU, DREQ, DREP: five MADs, each taken once. */
-	CHECK_EQ(ctr(a, URNIC_CTR_tx_gsi_mads) + ctr(b, URNIC_CTR_tx_gsi_mads), 5);
-	CHECK_EQ(ctr(a, URNIC_CTR_rx_gsi_mads) + ctr(b, URNIC_CTR_rx_gsi_mads), 5);
+	CHECK_EQ(dev_counter(a, URNIC_CTR_tx_gsi_mads) + dev_counter(b, URNIC_CTR_tx_gsi_mads), 5);
+	CHECK_EQ(dev_counter(a, URNIC_CTR_rx_gsi_mads) + dev_counter(b, URNIC_CTR_rx_gsi_mads), 5);
 	/* The CM's own counters are the device's cm_* ones. */
-	CHECK_EQ(ctr(a, URNIC_CTR_cm_rx_mads) + ctr(b, URNIC_CTR_cm_rx_mads), 5);
-	CHECK_EQ(ctr(a, URNIC_CTR_cm_tx_mads), 3);
+	CHECK_EQ(dev_counter(a, URNIC_CTR_cm_rx_mads) + dev_counter(b, URNIC_CTR_cm_rx_mads), 5);
+	CHECK_EQ(dev_counter(a, URNIC_CTR_cm_tx_mads), 3);
 }
 
 static void test_no_listener(struct urnic_dev *a, struct urnic_dev *b)
@@ -254,8 +245,9 @@ static void test_not_mad(struct urnic_dev *b)
 	uint8_t pkt[] = { 0x64, 0x00, 0xff, 0xff, 0, 0, 0,   1,	  0,   0,   0, 0, 0x80, 0x01,
 			  0x00, 0x00, 0,    0,	  0, 1, 'n', 'o', 'p', 'e', 0, 0, 0,	0 };
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(4791) };
-	uint64_t before = ctr(b, URNIC_CTR_drop_gsi_not_mad) + ctr(b, URNIC_CTR_drop_bad_icrc);
-	uint64_t taken_before = ctr(b, URNIC_CTR_rx_gsi_mads);
+	uint64_t before = dev_counter(b, URNIC_CTR_drop_gsi_not_mad) +
+			  dev_counter(b, URNIC_CTR_drop_bad_icrc);
+	uint64_t taken_before = dev_counter(b, URNIC_CTR_rx_gsi_mads);
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
 	memcpy(&to.sin_addr, b->addr, 4);
@@ -264,14 +256,17 @@ static void test_not_mad(struct urnic_dev *b)
 	      (ssize_t)sizeof(pkt));
 	close(fd);
 	for (int i = 0; i < 1000; i++) {
-		if (ctr(b, URNIC_CTR_drop_gsi_not_mad) + ctr(b, URNIC_CTR_drop_bad_icrc) > before)
+		if (dev_counter(b, URNIC_CTR_drop_gsi_not_mad) +
+			    dev_counter(b, URNIC_CTR_drop_bad_icrc) >
+		    before)
 			break;
 		usleep(1000);
 	}
 	/* The ICRC is not computed here: a packet that fails it never reaches QP 1, and one
 	 * that passed would be refused as no MAD. Either way it is counted, never taken. */
-	CHECK(ctr(b, URNIC_CTR_drop_gsi_not_mad) + ctr(b, URNIC_CTR_drop_bad_icrc) > before);
-	CHECK_EQ(ctr(b, URNIC_CTR_rx_gsi_mads), taken_before);
+	CHECK(dev_counter(b, URNIC_CTR_drop_gsi_not_mad) + dev_counter(b, URNIC_CTR_drop_bad_icrc) >
+	      before);
+	CHECK_EQ(dev_counter(b, URNIC_CTR_rx_gsi_mads), taken_before);
 }
 
 static void pipe_put(int fd, char c)
@@ -366,7 +361,7 @@ static int test_shared(void)
 	pipe_put(to_child[1], 'D');
 	CHECK(waitpid(pid, &st, 0) == pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK(ctr(devs[0], URNIC_CTR_rx_forwarded) >= 1); /* the REQ */
+	CHECK(dev_counter(devs[0], URNIC_CTR_rx_forwarded) >= 1); /* the REQ */
 	urnic_dev_cm_close(devs[0]);
 	printf("ok shared\n");
 	return 0;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dev_counter.h"
 #include "dev/device.h"
 #include "verbs/verbs.h"
 
@@ -30,16 +31,6 @@ static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
-static uint64_t ctr(enum urnic_counter c)
-{
-	uint64_t v;
-
-	pthread_mutex_lock(&dev->lock);
-	v = dev->eng->stats.counters[c];
-	pthread_mutex_unlock(&dev->lock);
-	return v;
 }
 
 /* An offer's hold on mr, as the responder takes it (responder.c, offer_tail). */
@@ -114,18 +105,18 @@ int main(void)
 	t0 = now_ms();
 	CHECK_EQ(ibv_dereg_mr(mr), 0);
 	CHECK(now_ms() - t0 < 50);
-	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 0);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_direct_pull_wait), 0);
 
 	/* Deregistration waits for the word; so does reregistration. */
 	waited = released_later(pd, buf, sizeof(buf), false);
 	printf("dereg waited %llu ms\n", (unsigned long long)waited);
 	CHECK(waited >= 90 && waited < 900);
-	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 1);
-	CHECK_EQ(ctr(URNIC_CTR_direct_pull_abandoned), 0);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_direct_pull_wait), 1);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_direct_pull_abandoned), 0);
 	waited = released_later(pd, buf, sizeof(buf), true);
 	printf("rereg waited %llu ms\n", (unsigned long long)waited);
 	CHECK(waited >= 90 && waited < 900);
-	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 2);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_direct_pull_wait), 2);
 
 	/* A word that never comes: given up on after the wait, counted. */
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
@@ -136,8 +127,8 @@ int main(void)
 	waited = now_ms() - t0;
 	printf("dereg gave up after %llu ms\n", (unsigned long long)waited);
 	CHECK(waited >= URNIC_DIRECT_PULL_WAIT_NS / 1000000 - 10);
-	CHECK_EQ(ctr(URNIC_CTR_direct_pull_wait), 3);
-	CHECK_EQ(ctr(URNIC_CTR_direct_pull_abandoned), 1);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_direct_pull_wait), 3);
+	CHECK_EQ(dev_counter(dev, URNIC_CTR_direct_pull_abandoned), 1);
 
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
