@@ -145,14 +145,13 @@ uint64_t urnic_dcqcn_rp_advance(struct urnic_dcqcn_rp *rp, uint64_t now_ns)
 	}
 	if (n == MAX_CATCH_UP)
 		rp->alpha_ns = now_ns;
-	for (n = 0; rp->limited && now_ns - rp->timer_ns >= p->time_reset_ns; n++) {
+	for (n = 0; rp->limited && now_ns - rp->timer_ns >= p->time_reset_ns && n < MAX_CATCH_UP;
+	     n++) {
 		rp->timer_ns += p->time_reset_ns;
 		rp->timer_stage++;
 		increase(rp);
-		if (n == MAX_CATCH_UP)
-			rp->timer_ns = now_ns;
 	}
-	if (!rp->limited)
+	if (n == MAX_CATCH_UP || !rp->limited)
 		rp->timer_ns = now_ns;
 	return rp->rate_bps;
 }
