@@ -221,6 +221,9 @@ if [ "$LOSS" -gt 0 ] || [ "$CM_LOSS" -gt 0 ]; then
 	# 352-367) are spared as ACKs are, for the same reason: rping's client sends its DREQ
 	# and exits, its ID destroyed, which ends the DREQ's retries (Linux's cm_destroy_id
 	# cancels them the same way); one lost DREQ leaves the server waiting for ever.
+	# RC SENDs (opcodes 0-5) are dropped one in 20 by count, not by chance, so that each
+	# side's requester surely loses a request and retransmits, which the checks below
+	# require of both; all other non-ACK packets at LOSS % by chance.
 	# DREPs (0x16) are spared too: a process whose DREP is lost has often exited by the
 	# time the DREQ comes again, and urnic's CM leaves with the process, where the
 	# kernel's answers from TimeWait (docs/differences-from-rxe.md); the peer then
@@ -231,13 +234,15 @@ table inet urnic_interop_loss {
 		type filter hook input priority 0; policy accept;
 		udp dport 4791 @th,104,24 == 1 @th,352,16 { 0x15, 0x16 } accept
 		udp dport 4791 @th,104,24 == 1 $CM_MATCH numgen random mod 100 < $CM_LOSS counter drop
-		udp dport 4791 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
+		udp dport 4791 @th,64,8 < 6 numgen inc mod 20 == 4 counter drop
+		udp dport 4791 @th,64,8 > 5 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
 	}
 	chain out {
 		type filter hook output priority 0; policy accept;
 		udp dport 4791 @th,104,24 == 1 @th,352,16 { 0x15, 0x16 } accept
 		udp dport 4791 @th,104,24 == 1 $CM_MATCH numgen random mod 100 < $CM_LOSS counter drop
-		udp dport 4791 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
+		udp dport 4791 @th,64,8 < 6 numgen inc mod 20 == 4 counter drop
+		udp dport 4791 @th,64,8 > 5 @th,64,8 != 17 numgen random mod 100 < $LOSS counter drop
 	}
 }
 EOF
@@ -519,7 +524,7 @@ for c in retry_exceeded_err retry_rnr_exceeded_err; do
 done
 if [ "$LOSS" -gt 0 ] || [ "$CM_LOSS" -gt 0 ]; then
 	say "nftables: $(nsx nft list table inet urnic_interop_loss | grep -o 'packets [0-9]*' |
-		tr '\n' ' ')dropped (input: CM MADs, others; output: CM MADs, others)"
+		tr '\n' ' ')dropped (input: CM MADs, RC SENDs, others; output: the same)"
 fi
 if [ "$LOSS" -gt 0 ]; then
 	[ "$(ctr "$HOST_LOG" retransmit_pkts)" -gt 0 ] || fail "urnic retransmitted nothing"
