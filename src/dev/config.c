@@ -13,7 +13,8 @@
  * transport/fault.h on the receive path. The limits of limits.def come from
  * `<limit> <n>` lines and URNIC_LIMITS; the verbs count QPs, CQs and SRQs against them
  * (urnic_dev_res_get). URNIC_COUNTERS_MODE lets others read the counters file.
- * URNIC_PCAP (or a `pcap <path>` line) names the capture file of trace.h.
+ * URNIC_PCAP (or a `pcap <path>` line) names the capture file of trace.h. URNIC_CONGESTION (or
+ * `congestion` lines) turns DCQCN on or off per device (config_cc.c).
  *
  * A bad value anywhere (a variable, or a line of the file) is said on stderr, naming the
  * variable or the line and the value, and makes every device open fail (EINVAL): a
@@ -46,8 +47,7 @@ static pthread_once_t list_once = PTHREAD_ONCE_INIT;
 static bool config_bad; /* a bad value was read: no device opens */
 static struct urnic_dev_settings settings = { .ack_hold_us = -1, .iw_hold_us = -1 };
 
-/* Says what is wrong with the configuration and fails every device open. */
-static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
+void urnic_config_bad(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -58,6 +58,8 @@ static void __attribute__((format(printf, 1, 2))) bad(const char *fmt, ...)
 	va_end(ap);
 	config_bad = true;
 }
+
+#define bad urnic_config_bad /* for its many uses in this file */
 
 /* A 0/1 variable (README "Configuration"): def when unset. */
 static bool env_flag(const char *name, bool def)
@@ -415,8 +417,9 @@ static void set_fault(const char *spec, const char *from)
 }
 
 /* The config file: `device [<kind>:]<ip>` lines (used when URNIC_ADDR is not set),
- * `fault <spec>`, `pcap <path>` and `<limit> <value>` (limits.def); blank lines, and `#` to the end
- * of a line, are comments. A line that is none of these is bad, as is a file named
+ * `fault <spec>`, `pcap <path>`, `congestion <list>` and `<limit> <value>` (limits.def); blank
+ * lines, and
+ * `#` to the end of a line, are comments. A line that is none of these is bad, as is a file named
  * by URNIC_CONFIG that cannot be read; /etc/urnic.conf may be absent. Returns true
  * if it named a device. */
 static bool read_config(bool want_devices)
@@ -467,6 +470,8 @@ static bool read_config(bool want_devices)
 			set_fault(arg, from);
 		} else if (strcmp(word, "pcap") == 0) {
 			set_pcap(arg, from);
+		} else if (strcmp(word, "congestion") == 0) {
+			urnic_config_cc_list(arg, from);
 		} else if (set_limit(word, arg, from) == 1) {
 			bad("%s: unknown setting '%s'", from, word);
 		}
@@ -554,6 +559,9 @@ static void build_list(void)
 		env_limits(secure_getenv("URNIC_LIMITS"));
 	if (secure_getenv("URNIC_COUNTERS_MODE"))
 		set_counters_mode(secure_getenv("URNIC_COUNTERS_MODE"));
+	if (secure_getenv("URNIC_CONGESTION"))
+		urnic_config_cc_list(secure_getenv("URNIC_CONGESTION"), "URNIC_CONGESTION");
+	urnic_config_cc_apply(devices, ndevices);
 	for (int i = 0; i < ndevices; i++)
 		devices[i]->lim = limits;
 }

@@ -39,6 +39,15 @@ const struct urnic_dev_settings *urnic_dev_settings(void);
 /* The mode of the counters files (URNIC_COUNTERS_MODE, default 0600). */
 mode_t urnic_dev_counters_mode(void);
 
+/* Says what is wrong with the configuration (on stderr, naming where it was read) and
+ * fails every device open (config.c). */
+void urnic_config_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Congestion control per device (config_cc.c): a list from `from` (URNIC_CONGESTION or a
+ * file's line), kept; then applied to the devices, in the order read. */
+void urnic_config_cc_list(const char *list, const char *from);
+void urnic_config_cc_apply(struct urnic_dev *const *devices, int ndevices);
+
 /* The library variable that the variable name (len bytes, no '=') misspells, or NULL
  * when it is one, or not near any (env_names.c). */
 const char *urnic_env_misspelt(const char *name, size_t len);

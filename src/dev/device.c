@@ -92,6 +92,12 @@ static int start(struct urnic_dev *d)
 	d->eng->mrs.odp = urnic_dev_odp_ops(); /* on-demand regions' copies (odp.h) */
 	if (set->ack_hold_us >= 0)	       /* at most 1 s (config.c) */
 		d->eng->hold.max_ns = (uint32_t)set->ack_hold_us * 1000u;
+	if (d->dcqcn) {
+		/* ConnectX's parameters for the port's rate, the 4X EDR (100 Gb/s) that
+		 * ibv_query_port reports (verbs/device.c). */
+		d->eng->cfg.dcqcn = true;
+		urnic_dcqcn_defaults(&d->eng->cfg.dcqcn_params, URNIC_PORT_RATE_BPS);
+	}
 	if (d->kind == URNIC_KIND_IWARP) {
 		/* RC QPs speaking RDMAP on the TCP connections of iw_conn.c. */
 		d->eng->cfg.iwarp = true;

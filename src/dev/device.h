@@ -57,6 +57,9 @@ const char *urnic_dev_kind_name(enum urnic_dev_kind k);
  * work, 911 spinning 50 us, 460 sleeping at once), so it never spins beside one;
  * applications that poll drive the pipeline themselves (urnic_dev_progress). */
 #define URNIC_DEFAULT_SPIN_NS 50000u
+/* The port's rate as ibv_query_port reports it (4X EDR, verbs/device.c): DCQCN's line
+ * rate, the rate of a QP no CNP has cut. */
+#define URNIC_PORT_RATE_BPS 100000000000ull
 
 /*
  * Where a device's CM events go: event() runs under the device lock in whichever thread
@@ -99,6 +102,7 @@ struct urnic_dev {
 	uint8_t gid[2][16];
 	uint64_t guid;	  /* network order */
 	int active_mtu;	  /* IB MTU enum for the port */
+	bool dcqcn;	  /* URNIC_CONGESTION: DCQCN on its RC, UC and XRC QPs (engine/roce/cc.h) */
 	uint32_t spin_ns; /* how long the engine polls after the last work */
 	struct urnic_limits lim;
 	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */

@@ -101,6 +101,11 @@ struct urnic_engine_config {
 	 * RTR (iwarp/iw_qp.h, URNIC_IW_AWAIT_FIRST_NS by default; 0: until the Initiator's
 	 * first FPDU, however long, as RFC 5044 7.1.2 says; URNIC_IW_HOLD_US). */
 	uint64_t iw_await_first_ns;
+	/* DCQCN (cc/dcqcn.h, roce/cc.c) on the RC, UC and XRC QPs: their packets leave
+	 * ECN-capable, one that arrives marked CE gets a CNP, a CNP cuts the QP's rate.
+	 * Off: CNPs are counted and ignored, nothing is marked (URNIC_CONGESTION). */
+	bool dcqcn;
+	struct urnic_dcqcn_params dcqcn_params;
 };
 
 /* The QPs, and which of them a pass visits. */

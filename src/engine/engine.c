@@ -171,6 +171,7 @@ static void reset_protocol_state(struct urnic_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));
+	memset(&qp->cc, 0, sizeof(qp->cc));
 	/* IBTA 10.3.1: RESET empties the work queues. */
 	atomic_store(&qp->sq.prod, 0);
 	atomic_store(&qp->sq.cons, 0);

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cc/dcqcn.h"
 #include "mem/mr.h"
 #include "queue/srq.h"
 #include "queue/wq.h"
@@ -262,6 +263,16 @@ struct urnic_resp {
 	uint32_t replying;  /* resources with READ responses or an atomic ACK still to send */
 };
 
+/* DCQCN on a connected QP of a device that runs it (roce/cc.c): the notification
+ * point's last CNP, and the reaction point, set up by the first CNP (until then the QP
+ * sends at will, as an uncut one does). Cleared by RESET. */
+struct urnic_qp_cc {
+	struct urnic_dcqcn_np np;
+	struct urnic_dcqcn_rp rp;
+	bool rp_on;
+	bool paced; /* the requester waits for rp.next_send_ns */
+};
+
 struct urnic_qp_ops;
 struct urnic_rss;
 struct urnic_iw_qp;
@@ -285,6 +296,7 @@ struct urnic_qp {
 	struct urnic_req req;
 	struct urnic_comp comp;
 	struct urnic_resp resp;
+	struct urnic_qp_cc cc;
 	uint32_t flushed_rq; /* RQ entries already flushed, engine-private */
 	void *owner;	     /* the ibv_qp, for async events */
 	/* A raw packet RSS QP: its frames go to the queues of this table (engine/raw.h). */

@@ -205,6 +205,26 @@ static ssize_t be32_decode(uint32_t *v, const uint8_t *buf, size_t len)
 	return 4;
 }
 
+/* IBTA A17.9.3: a CNP's 16 bytes after the BTH are reserved, sent as zeros; like the
+ * BTH's reserved bits, a CNP that sets them is dropped rather than believed. */
+static ssize_t cnp_resv_decode(const uint8_t *buf, size_t len)
+{
+	if (len < URNIC_CNP_RESV_BYTES)
+		return -EBADMSG;
+	for (size_t i = 0; i < URNIC_CNP_RESV_BYTES; i++)
+		if (buf[i])
+			return -EBADMSG;
+	return URNIC_CNP_RESV_BYTES;
+}
+
+static ssize_t cnp_resv_encode(uint8_t *buf, size_t cap)
+{
+	if (cap < URNIC_CNP_RESV_BYTES)
+		return -ENOBUFS;
+	memset(buf, 0, URNIC_CNP_RESV_BYTES);
+	return URNIC_CNP_RESV_BYTES;
+}
+
 static ssize_t be32_encode(uint32_t v, uint8_t *buf, size_t cap)
 {
 	if (cap < 4)
@@ -285,6 +305,8 @@ static ssize_t ext_decode(struct urnic_pkt *pkt, uint32_t flags, const uint8_t *
 		STEP(immdt_decode(&pkt->imm_be, buf + off, len - off));
 	if (flags & URNIC_OPF_IETH)
 		STEP(be32_decode(&pkt->ieth_rkey, buf + off, len - off));
+	if (flags & URNIC_OPF_CNP)
+		STEP(cnp_resv_decode(buf + off, len - off));
 	return (ssize_t)off;
 }
 
@@ -313,6 +335,8 @@ static ssize_t ext_encode(const struct urnic_pkt *pkt, uint32_t flags, uint8_t *
 		STEP(immdt_encode(pkt->imm_be, buf + off, cap - off));
 	if (flags & URNIC_OPF_IETH)
 		STEP(be32_encode(pkt->ieth_rkey, buf + off, cap - off));
+	if (flags & URNIC_OPF_CNP)
+		STEP(cnp_resv_encode(buf + off, cap - off));
 	return (ssize_t)off;
 }
 #undef STEP

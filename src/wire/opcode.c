@@ -19,16 +19,19 @@
 	 (((flags)&URNIC_OPF_ATMACK) ? URNIC_ATMACK_BYTES : 0) +                                   \
 	 (((flags)&URNIC_OPF_IMMDT) ? URNIC_IMMDT_BYTES : 0) +                                     \
 	 (((flags)&URNIC_OPF_IETH) ? URNIC_IETH_BYTES : 0) +                                       \
-	 (((flags)&URNIC_OPF_FETH) ? URNIC_FETH_BYTES : 0))
+	 (((flags)&URNIC_OPF_FETH) ? URNIC_FETH_BYTES : 0) +                                       \
+	 (((flags)&URNIC_OPF_CNP) ? URNIC_CNP_RESV_BYTES : 0))
+
+#define TRANSPORT_FLAGS (URNIC_OPF_RC | URNIC_OPF_UC | URNIC_OPF_UD | URNIC_OPF_XRC | URNIC_OPF_CNP)
 
 /* Exactly one transport, and it matches the opcode's base (IBTA 9.2.1: bits 7-5). */
 #define TRANSPORT_OK(value, flags)                                                                 \
-	(((flags) & (URNIC_OPF_RC | URNIC_OPF_UC | URNIC_OPF_UD | URNIC_OPF_XRC)) ==               \
-	 (((value)&0xe0) == 0x00   ? URNIC_OPF_RC                                                  \
-	  : ((value)&0xe0) == 0x20 ? URNIC_OPF_UC                                                  \
-	  : ((value)&0xe0) == 0x60 ? URNIC_OPF_UD                                                  \
-	  : ((value)&0xe0) == 0xa0 ? URNIC_OPF_XRC                                                 \
-				   : 0u))
+	(((flags)&TRANSPORT_FLAGS) == (((value)&0xe0) == 0x00	? URNIC_OPF_RC                     \
+				       : ((value)&0xe0) == 0x20 ? URNIC_OPF_UC                     \
+				       : ((value)&0xe0) == 0x60 ? URNIC_OPF_UD                     \
+				       : ((value)&0xe0) == 0x80 ? URNIC_OPF_CNP                    \
+				       : ((value)&0xe0) == 0xa0 ? URNIC_OPF_XRC                    \
+								: 0u))
 
 /* Position in the message: FIRST, MIDDLE, LAST or ONLY; MIDDLE excludes the others. */
 #define POSITION_OK(flags)                                                                         \
@@ -38,8 +41,10 @@
 #define URNIC_OPCODE(name, value, flags)                                                           \
 	_Static_assert((value) >= 0 && (value) <= 0xff, #name ": not a BTH opcode");               \
 	_Static_assert(TRANSPORT_OK(value, flags), #name ": transport flag/base mismatch");        \
-	_Static_assert(!((flags)&URNIC_OPF_REQ) != !((flags)&URNIC_OPF_RESP),                      \
-		       #name ": exactly one of REQ/RESP");                                         \
+	_Static_assert(((flags)&URNIC_OPF_CNP)                                                     \
+			       ? !((flags) & (URNIC_OPF_REQ | URNIC_OPF_RESP))                     \
+			       : !((flags)&URNIC_OPF_REQ) != !((flags)&URNIC_OPF_RESP),            \
+		       #name ": exactly one of REQ/RESP (a CNP is neither)");                      \
 	_Static_assert(POSITION_OK(flags), #name ": bad FIRST/MIDDLE/LAST");                       \
 	_Static_assert(!((flags)&URNIC_OPF_RETH) || !((flags)&URNIC_OPF_ATMETH),                   \
 		       #name ": RETH and AtomicETH are exclusive");                                \
@@ -56,15 +61,16 @@
 #undef URNIC_OPCODE
 
 /* Table completeness (IBTA 9.2.1, as rxe_opcode.c lists them): 25 RC, 12 UC and 2 UD
- * opcodes, and the 23 XRC ones of Annex A14. A value listed twice is caught by the
- * designated initialisers below (-Woverride-init). */
+ * opcodes, the 23 XRC ones of Annex A14 and the CNP of A17.9.3. A value listed twice is caught by
+ * the designated initialisers below (-Woverride-init). */
 enum {
 #define URNIC_OPCODE(name, value, flags) +1
 	OPCODE_COUNT = 0
 #include "opcode.def"
 #undef URNIC_OPCODE
 };
-_Static_assert(OPCODE_COUNT == 62, "opcode.def must list every RC, UC, UD and XRC opcode");
+_Static_assert(OPCODE_COUNT == 63,
+	       "opcode.def must list every RC, UC, UD and XRC opcode and the CNP");
 
 const struct urnic_opcode_info urnic_opcode_table[256] = {
 #define URNIC_OPCODE(op_name, value, op_flags)                                                     \
@@ -86,6 +92,7 @@ _Static_assert(HDR_BYTES(URNIC_OPF_FETH | URNIC_OPF_RETH) == 32, "FLUSH");
 _Static_assert(HDR_BYTES(URNIC_OPF_XRCETH | URNIC_OPF_RETH | URNIC_OPF_IMMDT) == 36,
 	       "XRC WRITE_ONLY_WITH_IMM");
 _Static_assert(HDR_BYTES(URNIC_OPF_XRCETH | URNIC_OPF_ATMETH) == 44, "XRC COMPARE_SWAP");
+_Static_assert(HDR_BYTES(URNIC_OPF_CNP) == 28, "CNP: BTH and 16 reserved bytes (A17.9.3)");
 
 /*
  * IBTA 9.7.5.2.8 table 45: RNR NAK timer field to the minimum delay, in microseconds.

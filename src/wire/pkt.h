@@ -30,6 +30,7 @@ enum {
 	URNIC_IMMDT_BYTES = 4,
 	URNIC_IETH_BYTES = 4,
 	URNIC_FETH_BYTES = 4,
+	URNIC_CNP_RESV_BYTES = 16, /* IBTA A17.9.3: after a CNP's BTH, sent as zeros */
 	URNIC_XRCETH_BYTES = 4,
 	URNIC_ICRC_BYTES = 4,
 	URNIC_ROCE_UDP_PORT = 4791,
@@ -67,6 +68,9 @@ enum urnic_op_flag {
 	URNIC_OPF_ATOMIC_WRITE = 1u << 24,
 	URNIC_OPF_XRC = 1u << 25,
 	URNIC_OPF_XRCETH = 1u << 26,
+	/* The CNP (IBTA A17.9.3, base 0x80): the transport of congestion notification, its
+	 * own; 16 reserved bytes after the BTH. */
+	URNIC_OPF_CNP = 1u << 27,
 };
 
 /* IBTA 9.2.1: the BTH OpCode is a transport (bits 7-5) and an operation (bits 4-0); XRC

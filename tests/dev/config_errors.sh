@@ -123,6 +123,27 @@ bad "URNIC_PCAP: '$T/x%': % is not %p" URNIC_PCAP=$T/x%
 good URNIC_PCAP=$T/x-%p-%d-%%.pcapng
 good URNIC_PCAP=
 
+# Congestion control per device (URNIC_CONGESTION, the file's `congestion` lines).
+good URNIC_CONGESTION=dcqcn
+good URNIC_CONGESTION=none
+good URNIC_CONGESTION=$ADDR=dcqcn
+good "URNIC_CONGESTION=dcqcn,$ADDR=none"
+good URNIC_CONGESTION=::ffff:7f00:34=dcqcn URNIC_ADDR=::ffff:7f00:34
+good URNIC_CONGESTION=dcqcn URNIC_ADDR=iwarp:$ADDR
+bad "URNIC_CONGESTION: 'dcqnc': 'dcqnc' is not a congestion control \(dcqcn, none\)" \
+	URNIC_CONGESTION=dcqnc
+bad "URNIC_CONGESTION: '127.0.0.99=dcqcn': no device has that address" \
+	URNIC_CONGESTION=127.0.0.99=dcqcn
+bad "URNIC_CONGESTION: 'x=dcqcn': 'x' is not an IPv4 or IPv6 address" URNIC_CONGESTION=x=dcqcn
+bad "URNIC_CONGESTION: '$ADDR=dcqcn': urnic0 is an iwarp device: TCP controls its congestion" \
+	URNIC_CONGESTION=$ADDR=dcqcn URNIC_ADDR=iwarp:$ADDR
+bad "URNIC_CONGESTION: '' names no congestion control" URNIC_CONGESTION=
+printf 'congestion %s=dcqcn\n' $ADDR > "$T/cc.conf"
+good URNIC_CONFIG=$T/cc.conf
+printf 'congestion dcqcm\n' > "$T/cc-bad.conf"
+bad "$T/cc-bad.conf:1: 'dcqcm': 'dcqcm' is not a congestion control" URNIC_CONFIG=$T/cc-bad.conf
+bad "URNIC_CONGESTON is not a urnic variable \(URNIC_CONGESTION\?\)" URNIC_CONGESTON=dcqcn
+
 # A misspelt variable name (one or two edits from one of the library's) is an error;
 # a script's own URNIC_ variables, far from every name, are not.
 bad "URNIC_FAUT is not a urnic variable \(URNIC_FAULT\?\)" URNIC_FAUT=drop=1%

@@ -175,6 +175,7 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	pi.syndrome = pkt.aeth.syndrome;
 	pi.msn = pkt.aeth.msn;
 	pi.payload_bytes = pkt.payload_bytes;
+	pi.tos = p->dst.traffic_class;
 	pi.direct_flags = p->direct_flags;
 	pi.direct_nseg = p->direct_nseg;
 	if (f->lanes && (p->direct_flags || p->direct_nseg)) {
@@ -223,6 +224,7 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	in.buf = buf;
 	in.at_ns = f->now_ns;
 	in.hold = 0;
+	in.tos = pi.tos;
 	if (pi.dst < 0) {
 		pi.fate = FAB_FATE_NO_ROUTE;
 		act = FAB_DROP;
@@ -258,6 +260,15 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	case FAB_DELAY:
 		pi.fate = FAB_FATE_DELAYED;
 		in.at_ns = f->now_ns + rule->delay_ns;
+		enqueue(f, &in);
+		break;
+	case FAB_MARK_CE:
+		if (pi.tos & 0x03) { /* ECT(0), ECT(1) or CE already */
+			in.tos |= 0x03;
+			pi.fate = FAB_FATE_MARKED;
+		} else {
+			pi.fate = FAB_FATE_SENT;
+		}
 		enqueue(f, &in);
 		break;
 	case FAB_MUTATE:
@@ -428,8 +439,9 @@ void fab_trace_clear(struct fabric *f)
 
 void fab_trace_dump(const struct fabric *f, uint32_t from, uint32_t to)
 {
-	static const char *const fates[] = { "sent", "DROPPED", "dup",	   "CORRUPT",
-					     "held", "delayed", "mutated", "no-route" };
+	static const char *const fates[] = { "sent",	"DROPPED", "dup",      "CORRUPT", "held",
+					     "delayed", "mutated", "no-route", "CE" };
+	_Static_assert(sizeof(fates) / sizeof(fates[0]) == FAB_FATE_MARKED + 1, "enum fab_fate");
 
 	for (uint32_t i = from; i < to && i < f->ntrace; i++) {
 		const struct fab_pktinfo *pi = &f->trace[i];
@@ -441,7 +453,7 @@ void fab_trace_dump(const struct fabric *f, uint32_t from, uint32_t to)
 			pi->ackreq ? " A" : "  ", pi->payload_bytes);
 		if (pi->has_aeth)
 			fprintf(stderr, " aeth %02x msn %u", pi->syndrome, pi->msn);
-		fprintf(stderr, " %s\n", pi->fate < 8 ? fates[pi->fate] : "?");
+		fprintf(stderr, " %s\n", pi->fate <= FAB_FATE_MARKED ? fates[pi->fate] : "?");
 	}
 }
 
@@ -466,11 +478,13 @@ static bool pass(struct fabric *f)
 
 /* A packet to host d, as its transport would hand it to the engine. */
 static void rx(struct fabric *f, struct fab_host *d, const uint8_t *src_ip, uint16_t sport,
-	       const uint8_t *buf, uint32_t len, const struct urnic_direct_note *note)
+	       uint8_t tos, const uint8_t *buf, uint32_t len, const struct urnic_direct_note *note)
 {
-	struct urnic_rx_meta m = {
-		.sport = sport, .ttl = URNIC_DEFAULT_TTL, .now_ns = f->now_ns, .direct = note
-	};
+	struct urnic_rx_meta m = { .sport = sport,
+				   .tos = tos,
+				   .ttl = URNIC_DEFAULT_TTL,
+				   .now_ns = f->now_ns,
+				   .direct = note };
 
 	memcpy(m.src_ip, src_ip, 4);
 	memcpy(m.dst_ip, d->ip, 4);
@@ -495,7 +509,8 @@ static bool deliver(struct fabric *f)
 			enqueue(f, &in);
 			continue;
 		}
-		rx(f, d, f->hosts[in.src].ip, in.sport, in.buf, in.len, in.noted ? &in.note : NULL);
+		rx(f, d, f->hosts[in.src].ip, in.sport, in.tos, in.buf, in.len,
+		   in.noted ? &in.note : NULL);
 		free(in.buf);
 		f->ndelivered++;
 		did = true;
@@ -573,7 +588,7 @@ void fab_inject(struct fabric *f, const uint8_t *src_ip, int dst, uint16_t sport
 
 	if (fix_icrc)
 		fab_icrc_fix(src_ip, d->ip, sport, buf, len);
-	rx(f, d, src_ip, sport, buf, len, NULL);
+	rx(f, d, src_ip, sport, 0, buf, len, NULL);
 }
 
 /* ---- memory ---- */

@@ -48,6 +48,7 @@ enum fab_fate {
 	FAB_FATE_DELAYED,
 	FAB_FATE_MUTATED,
 	FAB_FATE_NO_ROUTE,
+	FAB_FATE_MARKED, /* delivered with ECN CE */
 };
 
 /* One packet as it left an engine. */
@@ -67,6 +68,7 @@ struct fab_pktinfo {
 	uint32_t msn;
 	uint32_t payload_bytes;
 	uint8_t fate;	      /* enum fab_fate */
+	uint8_t tos;	      /* the IP TOS it left with (the address vector's, ECN) */
 	uint8_t direct_flags; /* URNIC_DIRECT_* beside it (fab_lanes) */
 	uint8_t direct_nseg;
 };
@@ -79,6 +81,9 @@ enum fab_action {
 	FAB_HOLD,    /* deliver it after `hold` other packets were delivered (reorder) */
 	FAB_DELAY,   /* deliver it delay_ns later on the fabric clock */
 	FAB_MUTATE,  /* let mutate() edit the bytes, then recompute the ICRC */
+	/* A congested queue's ECN marking (RFC 3168 §5): an ECN-capable packet (ECT) is
+	 * delivered with CE; one that is not passes unmarked. */
+	FAB_MARK_CE,
 };
 
 /* Which fields of a rule must match. */
@@ -121,6 +126,7 @@ struct fab_inflight {
 	uint64_t at_ns; /* deliver no earlier than this */
 	uint32_t hold;	/* deliver after this many packets behind it were delivered */
 	bool noted;	/* with a direct placement note (fab_lanes) */
+	uint8_t tos;	/* the IP TOS it arrives with */
 	struct urnic_direct_note note;
 };
 

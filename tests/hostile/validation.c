@@ -235,7 +235,9 @@ static void refix_icrc(uint8_t *buf, size_t len)
  * beyond the packet, unknown opcodes, TVer 1, reserved bits). Silently dropped. */
 void sc_truncated_headers(void)
 {
-	static const uint8_t unknown_ops[] = { 0x15, 0x1e, 0x1f, 0x3f, 0x44, 0x81, 0xb5, 0xff };
+	static const uint8_t unknown_ops[] = {
+		0x15, 0x1e, 0x1f, 0x3f, 0x44, 0x80, 0x82, 0xb5, 0xff
+	};
 	struct topts o = topts_default(2);
 	struct urnic_ctrfile s;
 	uint8_t data[32], full[128], buf[128];

@@ -100,9 +100,12 @@ static void table_matches_rxe_lengths(void)
 		CHECK(strcmp(info->name, rxe_lengths[i].name) == 0);
 		CHECK_EQ(info->hdr_bytes, rxe_lengths[i].hdr_bytes);
 	}
+	/* Besides rxe's: the CNP (A17.9.3), which rxe does not know, BTH and 16 bytes. */
+	CHECK(strcmp(urnic_opcode_info(0x81)->name, "CNP") == 0);
+	CHECK_EQ(urnic_opcode_info(0x81)->hdr_bytes, 28);
 	for (op = 0; op < 256; op++)
 		known += urnic_opcode_table[op].name != NULL;
-	CHECK_EQ(known, NLENGTHS);
+	CHECK_EQ(known, NLENGTHS + 1);
 }
 
 static void enum_values_are_the_wire_values(void)
@@ -148,11 +151,13 @@ static void flags_are_consistent(void)
 			CHECK_EQ(urnic_opcode_table[op].hdr_bytes, 0);
 			continue;
 		}
-		/* One kind of operation each. */
+		/* One kind of operation each; the CNP is none (A17.9.3), and alone. */
 		CHECK_EQ(__builtin_popcount(f & (URNIC_OPF_SEND | URNIC_OPF_WRITE | URNIC_OPF_READ |
 						 URNIC_OPF_ATOMIC | URNIC_OPF_ACK |
 						 URNIC_OPF_FLUSH | URNIC_OPF_ATOMIC_WRITE)),
-			 1);
+			 (f & URNIC_OPF_CNP) ? 0 : 1);
+		if (f & URNIC_OPF_CNP)
+			CHECK_EQ(f, URNIC_OPF_CNP | URNIC_OPF_ONLY);
 		/* Immediate data and invalidation end a message. */
 		if (f & (URNIC_OPF_IMMDT | URNIC_OPF_IETH))
 			CHECK(f & URNIC_OPF_LAST);

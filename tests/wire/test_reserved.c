@@ -137,11 +137,13 @@ static void unknown_opcodes_are_rejected(void)
 		pkt.bth.opcode = (uint8_t)op;
 		CHECK_EQ(urnic_pkt_encode_hdr(&pkt, out, sizeof(out)), -EINVAL);
 	}
-	CHECK_EQ(unknown, 256 - 62);
-	/* Spot checks: RD, RESYNC, CNP, XRC's RESYNC slot and A19 codes, manufacturer-specific. */
+	CHECK_EQ(unknown, 256 - 63);
+	/* Spot checks: RD, RESYNC, the CNP class's other codes, XRC's RESYNC slot and A19
+	 * codes, manufacturer-specific. */
 	CHECK(!urnic_opcode_table[0x15].name);
 	CHECK(!urnic_opcode_table[0x40].name);
-	CHECK(!urnic_opcode_table[0x81].name);
+	CHECK(!urnic_opcode_table[0x80].name);
+	CHECK(!urnic_opcode_table[0x82].name);
 	CHECK(!urnic_opcode_table[0xb5].name);
 	CHECK(!urnic_opcode_table[0xbc].name);
 	CHECK(!urnic_opcode_table[0xe0].name);

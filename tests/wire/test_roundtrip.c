@@ -62,6 +62,8 @@ static void make_clean(uint8_t *hdr, uint32_t flags)
 		hdr[URNIC_BTH_BYTES + 4] = 0; /* DETH is the first extension header */
 	if (flags & URNIC_OPF_XRCETH)
 		hdr[URNIC_BTH_BYTES] = 0; /* and so is the XRCETH (IBTA A14) */
+	if (flags & URNIC_OPF_CNP)	  /* A17.9.3: the CNP's 16 reserved bytes */
+		memset(hdr + URNIC_BTH_BYTES, 0, URNIC_CNP_RESV_BYTES);
 }
 
 static void random_bytes_survive_decode_encode(void)
@@ -173,11 +175,38 @@ static void bth_bits_sit_where_ibta_puts_them(void)
 	CHECK(memcmp(buf, want, sizeof(want)) == 0);
 }
 
+/* IBTA A17.9.3's CNP, as ConnectX sends it (NVIDIA's "RoCEv2 CNP Packet Format
+ * Example": 81 00 ff ff 40 00 00 d2 00 00 00 00, then 16 zero bytes, then the ICRC):
+ * BECN set, DestQP the QP to slow down, PSN 0. Decoded, encoded back the same; a CNP
+ * whose reserved bytes are not zero, or that stops short of them, does not decode. */
+static void cnp_as_connectx_sends_it(void)
+{
+	static const uint8_t want[28] = {
+		0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x00, 0xd2, 0x00, 0x00
+	};
+	uint8_t buf[32] = { 0 }, again[32] = { 0 };
+	struct urnic_pkt pkt = { 0 };
+
+	pkt.bth = (struct urnic_bth){
+		.opcode = URNIC_OP_CNP, .pkey = 0xffff, .becn = true, .dqpn = 0xd2
+	};
+	CHECK_EQ(urnic_pkt_encode_hdr(&pkt, buf, sizeof(buf)), 28);
+	CHECK(memcmp(buf, want, sizeof(want)) == 0);
+	CHECK_EQ(urnic_pkt_decode(&pkt, buf, 32), 28);
+	CHECK(pkt.bth.becn && pkt.bth.dqpn == 0xd2 && pkt.bth.psn == 0 && pkt.payload_bytes == 0);
+	CHECK_EQ(urnic_pkt_encode_hdr(&pkt, again, sizeof(again)), 28);
+	CHECK(memcmp(again, want, sizeof(want)) == 0);
+	CHECK_EQ(urnic_pkt_decode(&pkt, buf, 31), -EBADMSG); /* no room for the ICRC */
+	buf[12 + 15] = 1;
+	CHECK_EQ(urnic_pkt_decode(&pkt, buf, 32), -EBADMSG);
+}
+
 int main(void)
 {
 	RUN(random_structs_survive_encode_decode);
 	RUN(random_bytes_survive_decode_encode);
 	RUN(headers_sit_where_ibta_puts_them);
 	RUN(bth_bits_sit_where_ibta_puts_them);
+	RUN(cnp_as_connectx_sends_it);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "engine/roce/cc.h"
 #include "engine/roce/rc.h"
 #include "engine/roce/tm.h"
 #include "mem/mw.h"
@@ -182,6 +183,7 @@ struct urnic_txpkt *urnic_roce_emit_to(struct urnic_engine *e, struct urnic_qp *
 	ssize_t n;
 
 	p->dst = *dst;
+	urnic_roce_cc_mark(e, qp, p);
 	h->bth.opcode = (uint8_t)(qp->ops->opcode_base | (h->bth.opcode & URNIC_OPCODE_OP_MASK));
 	h->bth.pkey = URNIC_DEFAULT_PKEY;
 	h->bth.dqpn = dqpn;
@@ -373,6 +375,8 @@ bool urnic_roce_unreliable_send(struct urnic_engine *e, struct urnic_qp *qp, roc
 		if (r->idx == prod)
 			break;
 		w = rc_swqe(qp, r->idx);
+		if (!urnic_roce_cc_may_send(e, qp, w))
+			break; /* DCQCN: its rate (cc.h) */
 		if (!w->started) {
 			err = urnic_roce_validate_swqe(e, qp, w);
 			if (err != URNIC_WC_SUCCESS)

@@ -6,6 +6,7 @@
  * the application's answer (hold.c). The XRC types (xrc.c) are RC on the wire and share
  * these entries.
  */
+#include "engine/roce/cc.h"
 #include "engine/roce/rc.h"
 
 #include "engine/roce/hold.h"
@@ -76,6 +77,7 @@ bool urnic_rc_op_progress(struct urnic_engine *e, struct urnic_qp *qp)
 void urnic_rc_op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold)
 {
 	urnic_rc_completer_timers(e, qp, next);
+	urnic_roce_cc_timers(e, qp, next);
 	if (qp->resp.ack_pending && qp->resp.ack_hold_ns)
 		urnic_engine_note_hold(e, qp->resp.ack_hold_ns, hold); /* progress sends it */
 }

@@ -14,6 +14,7 @@
  * once, and complete in post order (rxe_do_local_ops). Segmentation, the local checks and
  * packet building are shared with UC (msg.h).
  */
+#include "engine/roce/cc.h"
 #include "engine/roce/rc.h"
 #include "mem/sge.h"
 #include "wire/psn.h"
@@ -258,7 +259,8 @@ bool urnic_rc_requester_progress(struct urnic_engine *e, struct urnic_qp *qp)
 			break;
 		w = rc_swqe(qp, r->idx);
 		direct = goes_direct(e, qp, w);
-		if (window_full(qp, direct))
+		/* The window, then DCQCN's rate (cc.h). */
+		if (window_full(qp, direct) || !urnic_roce_cc_may_send(e, qp, w))
 			break;
 		if (roce_is_local_op(w->opcode)) {
 			/* Executed once: a go-back-N walks past it (rxe_do_local_ops). */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine/gsi.h"
+#include "engine/roce/cc.h"
 #include "engine/roce/roce.h"
 #include "wire/mad.h"
 #include "wire/byteorder.h"
@@ -106,6 +107,7 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 	}
 	from_peer = ops->from_peer(qp, pkt);
 	urnic_engine_qp_wake(e, qp); /* what the packet leaves to do (an ACK, a response) */
+	urnic_roce_cc_rx_tos(e, qp, m->tos);
 	ops->rx(e, qp, pkt, m);
 	if (from_peer)
 		learn_ip_id(e, qp, m->src_ip);
@@ -177,6 +179,11 @@ void urnic_roce_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const 
 	qp = urnic_engine_qp_find(e, pkt.bth.dqpn);
 	if (!qp) {
 		urnic_count(e, URNIC_CTR_drop_unknown_qp);
+		return;
+	}
+	/* IBTA A17.9.3: a CNP is for the QP's rate, not its transport (roce/cc.c). */
+	if (pkt.bth.opcode == URNIC_OP_CNP) {
+		urnic_roce_cc_rx_cnp(e, qp, &pkt, m);
 		return;
 	}
 	e->rx_direct = m->direct;

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 
+#include "engine/roce/cc.h"
 #include "engine/roce/hold.h"
 #include "engine/roce/rc.h"
 #include "engine/roce/roce.h"
@@ -166,7 +167,7 @@ static bool uc_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
 /* Held completions: the requester's progress releases them once the hold ends. */
 static void uc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold)
 {
-	(void)next;
+	urnic_roce_cc_timers(e, qp, next);
 	if (qp->comp.uc_hold_ns)
 		urnic_engine_note_hold(e, qp->comp.uc_hold_ns, hold);
 }

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cc.c - DCQCN in the RoCEv2 engine (cc.h): the notification point answers CE-marked
+ * packets with CNPs (IBTA Annex A17.9.3: BTH opcode 0x81, BECN set, DestQP the sending
+ * QP, PSN 0, 16 reserved bytes), the reaction point cuts the QP's rate on a CNP and
+ * paces its requester at that rate, with ConnectX's parameters (cc/dcqcn.h). The
+ * algorithm is cc/dcqcn.c's; this file is where the packets and the QPs meet it.
+ */
+#include <string.h>
+
+#include "engine/roce/cc.h"
+#include "engine/roce/msg.h"
+#include "engine/roce/rc.h"
+
+/* ConnectX sends its CNPs with DSCP 48 (CNP_DSCP), not ECN-capable: the notification
+ * itself must not be marked, nor wait behind the data it reports on. */
+enum { CNP_TCLASS = 48 << 2 };
+
+/* The bytes a packet of w takes on the wire (UDP payload), for the rate: a data
+ * packet's payload and headers; a READ or atomic request is headers only. */
+enum { REQ_HDR_BYTES = 32, READ_REQ_BYTES = 48 };
+
+void urnic_roce_cc_mark(const struct urnic_engine *e, const struct urnic_qp *qp,
+			struct urnic_txpkt *p)
+{
+	if (e->cfg.dcqcn && qp->ops->connected && !(p->dst.traffic_class & URNIC_ECN_MASK))
+		p->dst.traffic_class |= URNIC_ECN_ECT0;
+}
+
+/* The QP's state for `urnic counters --qp`, and its cuts and increases since last
+ * seen: on the QP only (a device has no one rate). */
+static void publish(struct urnic_engine *e, struct urnic_qp *qp, uint64_t cuts, uint64_t incs)
+{
+	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
+
+	urnic_count_n(e, URNIC_CTR_cc_rate_cuts, rp->cuts - cuts);
+	urnic_count_n(e, URNIC_CTR_cc_rate_increases, rp->increases - incs);
+	if (e->stats.cur_qp) {
+		e->stats.cur_qp[URNIC_CTR_cc_rate_mbps] = rp->rate_bps / 1000000u;
+		e->stats.cur_qp[URNIC_CTR_cc_alpha] = rp->alpha >> 10; /* 1/2^20 -> 1/1024 */
+	}
+}
+
+static void send_cnp(struct urnic_engine *e, struct urnic_qp *qp)
+{
+	struct urnic_txpkt *p = urnic_tx_begin(e, qp);
+	struct urnic_pkt h = { 0 };
+	ssize_t n;
+
+	h.bth = (struct urnic_bth){ .opcode = URNIC_OP_CNP,
+				    .pkey = URNIC_DEFAULT_PKEY,
+				    .becn = true,
+				    .dqpn = qp->attr.dest_qp_num };
+	p->dst.traffic_class = CNP_TCLASS;
+	n = urnic_pkt_encode_hdr(&h, p->hdr, sizeof(p->hdr));
+	p->hdr_bytes = n > 0 ? (uint32_t)n : 0;
+	p->payload_bytes = 0;
+	urnic_tx_commit(e, p);
+	urnic_count(e, URNIC_CTR_tx_cnp);
+}
+
+void urnic_roce_cc_rx_tos(struct urnic_engine *e, struct urnic_qp *qp, uint8_t tos)
+{
+	if ((tos & URNIC_ECN_MASK) != URNIC_ECN_CE)
+		return;
+	urnic_count(e, URNIC_CTR_rx_ecn_ce);
+	/* A QP in RTR answers too: its peer's sends are what the queue holds. */
+	if (!e->cfg.dcqcn || !qp->ops->connected)
+		return;
+	if (urnic_dcqcn_np_ce(&qp->cc.np, &e->cfg.dcqcn_params, e->now_ns))
+		send_cnp(e, qp);
+}
+
+static void take_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		     const struct urnic_rx_meta *m)
+{
+	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
+	uint64_t cuts, incs;
+
+	/* The checks any packet to the QP passes (rx.c): state (IBTA 10.3.1 table 90), a
+	 * connected QP (a CNP names the QP that sent; a UD QP has no one peer to slow
+	 * down for), P_Key (10.9.3), the connected peer's address. */
+	if (qp->state == URNIC_QPS_ERR) {
+		urnic_count(e, URNIC_CTR_drop_qp_error);
+		return;
+	}
+	if (qp->state < URNIC_QPS_RTR) {
+		urnic_count(e, URNIC_CTR_drop_qp_state);
+		return;
+	}
+	if (!qp->ops->connected) {
+		urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
+		return;
+	}
+	if ((pkt->bth.pkey & 0x7fff) != 0x7fff) {
+		urnic_count(e, URNIC_CTR_drop_bad_pkey);
+		return;
+	}
+	if (memcmp(m->src_ip, qp->attr.peer.ip, e->cfg.ipv6 ? 16 : 4) != 0) {
+		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
+		return;
+	}
+	if (!e->cfg.dcqcn) {
+		urnic_count(e, URNIC_CTR_rx_cnp_cc_off);
+		return;
+	}
+	urnic_count(e, URNIC_CTR_rx_cnp);
+	if (!qp->cc.rp_on) {
+		urnic_dcqcn_rp_init(rp, &e->cfg.dcqcn_params, e->now_ns);
+		qp->cc.rp_on = true;
+	}
+	cuts = rp->cuts;
+	incs = rp->increases;
+	urnic_dcqcn_rp_cnp(rp);
+	urnic_dcqcn_rp_advance(rp, e->now_ns); /* the cut, if one is due */
+	publish(e, qp, cuts, incs);
+}
+
+void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  const struct urnic_rx_meta *m)
+{
+	urnic_engine_serve(e, qp);
+	if (e->stats.cur_qp) {
+		e->stats.cur_qp[URNIC_CTR_rx_packets]++;
+		e->stats.cur_qp[URNIC_CTR_rx_bytes] += pkt->bytes;
+	}
+	take_cnp(e, qp, pkt, m);
+	urnic_engine_serve(e, NULL);
+}
+
+static uint32_t next_pkt_bytes(const struct urnic_qp *qp, const struct urnic_send_wqe *w)
+{
+	uint32_t left, mtu = qp->attr.path_mtu;
+
+	if (roce_is_local_op(w->opcode))
+		return 0;
+	if (rc_wqe_is_read_atomic(w))
+		return READ_REQ_BYTES;
+	left = w->length - (w->started ? qp->req.off_bytes : 0);
+	return REQ_HDR_BYTES + (left < mtu ? left : mtu) + URNIC_ICRC_BYTES;
+}
+
+bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_send_wqe *w)
+{
+	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
+	uint64_t cuts = rp->cuts, incs = rp->increases, wait = 0;
+	bool ok;
+
+	if (!qp->cc.rp_on)
+		return true;
+	urnic_dcqcn_rp_advance(rp, e->now_ns);
+	ok = urnic_dcqcn_rp_may_send(rp, e->now_ns, next_pkt_bytes(qp, w), &wait);
+	publish(e, qp, cuts, incs);
+	if (ok)
+		qp->cc.paced = false;
+	else if (!qp->cc.paced) {
+		qp->cc.paced = true;
+		urnic_count(e, URNIC_CTR_cc_paced);
+	}
+	return ok;
+}
+
+void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next)
+{
+	uint64_t at = qp->cc.rp.next_send_ns;
+
+	if (!qp->cc.paced)
+		return;
+	if (e->now_ns >= at) {
+		qp->cc.paced = false;
+		e->timers.fired = true; /* the requester sends again */
+	} else if (!*next || at < *next) {
+		*next = at;
+	}
+}

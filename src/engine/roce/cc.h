@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cc.h - DCQCN in the RoCEv2 engine (cc/dcqcn.h has the algorithm, sans I/O): ECN-capable
+ * packets out, a CNP back for CE-marked ones in, a connected QP's sends paced at the rate
+ * its CNPs leave it. On a device with cfg.dcqcn only; without it CNPs are counted and
+ * ignored, as by a NIC whose reaction point is off.
+ */
+#ifndef URNIC_ENGINE_ROCE_CC_H
+#define URNIC_ENGINE_ROCE_CC_H
+
+#include "engine/core.h"
+
+/* RFC 3168 §5: the ECN field, the two low bits of the IPv4 TOS / IPv6 traffic class. */
+enum {
+	URNIC_ECN_MASK = 0x03,
+	URNIC_ECN_ECT0 = 0x02,
+	URNIC_ECN_CE = 0x03,
+};
+
+/* The packet p of QP qp is about to be built: ECN-capable (ECT(0)) when DCQCN runs on
+ * the QP, unless the address vector's traffic class already names an ECN codepoint. */
+void urnic_roce_cc_mark(const struct urnic_engine *e, const struct urnic_qp *qp,
+			struct urnic_txpkt *p);
+
+/* A packet that passed its QP's checks arrived with IP TOS tos: CE on a connected QP
+ * of a DCQCN device gets a CNP to the peer's QP, at most one per interval. */
+void urnic_roce_cc_rx_tos(struct urnic_engine *e, struct urnic_qp *qp, uint8_t tos);
+
+/* A CNP (decoded, ICRC checked) for qp: validated as any packet to a connected QP, then
+ * the QP's reaction point takes it. Selects the QP's counters itself. */
+void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  const struct urnic_rx_meta *m);
+
+/* Whether the requester may send the next packet of w now (its rate, if cut). If not,
+ * the QP waits, and urnic_roce_cc_timers wakes it. */
+bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_send_wqe *w);
+
+/* A paced QP: fires when its wait is over, else lowers *next to it. */
+void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
+
+#endif

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_dcqcn.c - DCQCN in the engine (roce/cc.c, IBTA Annex A17.9), over the fabric's
+ * fake clock, which stands still while packets flow: a QP's sends take time only when
+ * its rate makes them wait, so the clock measures the pacing exactly.
+ *
+ * Off (the default): nothing leaves ECN-capable, a CNP is counted and ignored. On: every
+ * RC packet leaves ECT(0); a CE mark on one of them draws one CNP (opcode 0x81, DestQP
+ * the sender's QP, DSCP 48, not ECN-capable), which cuts the sender's rate by alpha / 2
+ * (to 50 Gb/s from the port's 100): the rest of the WRITE then takes at least its time at
+ * the line rate and at most its time at the cut rate, and the byte counter brings the
+ * rate back to the line. Marks that go on draw at most one CNP per 4 us, and each CNP at
+ * most one cut per 4 us, the rate falling with each; paced, nothing is retransmitted.
+ */
+#include <string.h>
+
+#include "engine/roce/cc.h"
+#include "fabric.h"
+#include "wire/byteorder.h"
+
+enum {
+	MTU = 4096,
+	LINE_BPS_G = 100,   /* the port's rate, Gb/s (URNIC_PORT_RATE_BPS) */
+	INTERVAL_NS = 4000, /* MIN_TIME_BETWEEN_CNPS, RATE_REDUCE_MONITOR_PERIOD */
+};
+
+struct env {
+	struct fab_pair p;
+	struct fab_buf la, ra;
+};
+
+static void env_open(struct env *v, bool dcqcn, uint64_t len)
+{
+	struct fab_conn c = fab_conn_default();
+
+	c.mtu = MTU;
+	fab_pair_open(&v->p, &c, 7);
+	for (int h = 0; h < 2 && dcqcn; h++) {
+		struct urnic_engine *e = fab_engine(v->p.f, h);
+
+		e->cfg.dcqcn = true;
+		urnic_dcqcn_defaults(&e->cfg.dcqcn_params, LINE_BPS_G * 1000000000ull);
+	}
+	fab_buf_new(v->p.f, &v->la, 0, &v->p.pd[0], len, FAB_ALL_ACCESS);
+	fab_buf_new(v->p.f, &v->ra, 1, &v->p.pd[1], len, FAB_ALL_ACCESS);
+	fab_fill(v->la.p, len, 11);
+}
+
+static void env_close(struct env *v)
+{
+	fab_buf_free(v->p.f, &v->la);
+	fab_buf_free(v->p.f, &v->ra);
+	fab_pair_close(&v->p);
+}
+
+static void write_all(struct env *v, uint64_t len)
+{
+	struct urnic_cqe sc;
+
+	CHECK_EQ(fab_post_send(v->p.a, &(struct fab_send_wr){ .wr_id = 1,
+							      .opcode = URNIC_WR_RDMA_WRITE,
+							      .remote_addr = v->ra.mr->iova,
+							      .rkey = v->ra.mr->key,
+							      .num_sge = 1,
+							      .sge = { fab_sge(v->la.mr, 0,
+									       (uint32_t)len) } }),
+		 0);
+	fab_wait_cqes(v->p.f, &v->p.a->scq, &sc, 1);
+	fabric_settle(v->p.f);
+	CHECK_EQ(sc.status, URNIC_WC_SUCCESS);
+	CHECK(memcmp(v->la.p, v->ra.p, len) == 0);
+}
+
+static bool is_write(const struct fab_pktinfo *pi, void *arg)
+{
+	(void)arg;
+	return pi->src == 0 && (urnic_opcode_info(pi->opcode)->flags & URNIC_OPF_WRITE);
+}
+
+static bool is_cnp(const struct fab_pktinfo *pi)
+{
+	return pi->opcode == URNIC_OP_CNP;
+}
+
+/* A CNP as A17.9.3 and ConnectX have it: from host 1 to host 0's QP, DSCP 48. */
+static void check_cnp(const struct env *v, const struct fab_pktinfo *pi)
+{
+	CHECK_EQ(pi->src, 1);
+	CHECK_EQ(pi->dst, 0);
+	CHECK_EQ(pi->dqpn, v->p.a->qp.qpn);
+	CHECK_EQ(pi->psn, 0);
+	CHECK_EQ(pi->payload_bytes, 0);
+	CHECK_EQ(pi->tos, 48 << 2);
+}
+
+static void off_marks_nothing_and_ignores_cnps(void)
+{
+	enum { LEN = 65536 };
+	uint8_t cnp[32] = { URNIC_OP_CNP, 0, 0xff, 0xff, 0x40 };
+	struct env v;
+	struct fab_rule *mark;
+
+	env_open(&v, false, LEN);
+	mark = fab_add_rule(
+		v.p.f,
+		&(struct fab_rule){ .match = FAB_M_PRED, .pred = is_write, .action = FAB_MARK_CE });
+	write_all(&v, LEN);
+	CHECK_EQ(mark->hits, LEN / MTU);
+	for (uint32_t i = 0; i < v.p.f->ntrace; i++) {
+		CHECK_EQ(v.p.f->trace[i].tos & URNIC_ECN_MASK, 0); /* not ECN-capable */
+		CHECK(v.p.f->trace[i].fate != FAB_FATE_MARKED);
+	}
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_rx_ecn_ce), 0);
+	/* A CNP from the peer to the QP: taken as any packet, then ignored. */
+	urnic_put_be24(cnp + 5, v.p.a->qp.qpn);
+	fab_inject(v.p.f, v.p.f->hosts[1].ip, 0, URNIC_ROCE_UDP_PORT, cnp, sizeof(cnp), true);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp_cc_off), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp), 0);
+	CHECK(!v.p.a->qp.cc.rp_on);
+	/* From another address: refused as any packet to a connected QP is. */
+	fab_inject(v.p.f, (const uint8_t[]){ 10, 0, 0, 9 }, 0, URNIC_ROCE_UDP_PORT, cnp,
+		   sizeof(cnp), true);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_drop_addr_mismatch), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp_cc_off), 1);
+	env_close(&v);
+}
+
+static void one_mark_one_cut_then_recovery(void)
+{
+	enum { LEN = 4 << 20 };
+	const struct urnic_dcqcn_rp *rp;
+	struct env v;
+	uint64_t t_cnp = 0, t_last = 0, after = 0, cnps = 0, pkt_bytes = 0, limited;
+
+	env_open(&v, true, LEN);
+	rp = &v.p.a->qp.cc.rp;
+	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PRED,
+						.pred = is_write,
+						.skip = 4,
+						.count = 1,
+						.action = FAB_MARK_CE });
+	write_all(&v, LEN);
+	for (uint32_t i = 0; i < v.p.f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &v.p.f->trace[i];
+
+		if (is_cnp(pi)) {
+			check_cnp(&v, pi);
+			t_cnp = pi->t_ns;
+			cnps++;
+		} else if (pi->src == 0) {
+			CHECK_EQ(pi->tos & URNIC_ECN_MASK, URNIC_ECN_ECT0);
+		}
+		if (cnps && is_write(pi, NULL)) {
+			after += pi->len;
+			pkt_bytes = pi->len;
+			t_last = pi->t_ns;
+		}
+	}
+	CHECK_EQ(cnps, 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_rx_ecn_ce), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_tx_cnp), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_cc_rate_cuts), 1);
+	CHECK(fab_ctr(v.p.f, 0, URNIC_CTR_cc_paced) > 0);
+	CHECK(fab_ctr(v.p.f, 0, URNIC_CTR_cc_rate_increases) > 0);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retransmit_pkts), 0);
+	/* Paced after the cut until the byte counter's increases (a stage per
+	 * RPG_BYTE_RESET bytes; the timer's 300 us never came) had the rate back at the
+	 * line, then unpaced: those bytes took at least their time at the line rate and at
+	 * most their time at the cut rate (50 Gb/s), within a packet's time. */
+	limited = fab_ctr(v.p.f, 0, URNIC_CTR_cc_rate_increases) *
+		  v.p.f->hosts[0].e->cfg.dcqcn_params.byte_reset;
+	CHECK(t_last - t_cnp < v.p.f->hosts[0].e->cfg.dcqcn_params.time_reset_ns);
+	CHECK(after > limited && limited > LEN / 8);
+	CHECK((t_last - t_cnp + 1) * LINE_BPS_G >= (limited - 2 * pkt_bytes) * 8);
+	CHECK((t_last - t_cnp) * (LINE_BPS_G / 2) <= (limited + pkt_bytes) * 8);
+	/* The byte counter brought it back: the line rate, no longer limited. */
+	CHECK(!rp->limited);
+	CHECK_EQ(rp->rate_bps, LINE_BPS_G * 1000000000ull);
+	env_close(&v);
+}
+
+/* Marks every WRITE packet that leaves within ns of the first. */
+struct window {
+	uint64_t from, ns;
+};
+
+static bool write_in_window(const struct fab_pktinfo *pi, void *arg)
+{
+	struct window *w = arg;
+
+	if (!is_write(pi, NULL))
+		return false;
+	if (!w->from)
+		w->from = pi->t_ns;
+	return pi->t_ns - w->from < w->ns;
+}
+
+static void marks_that_go_on(void)
+{
+	enum { LEN = 4 << 20, MAX_CNPS = 64 };
+	struct window w = { 0, 40000 };
+	uint64_t cnp_t[MAX_CNPS], ncnp = 0;
+	struct fab_rule *mark;
+	struct env v;
+
+	env_open(&v, true, LEN);
+	mark = fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PRED,
+						       .pred = write_in_window,
+						       .arg = &w,
+						       .action = FAB_MARK_CE });
+	write_all(&v, LEN);
+	for (uint32_t i = 0; i < v.p.f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &v.p.f->trace[i];
+
+		if (!is_cnp(pi))
+			continue;
+		check_cnp(&v, pi);
+		CHECK(ncnp < MAX_CNPS);
+		cnp_t[ncnp++] = pi->t_ns;
+	}
+	/* 40 us of marks: a CNP every interval at most, so some marks drew none. */
+	CHECK(ncnp >= 3 && ncnp <= 40000 / INTERVAL_NS + 1 && ncnp < mark->hits);
+	for (uint64_t i = 1; i < ncnp; i++)
+		CHECK(cnp_t[i] - cnp_t[i - 1] >= INTERVAL_NS);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_rx_ecn_ce), mark->hits);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_tx_cnp), ncnp);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp), ncnp);
+	/* Each CNP came an interval after the last: each one cut. */
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_cc_rate_cuts), ncnp);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retransmit_pkts), 0);
+	env_close(&v);
+}
+
+int main(void)
+{
+	RUN(off_marks_nothing_and_ignores_cnps);
+	RUN(one_mark_one_cut_then_recovery);
+	RUN(marks_that_go_on);
+	return 0;
+}
