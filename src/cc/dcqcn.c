@@ -51,7 +51,7 @@ void urnic_dcqcn_rp_init(struct urnic_dcqcn_rp *rp, const struct urnic_dcqcn_par
 		.alpha = p->initial_alpha << (ALPHA_SHIFT - 10),
 		.alpha_ns = now_ns,
 		.timer_ns = now_ns,
-		.next_send_ns = now_ns,
+		.sent_ns = now_ns,
 	};
 }
 
@@ -156,19 +156,38 @@ uint64_t urnic_dcqcn_rp_advance(struct urnic_dcqcn_rp *rp, uint64_t now_ns)
 	return rp->rate_bps;
 }
 
+uint64_t urnic_dcqcn_rp_next_send(const struct urnic_dcqcn_rp *rp)
+{
+	return rp->sent_ns +
+	       (uint64_t)((unsigned __int128)rp->sent_bytes * 8 * 1000000000u / rp->rate_bps);
+}
+
+uint64_t urnic_dcqcn_rp_wake(const struct urnic_dcqcn_rp *rp)
+{
+	uint64_t at = urnic_dcqcn_rp_next_send(rp);
+
+	if (rp->limited)
+		at = min_u64(at, rp->timer_ns + rp->p->time_reset_ns);
+	return at;
+}
+
 bool urnic_dcqcn_rp_may_send(struct urnic_dcqcn_rp *rp, uint64_t now_ns, uint64_t bytes,
 			     uint64_t *wait_ns)
 {
 	const struct urnic_dcqcn_params *p = rp->p;
 
+	uint64_t at;
+
 	if (!rp->limited)
 		return true;
-	if (now_ns < rp->next_send_ns) {
-		*wait_ns = rp->next_send_ns - now_ns;
+	at = urnic_dcqcn_rp_next_send(rp);
+	if (now_ns < at) {
+		*wait_ns = at - now_ns;
 		return false;
 	}
-	rp->next_send_ns = max_u64(rp->next_send_ns, now_ns) +
-			   (uint64_t)((unsigned __int128)bytes * 8 * 1000000000u / rp->rate_bps);
+	/* Late by the engine's wake-up or idle: the time is not made up later. */
+	rp->sent_ns = max_u64(at, now_ns);
+	rp->sent_bytes = bytes;
 	/* The byte counter (section 3.3): every byte_reset bytes a stage of increase
 	 * (0: off, as ConnectX's RPG_BYTE_RESET). */
 	if (!p->byte_reset)

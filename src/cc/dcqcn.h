@@ -58,8 +58,10 @@ struct urnic_dcqcn_rp {
 	uint64_t cut_ns;		  /* the last cut */
 	uint64_t alpha_ns;		  /* alpha's last update */
 	uint64_t timer_ns;		  /* the rate-increase timer's start */
-	uint64_t next_send_ns;		  /* pacing: when the next send may leave */
-	uint64_t cuts, increases;	  /* for `urnic counters --qp` */
+	/* Pacing: when the last send left, and its bytes; the next leaves their time at
+	 * the current rate later (urnic_dcqcn_rp_next_send). */
+	uint64_t sent_ns, sent_bytes;
+	uint64_t cuts, increases; /* for `urnic counters --qp` */
 };
 
 void urnic_dcqcn_rp_init(struct urnic_dcqcn_rp *rp, const struct urnic_dcqcn_params *p,
@@ -73,11 +75,18 @@ uint64_t urnic_dcqcn_rp_advance(struct urnic_dcqcn_rp *rp, uint64_t now_ns);
 /*
  * Pacing: whether bytes may leave at now_ns under the current rate. If so they are
  * counted (the byte counter's increases) and the next send is put off by their time at
- * the rate; if not, *wait_ns says when to ask again. Unlimited (no CNP since the rate
- * was last at the line rate): always.
+ * the rate; if not, *wait_ns says how long until it may, at the rate now. Unlimited (no CNP since
+ * the rate was last at the line rate): always.
  */
 bool urnic_dcqcn_rp_may_send(struct urnic_dcqcn_rp *rp, uint64_t now_ns, uint64_t bytes,
 			     uint64_t *wait_ns);
+/* When the next send may leave: the last one's bytes at the rate now, so that a rate
+ * raised while a QP waits (a cut to RPG_MIN_RATE leaves a 4 KiB packet 33 ms apart)
+ * shortens the wait at once, as a NIC's rate limiter does. */
+uint64_t urnic_dcqcn_rp_next_send(const struct urnic_dcqcn_rp *rp);
+/* When a QP told to wait should ask again: its next send at the rate now, or the
+ * timer's next increase if that comes first (the rate then rises, the wait shortens). */
+uint64_t urnic_dcqcn_rp_wake(const struct urnic_dcqcn_rp *rp);
 
 /* The notification point of one QP: whether a CE-marked packet arriving at now_ns
  * gets a CNP (at most one per cnp_interval_ns), and if so, notes it. */

@@ -160,7 +160,7 @@ static void hyper_increase_when_both_counters_pass(void)
 	CHECK_EQ(rp.timer_stage, 2);
 	t = rp.target_bps;
 	for (int i = 0; i < 3; i++) {
-		rp.next_send_ns = 0;
+		rp.sent_bytes = 0; /* as if sent long ago */
 		CHECK(urnic_dcqcn_rp_may_send(&rp, 600 * US, 32767, &wait));
 	}
 	CHECK_EQ(rp.byte_stage, 3);
@@ -190,6 +190,26 @@ static void pacing_holds_the_rate(void)
 	}
 	/* rate * 10 ms, within a packet */
 	CHECK(sent * 8 >= rate / 100 - 4096 * 8 && sent * 8 <= rate / 100 + 4096 * 8);
+}
+
+/* Cut to RPG_MIN_RATE, a 4 KiB packet puts the next one 33 ms off; the timer's first
+ * increase (300 us later, fast recovery halfway to the target) brings it in at once. */
+static void a_raised_rate_shortens_the_wait(void)
+{
+	struct urnic_dcqcn_params p;
+	struct urnic_dcqcn_rp rp;
+	uint64_t wait = 0;
+
+	urnic_dcqcn_defaults(&p, 100 * GBPS);
+	urnic_dcqcn_rp_init(&rp, &p, 0);
+	urnic_dcqcn_rp_cnp(&rp);
+	urnic_dcqcn_rp_advance(&rp, 0);
+	rp.rate_bps = p.min_rate_bps;
+	CHECK(urnic_dcqcn_rp_may_send(&rp, 0, 4096, &wait));
+	CHECK(!urnic_dcqcn_rp_may_send(&rp, 1000, 4096, &wait));
+	CHECK_EQ(wait, 4096ull * 8 * 1000 - 1000); /* 32.768 ms at 1 Mb/s */
+	CHECK(urnic_dcqcn_rp_advance(&rp, 300 * US) > 10 * GBPS);
+	CHECK(urnic_dcqcn_rp_may_send(&rp, 300 * US, 4096, &wait));
 }
 
 static void np_one_cnp_per_interval(void)
@@ -360,6 +380,7 @@ int main(void)
 	RUN(recovers_to_the_line_rate);
 	RUN(hyper_increase_when_both_counters_pass);
 	RUN(pacing_holds_the_rate);
+	RUN(a_raised_rate_shortens_the_wait);
 	RUN(np_one_cnp_per_interval);
 	RUN(paper_parameters_share_a_bottleneck);
 	RUN(connectx_defaults_share_a_bottleneck);

@@ -120,6 +120,67 @@ static void corrupt(uint8_t *buf, uint32_t hdr_bytes, uint32_t payload_bytes)
 	buf[at] ^= 0x5a;
 }
 
+void fab_bottleneck(struct fabric *f, uint64_t line_bps, const struct fab_link *link)
+{
+	f->line_bps = line_bps;
+	f->link = *link;
+	f->link.free_ns = 0;
+	f->link.bytes = f->link.marked = f->link.dropped = f->link.max_queue_bytes = 0;
+	f->link.arrivals = f->link.queue_sum = 0;
+	f->link.late_arrivals = f->link.late_queue_sum = f->link.late_max_queue_bytes = 0;
+}
+
+static uint64_t wire_ns(uint32_t len, uint64_t bps)
+{
+	return ((uint64_t)len * 8u * 1000000000u + bps - 1) / bps;
+}
+
+/* The NIC and the bottleneck (fab_bottleneck): when the packet arrives, its fate at the
+ * link (FAB_PASS, FAB_MARK_CE or FAB_DROP), the queue it found. */
+static enum fab_action through_links(struct fabric *f, struct fab_host *h, struct fab_pktinfo *pi,
+				     uint64_t *at_ns)
+{
+	struct fab_link *l = &f->link;
+	uint64_t t = f->now_ns, start, q, p;
+
+	if (f->line_bps) {
+		h->tx_free_ns =
+			(h->tx_free_ns > t ? h->tx_free_ns : t) + wire_ns(pi->len, f->line_bps);
+		t = h->tx_free_ns;
+	}
+	*at_ns = t;
+	if (!l->rate_bps || pi->dst != l->to)
+		return FAB_PASS;
+	start = l->free_ns > t ? l->free_ns : t;
+	q = (start - t) * l->rate_bps / 8000000000u;
+	if (q > l->max_queue_bytes)
+		l->max_queue_bytes = q;
+	l->arrivals++;
+	l->queue_sum += q;
+	if (l->late_from_ns && t >= l->late_from_ns) {
+		l->late_arrivals++;
+		l->late_queue_sum += q;
+		if (q > l->late_max_queue_bytes)
+			l->late_max_queue_bytes = q;
+	}
+	if (q + pi->len > l->limit_bytes) {
+		l->dropped++;
+		return FAB_DROP;
+	}
+	l->free_ns = start + wire_ns(pi->len, l->rate_bps);
+	l->bytes += pi->len;
+	*at_ns = l->free_ns;
+	if (!(pi->tos & 0x03) || q < l->kmin_bytes)
+		return FAB_PASS;
+	p = q >= l->kmax_bytes
+		    ? 1000000u
+		    : l->pmax_ppm * (q - l->kmin_bytes) / (l->kmax_bytes - l->kmin_bytes);
+	if (!chance(f, (uint32_t)p))
+		return FAB_PASS;
+	l->marked++;
+	return FAB_MARK_CE;
+}
+
 /* One packet leaves an engine: trace it, apply rules and faults, queue it. */
 static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_txpkt *p)
 {
@@ -228,6 +289,10 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	if (pi.dst < 0) {
 		pi.fate = FAB_FATE_NO_ROUTE;
 		act = FAB_DROP;
+	} else if (act == FAB_PASS && (f->line_bps || f->link.rate_bps)) {
+		act = through_links(f, h, &pi, &in.at_ns);
+		if (act == FAB_DROP)
+			pi.fate = FAB_FATE_OVERFLOW;
 	}
 	switch (act) {
 	case FAB_PASS:
@@ -235,7 +300,7 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 		enqueue(f, &in);
 		break;
 	case FAB_DROP:
-		if (pi.fate != FAB_FATE_NO_ROUTE)
+		if (pi.fate != FAB_FATE_NO_ROUTE && pi.fate != FAB_FATE_OVERFLOW)
 			pi.fate = FAB_FATE_DROPPED;
 		free(buf);
 		break;
@@ -439,9 +504,11 @@ void fab_trace_clear(struct fabric *f)
 
 void fab_trace_dump(const struct fabric *f, uint32_t from, uint32_t to)
 {
-	static const char *const fates[] = { "sent",	"DROPPED", "dup",      "CORRUPT", "held",
-					     "delayed", "mutated", "no-route", "CE" };
-	_Static_assert(sizeof(fates) / sizeof(fates[0]) == FAB_FATE_MARKED + 1, "enum fab_fate");
+	static const char *const fates[] = {
+		"sent",	   "DROPPED", "dup",	  "CORRUPT", "held",
+		"delayed", "mutated", "no-route", "CE",	     "OVERFLOW"
+	};
+	_Static_assert(sizeof(fates) / sizeof(fates[0]) == FAB_FATE_OVERFLOW + 1, "enum fab_fate");
 
 	for (uint32_t i = from; i < to && i < f->ntrace; i++) {
 		const struct fab_pktinfo *pi = &f->trace[i];
@@ -453,7 +520,7 @@ void fab_trace_dump(const struct fabric *f, uint32_t from, uint32_t to)
 			pi->ackreq ? " A" : "  ", pi->payload_bytes);
 		if (pi->has_aeth)
 			fprintf(stderr, " aeth %02x msn %u", pi->syndrome, pi->msn);
-		fprintf(stderr, " %s\n", pi->fate <= FAB_FATE_MARKED ? fates[pi->fate] : "?");
+		fprintf(stderr, " %s\n", pi->fate <= FAB_FATE_OVERFLOW ? fates[pi->fate] : "?");
 	}
 }
 

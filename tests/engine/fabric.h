@@ -48,7 +48,8 @@ enum fab_fate {
 	FAB_FATE_DELAYED,
 	FAB_FATE_MUTATED,
 	FAB_FATE_NO_ROUTE,
-	FAB_FATE_MARKED, /* delivered with ECN CE */
+	FAB_FATE_MARKED,   /* delivered with ECN CE */
+	FAB_FATE_OVERFLOW, /* dropped: the bottleneck's queue was full (fab_bottleneck) */
 };
 
 /* One packet as it left an engine. */
@@ -141,6 +142,27 @@ struct fab_host {
 	 * starting at next_ip_id (A17.3.3); false: ID 0, as urnic's sockets send. */
 	bool counts_ip_id;
 	uint16_t next_ip_id;
+	uint64_t tx_free_ns; /* fab_bottleneck: when its NIC has sent what it was given */
+};
+
+/*
+ * A bottleneck before one host (fab_bottleneck): every packet to it waits in one FIFO
+ * served at rate_bps, behind the bytes already there. A packet that finds more than
+ * limit_bytes ahead of it is dropped (tail drop); an ECN-capable one that finds q bytes
+ * is marked CE as a RED switch marks (RFC 3168 §5): never below kmin_bytes, with
+ * probability rising to pmax_ppm at kmax_bytes, always above.
+ */
+struct fab_link {
+	int to; /* the host behind it; -1: none */
+	uint64_t rate_bps;
+	uint64_t kmin_bytes, kmax_bytes, limit_bytes;
+	uint32_t pmax_ppm;
+	uint64_t free_ns; /* when the bytes queued so far have left */
+	/* Out. */
+	uint64_t bytes, marked, dropped, max_queue_bytes;
+	uint64_t arrivals, queue_sum; /* the queue each arrival found, summed */
+	uint64_t late_from_ns;	      /* ... and from this time on: */
+	uint64_t late_arrivals, late_queue_sum, late_max_queue_bytes;
 };
 
 struct fabric {
@@ -168,7 +190,15 @@ struct fabric {
 	bool pull_fail;		/* the direct reads (pulls) fail likewise */
 	uint32_t direct_writes; /* done */
 	uint32_t direct_reads;
+	/* fab_bottleneck: each host's packets leave at line_bps (0: at once), one after the
+	 * other, as from a NIC; then those to link.to queue at the link. */
+	uint64_t line_bps;
+	struct fab_link link;
 };
+
+/* Puts every host behind a NIC of line_bps and host link->to behind the bottleneck
+ * *link (its `Out` fields zeroed): delivery then takes the packets' time on the wire. */
+void fab_bottleneck(struct fabric *f, uint64_t line_bps, const struct fab_link *link);
 
 /* Every host's packets travel as through shared memory lanes (transport/local.h): their
  * direct placement notes (wire/addr.h) go with them, each host's pid being FAB_PID(i),

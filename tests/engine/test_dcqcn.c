@@ -12,6 +12,7 @@
  * rate back to the line. Marks that go on draw at most one CNP per 4 us, and each CNP at
  * most one cut per 4 us, the rate falling with each; paced, nothing is retransmitted.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/roce/cc.h"
@@ -232,10 +233,132 @@ static void marks_that_go_on(void)
 	env_close(&v);
 }
 
+/*
+ * Incast through a bottleneck: hosts 0 and 2 each WRITE LEN bytes to host 1, every NIC
+ * at 100 Gb/s, host 1 behind a 10 Gb/s link with a 1 MiB buffer that marks as RED
+ * (Kmin 5 KB, Kmax 200 KB, Pmax 1 %: the closed loop of tests/cc/test_dcqcn.c, with the
+ * engines in it). Each QP may have 1 MiB in flight (URNIC_MAX_UNACKED_PSNS of 4 KiB), so
+ * together they can overfill the buffer: without DCQCN they do, and go back N; with it
+ * the queue stays below the buffer, nothing is lost, the link stays busy.
+ */
+struct incast {
+	uint64_t ns, retransmits, cnps, cuts;
+	uint64_t done_ns[2];
+	struct fab_link link;
+};
+
+static void incast(bool dcqcn, struct incast *out)
+{
+	enum { LEN = 16 << 20 };
+	struct fabric *f = fabric_new(3, 5);
+	struct urnic_pd pd[3] = { { 1 }, { 1 }, { 1 } };
+	struct fab_conn c = fab_conn_default();
+	struct fab_qp *tx[2], *rx[2];
+	struct fab_buf src[2], dst[2];
+	struct urnic_cqe cqe;
+	uint64_t t0 = f->now_ns;
+	int done = 0;
+
+	c.mtu = MTU;
+	for (int i = 0; i < 2; i++) {
+		int h = i ? 2 : 0;
+
+		fab_buf_new(f, &src[i], h, &pd[h], LEN, FAB_ALL_ACCESS);
+		fab_buf_new(f, &dst[i], 1, &pd[1], LEN, FAB_ALL_ACCESS);
+		fab_fill(src[i].p, LEN, (uint32_t)i + 1);
+		tx[i] = fab_qp_new(f, h, &pd[h], 16, 16, true);
+		rx[i] = fab_qp_new(f, 1, &pd[1], 16, 16, true);
+		fab_connect(tx[i], rx[i], &c);
+	}
+	for (int h = 0; h < 3 && dcqcn; h++) {
+		f->hosts[h].e->cfg.dcqcn = true;
+		urnic_dcqcn_defaults(&f->hosts[h].e->cfg.dcqcn_params, LINE_BPS_G * 1000000000ull);
+	}
+	fab_bottleneck(f, LINE_BPS_G * 1000000000ull,
+		       &(struct fab_link){ .to = 1,
+					   .rate_bps = 10000000000ull,
+					   .kmin_bytes = 5000,
+					   .kmax_bytes = 200000,
+					   .pmax_ppm = 10000,
+					   .limit_bytes = 4 << 20,
+					   .late_from_ns = t0 + 5000000 });
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(fab_post_send(tx[i], &(struct fab_send_wr){ .wr_id = (uint64_t)i,
+								     .opcode = URNIC_WR_RDMA_WRITE,
+								     .remote_addr = dst[i].mr->iova,
+								     .rkey = dst[i].mr->key,
+								     .num_sge = 1,
+								     .sge = { fab_sge(src[i].mr, 0,
+										      LEN) } }),
+			 0);
+	while (done < 2) {
+		CHECK(fabric_run(f, NULL, NULL, 1) || true);
+		for (int i = 0; i < 2; i++)
+			if (!out->done_ns[i] && fab_poll(&tx[i]->scq, &cqe, 1) == 1) {
+				CHECK_EQ(cqe.status, URNIC_WC_SUCCESS);
+				out->done_ns[i] = f->now_ns - t0;
+				done++;
+			}
+		CHECK(f->now_ns - t0 < 1000000000ull); /* a second of fabric time */
+	}
+	fabric_settle(f);
+	out->ns = out->done_ns[0] > out->done_ns[1] ? out->done_ns[0] : out->done_ns[1];
+	out->link = f->link;
+	for (int i = 0; i < 2; i++) {
+		int h = i ? 2 : 0;
+
+		CHECK(memcmp(src[i].p, dst[i].p, LEN) == 0);
+		out->retransmits += fab_ctr(f, h, URNIC_CTR_retransmit_pkts);
+		out->cuts += fab_ctr(f, h, URNIC_CTR_cc_rate_cuts);
+		fab_buf_free(f, &src[i]);
+		fab_buf_free(f, &dst[i]);
+		fab_qp_free(tx[i]);
+		fab_qp_free(rx[i]);
+	}
+	out->cnps = fab_ctr(f, 1, URNIC_CTR_tx_cnp);
+	fabric_free(f);
+	fprintf(stderr,
+		"incast, DCQCN %s: %.1f Gb/s of the link's 10 (senders done at %llu and %llu us), "
+		"queue up to %llu KB, mean %llu KB (after 5 ms: %llu, up to %llu), %llu marked, "
+		"%llu dropped, %llu retransmitted, %llu CNPs, "
+		"%llu cuts\n",
+		dcqcn ? "on" : "off", 2.0 * LEN * 8 / (double)out->ns,
+		(unsigned long long)out->done_ns[0] / 1000,
+		(unsigned long long)out->done_ns[1] / 1000,
+		(unsigned long long)out->link.max_queue_bytes / 1000,
+		(unsigned long long)(out->link.queue_sum / out->link.arrivals / 1000),
+		(unsigned long long)(out->link.late_queue_sum / (out->link.late_arrivals + 1) /
+				     1000),
+		(unsigned long long)out->link.late_max_queue_bytes / 1000,
+		(unsigned long long)out->link.marked, (unsigned long long)out->link.dropped,
+		(unsigned long long)out->retransmits, (unsigned long long)out->cnps,
+		(unsigned long long)out->cuts);
+}
+
+static void incast_through_a_bottleneck(void)
+{
+	struct incast off = { 0 }, on = { 0 };
+
+	incast(false, &off);
+	incast(true, &on);
+	/* Without: the link busy, its queue what the windows hold (2 x 1 MiB). */
+	CHECK(off.ns * 95 <= 2ull * (16 << 20) * 8 * 10);
+	CHECK(off.link.late_queue_sum / off.link.late_arrivals > 1500000);
+	/* With: nothing lost, the link nearly as busy, the queue shorter, both QPs cut and
+	 * done together. */
+	CHECK_EQ(on.link.dropped + on.retransmits, 0);
+	CHECK(on.ns * 90 <= 2ull * (16 << 20) * 8 * 10);
+	CHECK(on.link.late_queue_sum * 100 / on.link.late_arrivals <=
+	      off.link.late_queue_sum * 80 / off.link.late_arrivals);
+	CHECK(on.cnps > 0 && on.cuts >= 2);
+	CHECK(on.done_ns[0] * 10 <= on.done_ns[1] * 11 && on.done_ns[1] * 10 <= on.done_ns[0] * 11);
+}
+
 int main(void)
 {
 	RUN(off_marks_nothing_and_ignores_cnps);
 	RUN(one_mark_one_cut_then_recovery);
 	RUN(marks_that_go_on);
+	RUN(incast_through_a_bottleneck);
 	return 0;
 }

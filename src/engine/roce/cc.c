@@ -163,10 +163,11 @@ bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
 
 void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next)
 {
-	uint64_t at = qp->cc.rp.next_send_ns;
+	uint64_t at;
 
 	if (!qp->cc.paced)
 		return;
+	at = urnic_dcqcn_rp_wake(&qp->cc.rp);
 	if (e->now_ns >= at) {
 		qp->cc.paced = false;
 		e->timers.fired = true; /* the requester sends again */

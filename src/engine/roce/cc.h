@@ -36,7 +36,8 @@ void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const str
 bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
 			    const struct urnic_send_wqe *w);
 
-/* A paced QP: fires when its wait is over, else lowers *next to it. */
+/* A paced QP: fires when its wait is over or its rate is due to rise, else lowers
+ * *next to that. */
 void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);
 
 #endif
