@@ -12,7 +12,8 @@
 # interval, which cuts the sender's rate (cc_rate_cuts). The capture, taken on lo after
 # the marking, shows it all; tshark dissects it with no malformed frame and pcap_icrc
 # finds every ICRC right, TOS masked as IBTA A17.3.3 says. Off (the default): nothing
-# leaves ECN-capable, so nothing is marked, and no CNP is sent. UDP GSO is off, as in
+# leaves ECN-capable, so nothing is marked, and no CNP is sent. Then, mid-run, `urnic
+# counters --qp` shows the client QP's rate and alpha. UDP GSO is off, as in
 # capture.sh: on lo a GSO send is captured (and marked) as one super-datagram.
 #   Usage: ecn.sh PCAP_ICRC  (environment: LIBDIR, SANITIZE, CC, SLOT: common.sh)
 . "$(dirname "$0")/common.sh"
@@ -119,4 +120,35 @@ awk -v want="$cnps" '
 	}' "$SYS_WORK/fields" ||
 	fail "the capture's CNPs or ECN fields are not as sent ($SYS_WORK/fields)"
 "$PCAP_ICRC" "$PCAP" || fail "pcap_icrc: bad ICRCs in the capture"
+
+# Live: `urnic counters --qp` of the client shows its QP's DCQCN state mid-run.
+if [ -n "${URNIC_TOOL:-}" ] && [ -x "$URNIC_TOOL" ]; then
+	s=$SYS_WORK/live.server.log
+	c=$SYS_WORK/live.client.log
+	(ibv "$SRV_ADDR" env URNIC_CONGESTION=dcqcn ib_write_bw -x 1 -F -s 65536 -D 3 \
+		-p "$PP_PORT") >"$s" 2>&1 &
+	spid=$!
+	track $spid
+	wait_listen $spid "$PP_PORT" 10 || { cat "$s"; fail "live: server not listening"; }
+	(ibv "$CLI_ADDR" env URNIC_CONGESTION=dcqcn ib_write_bw -x 1 -F -s 65536 -D 3 \
+		-p "$PP_PORT" "$SRV_ADDR") >"$c" 2>&1 &
+	cpid=$!
+	track $cpid
+	sleep 2
+	"$URNIC_TOOL" counters --qp $cpid >"$SYS_WORK/live.qp" 2>&1 ||
+		{ cat "$SYS_WORK/live.qp"; fail "live: urnic counters --qp $cpid failed"; }
+	wait_exit $cpid 60 || { cat "$s" "$c"; fail "live: client failed"; }
+	wait_exit $spid 20 || { cat "$s" "$c"; fail "live: server failed"; }
+	# The QP's lines: its rate (Mb/s, up to the port's 100000; set from its first
+	# CNP on), its cuts so far; alpha (printed when not 0: it decays between CNPs).
+	qpv() { awk -v n="$1" '/^  QP / { qp = 1 } qp && $1 == n { print $2; exit }' \
+		"$SYS_WORK/live.qp"; }
+	rate=$(qpv cc_rate_mbps)
+	say "live: the client's QP at ${rate:-?} Mb/s after $(qpv cc_rate_cuts) cuts," \
+		"alpha $(qpv cc_alpha | grep . || echo 0)/1024"
+	[ -n "$rate" ] && [ "$rate" -gt 0 ] && [ "$rate" -le 100000 ] ||
+		{ cat "$SYS_WORK/live.qp"; fail "live: no DCQCN rate on the client's QP"; }
+	[ "$(qpv cc_rate_cuts)" -gt 0 ] ||
+		{ cat "$SYS_WORK/live.qp"; fail "live: no cut counted on the client's QP"; }
+fi
 say ok
