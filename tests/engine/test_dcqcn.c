@@ -233,6 +233,66 @@ static void marks_that_go_on(void)
 	env_close(&v);
 }
 
+static bool is_read_response(const struct fab_pktinfo *pi, void *arg)
+{
+	(void)arg;
+	return pi->src == 1 && (urnic_opcode_info(pi->opcode)->flags & URNIC_OPF_READ) &&
+	       (urnic_opcode_info(pi->opcode)->flags & URNIC_OPF_RESP);
+}
+
+/* A READ's responses are the responder QP's to pace: one marked draws a CNP from the
+ * requester to the responder's QP, whose responses then wait for its rate. */
+static void read_responses_are_paced(void)
+{
+	enum { LEN = 4 << 20 };
+	struct urnic_cqe sc;
+	struct env v;
+	uint64_t t_cnp = 0, t_last = 0, after = 0, limited;
+
+	env_open(&v, true, LEN);
+	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PRED,
+						.pred = is_read_response,
+						.skip = 4,
+						.count = 1,
+						.action = FAB_MARK_CE });
+	CHECK_EQ(fab_post_send(v.p.a, &(struct fab_send_wr){ .wr_id = 1,
+							     .opcode = URNIC_WR_RDMA_READ,
+							     .remote_addr = v.ra.mr->iova,
+							     .rkey = v.ra.mr->key,
+							     .num_sge = 1,
+							     .sge = { fab_sge(v.la.mr, 0, LEN) } }),
+		 0);
+	fab_wait_cqes(v.p.f, &v.p.a->scq, &sc, 1);
+	fabric_settle(v.p.f);
+	CHECK_EQ(sc.status, URNIC_WC_SUCCESS);
+	CHECK(memcmp(v.la.p, v.ra.p, LEN) == 0);
+	for (uint32_t i = 0; i < v.p.f->ntrace; i++) {
+		const struct fab_pktinfo *pi = &v.p.f->trace[i];
+
+		if (is_cnp(pi)) {
+			/* From the requester (host 0) to the responder's QP. */
+			CHECK(pi->src == 0 && pi->dqpn == v.p.b->qp.qpn && pi->tos == 48 << 2);
+			t_cnp = pi->t_ns;
+		} else if (t_cnp && is_read_response(pi, NULL)) {
+			after += pi->len;
+			t_last = pi->t_ns;
+		}
+	}
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_tx_cnp), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_rx_cnp), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_cc_rate_cuts), 1);
+	CHECK(fab_ctr(v.p.f, 1, URNIC_CTR_cc_paced) > 0);
+	/* Paced as the WRITE above: until the byte counter had the rate back at the line,
+	 * between the line rate and the cut one, within a packet's time. */
+	limited = fab_ctr(v.p.f, 1, URNIC_CTR_cc_rate_increases) *
+		  v.p.f->hosts[1].e->cfg.dcqcn_params.byte_reset;
+	CHECK(after > limited && limited > LEN / 8);
+	CHECK((t_last - t_cnp + 1) * LINE_BPS_G >= (limited - 2 * (MTU + 24)) * 8);
+	CHECK((t_last - t_cnp) * (LINE_BPS_G / 2) <= (limited + MTU + 24) * 8);
+	CHECK(!v.p.b->qp.cc.rp.limited);
+	env_close(&v);
+}
+
 /*
  * Incast through a bottleneck: hosts 0 and 2 each WRITE LEN bytes to host 1, every NIC
  * at 100 Gb/s, host 1 behind a 10 Gb/s link with a 1 MiB buffer that marks as RED
@@ -359,6 +419,7 @@ int main(void)
 	RUN(off_marks_nothing_and_ignores_cnps);
 	RUN(one_mark_one_cut_then_recovery);
 	RUN(marks_that_go_on);
+	RUN(read_responses_are_paced);
 	RUN(incast_through_a_bottleneck);
 	return 0;
 }

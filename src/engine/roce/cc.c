@@ -16,9 +16,10 @@
  * itself must not be marked, nor wait behind the data it reports on. */
 enum { CNP_TCLASS = 48 << 2 };
 
-/* The bytes a packet of w takes on the wire (UDP payload), for the rate: a data
- * packet's payload and headers; a READ or atomic request is headers only. */
-enum { REQ_HDR_BYTES = 32, READ_REQ_BYTES = 48 };
+/* The bytes a packet takes on the wire (UDP payload), for the rate: a data packet's
+ * payload and headers; a READ or atomic request is headers only; a READ response has
+ * BTH, AETH and ICRC around its payload. */
+enum { REQ_HDR_BYTES = 32, READ_REQ_BYTES = 48, READ_RESP_HDR_BYTES = 20 };
 
 void urnic_roce_cc_mark(const struct urnic_engine *e, const struct urnic_qp *qp,
 			struct urnic_txpkt *p)
@@ -140,17 +141,14 @@ static uint32_t next_pkt_bytes(const struct urnic_qp *qp, const struct urnic_sen
 	return REQ_HDR_BYTES + (left < mtu ? left : mtu) + URNIC_ICRC_BYTES;
 }
 
-bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
-			    const struct urnic_send_wqe *w)
+static bool may_send_bytes(struct urnic_engine *e, struct urnic_qp *qp, uint32_t bytes)
 {
 	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
 	uint64_t cuts = rp->cuts, incs = rp->increases, wait = 0;
 	bool ok;
 
-	if (!qp->cc.rp_on)
-		return true;
 	urnic_dcqcn_rp_advance(rp, e->now_ns);
-	ok = urnic_dcqcn_rp_may_send(rp, e->now_ns, next_pkt_bytes(qp, w), &wait);
+	ok = urnic_dcqcn_rp_may_send(rp, e->now_ns, bytes, &wait);
 	publish(e, qp, cuts, incs);
 	if (ok)
 		qp->cc.paced = false;
@@ -159,6 +157,17 @@ bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
 		urnic_count(e, URNIC_CTR_cc_paced);
 	}
 	return ok;
+}
+
+bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
+			    const struct urnic_send_wqe *w)
+{
+	return !qp->cc.rp_on || may_send_bytes(e, qp, next_pkt_bytes(qp, w));
+}
+
+bool urnic_roce_cc_may_respond(struct urnic_engine *e, struct urnic_qp *qp, uint32_t payload)
+{
+	return !qp->cc.rp_on || may_send_bytes(e, qp, READ_RESP_HDR_BYTES + payload);
 }
 
 void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next)

@@ -36,6 +36,10 @@ void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const str
 bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
 			    const struct urnic_send_wqe *w);
 
+/* The same for a READ response of payload bytes, which the responder sends at the QP's
+ * rate too: a NIC's rate limiter holds all that its QP sends. */
+bool urnic_roce_cc_may_respond(struct urnic_engine *e, struct urnic_qp *qp, uint32_t payload);
+
 /* A paced QP: fires when its wait is over or its rate is due to rise, else lowers
  * *next to that. */
 void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next);

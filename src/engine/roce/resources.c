@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "engine/roce/cc.h"
 #include "engine/roce/hold.h"
 #include "engine/roce/rc.h"
 #include "mem/odp.h"
@@ -405,6 +406,8 @@ static uint32_t read_reply(struct urnic_engine *e, struct urnic_qp *qp, struct u
 		struct urnic_pkt h = { 0 };
 		struct urnic_txpkt *p;
 
+		if (!urnic_roce_cc_may_respond(e, qp, n))
+			break; /* DCQCN: the QP's rate (cc.h) */
 		h.bth.opcode = first ? (last ? URNIC_OP_RC_RDMA_READ_RESPONSE_ONLY
 					     : URNIC_OP_RC_RDMA_READ_RESPONSE_FIRST)
 				     : (last ? URNIC_OP_RC_RDMA_READ_RESPONSE_LAST
@@ -467,7 +470,11 @@ static bool reply_owed(struct urnic_engine *e, struct urnic_qp *qp)
 		if (!res->replying)
 			continue;
 		if (res->type == URNIC_RES_READ) {
-			budget -= read_reply(e, qp, res, budget);
+			uint32_t sent = read_reply(e, qp, res, budget);
+
+			budget -= sent;
+			if (!sent && qp->cc.paced)
+				break; /* the rest waits for the QP's rate too */
 		} else {
 			res->replying = false;
 			qp->resp.replying--;
