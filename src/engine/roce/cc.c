@@ -72,8 +72,8 @@ void urnic_roce_cc_rx_tos(struct urnic_engine *e, struct urnic_qp *qp, uint8_t t
 		send_cnp(e, qp);
 }
 
-static void take_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		     const struct urnic_rx_meta *m)
+void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+			  const struct urnic_rx_meta *m)
 {
 	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
 	uint64_t cuts, incs;
@@ -115,18 +115,6 @@ static void take_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 	urnic_dcqcn_rp_cnp(rp);
 	urnic_dcqcn_rp_advance(rp, e->now_ns); /* the cut, if one is due */
 	publish(e, qp, cuts, incs);
-}
-
-void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			  const struct urnic_rx_meta *m)
-{
-	urnic_engine_serve(e, qp);
-	if (e->stats.cur_qp) {
-		e->stats.cur_qp[URNIC_CTR_rx_packets]++;
-		e->stats.cur_qp[URNIC_CTR_rx_bytes] += pkt->bytes;
-	}
-	take_cnp(e, qp, pkt, m);
-	urnic_engine_serve(e, NULL);
 }
 
 static uint32_t next_pkt_bytes(const struct urnic_qp *qp, const struct urnic_send_wqe *w)

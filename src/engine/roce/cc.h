@@ -27,7 +27,7 @@ void urnic_roce_cc_mark(const struct urnic_engine *e, const struct urnic_qp *qp,
 void urnic_roce_cc_rx_tos(struct urnic_engine *e, struct urnic_qp *qp, uint8_t tos);
 
 /* A CNP (decoded, ICRC checked) for qp: validated as any packet to a connected QP, then
- * the QP's reaction point takes it. Selects the QP's counters itself. */
+ * the QP's reaction point takes it. Runs with the QP's counters selected (rx.c). */
 void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
 			  const struct urnic_rx_meta *m);
 

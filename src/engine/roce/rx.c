@@ -113,15 +113,19 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		learn_ip_id(e, qp, m->src_ip);
 }
 
+typedef void (*rx_fn)(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
+		      const struct urnic_rx_meta *m);
+
+/* fn takes the packet with the QP's counters selected, the packet counted there. */
 static void rx_counted(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		       const struct urnic_rx_meta *m)
+		       const struct urnic_rx_meta *m, rx_fn fn)
 {
 	urnic_engine_serve(e, qp);
 	if (e->stats.cur_qp) {
 		e->stats.cur_qp[URNIC_CTR_rx_packets]++;
 		e->stats.cur_qp[URNIC_CTR_rx_bytes] += pkt->bytes;
 	}
-	rx_qp(e, qp, pkt, m);
+	fn(e, qp, pkt, m);
 	urnic_engine_serve(e, NULL);
 }
 
@@ -141,7 +145,7 @@ static void rx_mcast(struct urnic_engine *e, const struct urnic_pkt *pkt,
 		struct urnic_qp *qp = urnic_engine_qp_find(e, g->qpn[i]);
 
 		if (qp)
-			rx_counted(e, qp, pkt, m);
+			rx_counted(e, qp, pkt, m, rx_qp);
 	}
 }
 
@@ -183,10 +187,10 @@ void urnic_roce_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const 
 	}
 	/* IBTA A17.9.3: a CNP is for the QP's rate, not its transport (roce/cc.c). */
 	if (pkt.bth.opcode == URNIC_OP_CNP) {
-		urnic_roce_cc_rx_cnp(e, qp, &pkt, m);
+		rx_counted(e, qp, &pkt, m, urnic_roce_cc_rx_cnp);
 		return;
 	}
 	e->rx_direct = m->direct;
-	rx_counted(e, qp, &pkt, m);
+	rx_counted(e, qp, &pkt, m, rx_qp);
 	e->rx_direct = NULL;
 }
