@@ -1603,6 +1603,10 @@ static struct harness *harness_new(enum fuzz_mode mode, enum fuzz_role role)
 	h->e.cfg.skip_icrc_check = true; /* the fuzz build bypasses the ICRC, as lwIP's switch */
 	h->now_ns = 1000000000ull;
 	h->e.cfg.audit_idle = true; /* a QP left out of the active set aborts the run */
+	/* DCQCN on (roce/cc.c): packets from the peer may arrive marked CE (below), CNPs
+	 * from it cut the QPs' rates and pace them. */
+	h->e.cfg.dcqcn = true;
+	urnic_dcqcn_defaults(&h->e.cfg.dcqcn_params, 100000000000ull);
 	h->e.hooks.srq_limit = srq_limit_cb;
 	h->e.hooks.qp_last_wqe = last_wqe_cb;
 	h->pd.handle = 1;
@@ -1731,13 +1735,15 @@ static void map_key(const struct harness *h, uint32_t *key, uint64_t *va)
 		*va += g->iova;
 }
 
-/* A datagram from src to dst, as the UDP transport hands it to the engine: TOS 0 and
- * TTL 64 (Linux's defaults), IPv4 ID hint 0. */
+/* A datagram from src to dst, as the UDP transport hands it to the engine: TTL 64
+ * (Linux's default), IPv4 ID hint 0, TOS 0 unless the BTH's FECN bit is set, which
+ * stands for a CE mark on the way (harness.h). */
 static void rx(struct harness *h, const uint8_t *src, const uint8_t *dst, const uint8_t *buf,
 	       size_t len)
 {
 	struct urnic_rx_meta m = {
 		.sport = PEER_SPORT,
+		.tos = len > 4 && (buf[4] & 0x80) ? 0x03 : 0,
 		.ttl = URNIC_DEFAULT_TTL,
 		.now_ns = h->now_ns,
 	};

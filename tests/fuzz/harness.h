@@ -37,7 +37,8 @@
  * offset into the region it was last bound to; an IETH R_Key is mapped the same way.
  * Any other R_Key is used as it is. A DETH Q_Key of 0 is the receiving QP's Q_Key. A
  * packet whose DestQP is 0xFFFFFF (multicast, after the above) is addressed to group
- * (PSN & 1).
+ * (PSN & 1). The device runs DCQCN: a packet whose BTH FECN bit is set arrives with
+ * ECN CE in its IP header, and CNPs (BTH opcode 0x81) cut the QP's rate.
  * An action's bytes: the action (enum fuzz_action, modulo FA_COUNT) and its arguments,
  * missing ones 0, as the comments of enum fuzz_action say. An action that the verbs
  * layer would refuse before reaching the engine (a window not allocated, a QP
