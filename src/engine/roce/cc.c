@@ -16,17 +16,9 @@
  * itself must not be marked, nor wait behind the data it reports on. */
 enum { CNP_TCLASS = 48 << 2 };
 
-/* The bytes a packet takes on the wire (UDP payload), for the rate: a data packet's
- * payload and headers; a READ or atomic request is headers only; a READ response has
- * BTH, AETH and ICRC around its payload. */
-enum { REQ_HDR_BYTES = 32, READ_REQ_BYTES = 48, READ_RESP_HDR_BYTES = 20 };
-
-void urnic_roce_cc_mark(const struct urnic_engine *e, const struct urnic_qp *qp,
-			struct urnic_txpkt *p)
-{
-	if (e->cfg.dcqcn && qp->ops->connected && !(p->dst.traffic_class & URNIC_ECN_MASK))
-		p->dst.traffic_class |= URNIC_ECN_ECT0;
-}
+/* The bytes a packet of w takes on the wire (UDP payload), for the rate: a data
+ * packet's payload and headers; a READ or atomic request is headers only. */
+enum { REQ_HDR_BYTES = 32, READ_REQ_BYTES = 48 };
 
 /* The QP's state for `urnic counters --qp`, and its cuts and increases since last
  * seen: on the QP only (a device has no one rate). */
@@ -60,10 +52,8 @@ static void send_cnp(struct urnic_engine *e, struct urnic_qp *qp)
 	urnic_count(e, URNIC_CTR_tx_cnp);
 }
 
-void urnic_roce_cc_rx_tos(struct urnic_engine *e, struct urnic_qp *qp, uint8_t tos)
+void urnic_roce_cc_rx_ce(struct urnic_engine *e, struct urnic_qp *qp)
 {
-	if ((tos & URNIC_ECN_MASK) != URNIC_ECN_CE)
-		return;
 	urnic_count(e, URNIC_CTR_rx_ecn_ce);
 	/* A QP in RTR answers too: its peer's sends are what the queue holds. */
 	if (!e->cfg.dcqcn || !qp->ops->connected)
@@ -129,7 +119,7 @@ static uint32_t next_pkt_bytes(const struct urnic_qp *qp, const struct urnic_sen
 	return REQ_HDR_BYTES + (left < mtu ? left : mtu) + URNIC_ICRC_BYTES;
 }
 
-static bool may_send_bytes(struct urnic_engine *e, struct urnic_qp *qp, uint32_t bytes)
+bool urnic_roce_cc_pace(struct urnic_engine *e, struct urnic_qp *qp, uint32_t bytes)
 {
 	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
 	uint64_t cuts = rp->cuts, incs = rp->increases, wait = 0;
@@ -147,24 +137,16 @@ static bool may_send_bytes(struct urnic_engine *e, struct urnic_qp *qp, uint32_t
 	return ok;
 }
 
-bool urnic_roce_cc_may_send(struct urnic_engine *e, struct urnic_qp *qp,
+bool urnic_roce_cc_pace_wqe(struct urnic_engine *e, struct urnic_qp *qp,
 			    const struct urnic_send_wqe *w)
 {
-	return !qp->cc.rp_on || may_send_bytes(e, qp, next_pkt_bytes(qp, w));
+	return urnic_roce_cc_pace(e, qp, next_pkt_bytes(qp, w));
 }
 
-bool urnic_roce_cc_may_respond(struct urnic_engine *e, struct urnic_qp *qp, uint32_t payload)
+void urnic_roce_cc_wake(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next)
 {
-	return !qp->cc.rp_on || may_send_bytes(e, qp, READ_RESP_HDR_BYTES + payload);
-}
+	uint64_t at = urnic_dcqcn_rp_wake(&qp->cc.rp);
 
-void urnic_roce_cc_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next)
-{
-	uint64_t at;
-
-	if (!qp->cc.paced)
-		return;
-	at = urnic_dcqcn_rp_wake(&qp->cc.rp);
 	if (e->now_ns >= at) {
 		qp->cc.paced = false;
 		e->timers.fired = true; /* the requester sends again */
