@@ -175,7 +175,6 @@ bool urnic_dcqcn_rp_may_send(struct urnic_dcqcn_rp *rp, uint64_t now_ns, uint64_
 			     uint64_t *wait_ns)
 {
 	const struct urnic_dcqcn_params *p = rp->p;
-
 	uint64_t at;
 
 	if (!rp->limited)

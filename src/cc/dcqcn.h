@@ -75,8 +75,8 @@ uint64_t urnic_dcqcn_rp_advance(struct urnic_dcqcn_rp *rp, uint64_t now_ns);
 /*
  * Pacing: whether bytes may leave at now_ns under the current rate. If so they are
  * counted (the byte counter's increases) and the next send is put off by their time at
- * the rate; if not, *wait_ns says how long until it may, at the rate now. Unlimited (no CNP since
- * the rate was last at the line rate): always.
+ * the rate; if not, *wait_ns says how long until it may, at the rate now. Unlimited (no
+ * CNP since the rate was last at the line rate): always.
  */
 bool urnic_dcqcn_rp_may_send(struct urnic_dcqcn_rp *rp, uint64_t now_ns, uint64_t bytes,
 			     uint64_t *wait_ns);

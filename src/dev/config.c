@@ -417,11 +417,10 @@ static void set_fault(const char *spec, const char *from)
 }
 
 /* The config file: `device [<kind>:]<ip>` lines (used when URNIC_ADDR is not set),
- * `fault <spec>`, `pcap <path>`, `congestion <list>` and `<limit> <value>` (limits.def); blank
- * lines, and
- * `#` to the end of a line, are comments. A line that is none of these is bad, as is a file named
- * by URNIC_CONFIG that cannot be read; /etc/urnic.conf may be absent. Returns true
- * if it named a device. */
+ * `fault <spec>`, `pcap <path>`, `congestion <list>` and `<limit> <value>` (limits.def);
+ * blank lines, and `#` to the end of a line, are comments. A line that is none of these
+ * is bad, as is a file named by URNIC_CONFIG that cannot be read; /etc/urnic.conf may be absent.
+ * Returns true if it named a device. */
 static bool read_config(bool want_devices)
 {
 	const char *env = secure_getenv("URNIC_CONFIG");

@@ -270,7 +270,7 @@ struct urnic_qp_cc {
 	struct urnic_dcqcn_np np;
 	struct urnic_dcqcn_rp rp;
 	bool rp_on;
-	bool paced; /* the requester waits for rp.next_send_ns */
+	bool paced; /* its sends wait for the rate (urnic_dcqcn_rp_wake) */
 };
 
 struct urnic_qp_ops;

@@ -6,8 +6,6 @@
  * paces its requester at that rate, with ConnectX's parameters (cc/dcqcn.h). The
  * algorithm is cc/dcqcn.c's; this file is where the packets and the QPs meet it.
  */
-#include <string.h>
-
 #include "engine/roce/cc.h"
 #include "engine/roce/msg.h"
 #include "engine/roce/rc.h"
@@ -62,35 +60,11 @@ void urnic_roce_cc_rx_ce(struct urnic_engine *e, struct urnic_qp *qp)
 		send_cnp(e, qp);
 }
 
-void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			  const struct urnic_rx_meta *m)
+void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_dcqcn_rp *rp = &qp->cc.rp;
 	uint64_t cuts, incs;
 
-	/* The checks any packet to the QP passes (rx.c): state (IBTA 10.3.1 table 90), a
-	 * connected QP (a CNP names the QP that sent; a UD QP has no one peer to slow
-	 * down for), P_Key (10.9.3), the connected peer's address. */
-	if (qp->state == URNIC_QPS_ERR) {
-		urnic_count(e, URNIC_CTR_drop_qp_error);
-		return;
-	}
-	if (qp->state < URNIC_QPS_RTR) {
-		urnic_count(e, URNIC_CTR_drop_qp_state);
-		return;
-	}
-	if (!qp->ops->connected) {
-		urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
-		return;
-	}
-	if ((pkt->bth.pkey & 0x7fff) != 0x7fff) {
-		urnic_count(e, URNIC_CTR_drop_bad_pkey);
-		return;
-	}
-	if (memcmp(m->src_ip, qp->attr.peer.ip, e->cfg.ipv6 ? 16 : 4) != 0) {
-		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
-		return;
-	}
 	if (!e->cfg.dcqcn) {
 		urnic_count(e, URNIC_CTR_rx_cnp_cc_off);
 		return;

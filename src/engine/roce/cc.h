@@ -45,10 +45,9 @@ static inline void urnic_roce_cc_rx_tos(struct urnic_engine *e, struct urnic_qp 
 		urnic_roce_cc_rx_ce(e, qp);
 }
 
-/* A CNP (decoded, ICRC checked) for qp: validated as any packet to a connected QP, then
- * the QP's reaction point takes it. Runs with the QP's counters selected (rx.c). */
-void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-			  const struct urnic_rx_meta *m);
+/* A CNP for qp that passed the checks of any packet to a connected QP (rx.c): the QP's
+ * reaction point takes it. Runs with the QP's counters selected. */
+void urnic_roce_cc_rx_cnp(struct urnic_engine *e, struct urnic_qp *qp);
 
 /* Whether the requester may send the next packet of w now (its rate, if cut). If not,
  * the QP waits, and urnic_roce_cc_timers wakes it. */

@@ -79,6 +79,7 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 {
 	const struct urnic_opcode_info *info = urnic_opcode_info(pkt->bth.opcode);
 	const struct urnic_qp_ops *ops = qp->ops;
+	bool cnp = pkt->bth.opcode == URNIC_OP_CNP;
 	bool from_peer;
 
 	/* IBTA 10.3.1 table 90: RESET and INIT discard; ERR discards too. */
@@ -91,7 +92,9 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		urnic_count(e, URNIC_CTR_drop_qp_state);
 		return;
 	}
-	if (!(info->flags & ops->opcode_flag)) {
+	/* A CNP (IBTA A17.9.3) goes to any connected QP: it names the QP that sent, and a
+	 * UD QP has no one peer to slow down for. */
+	if (cnp ? !ops->connected : !(info->flags & ops->opcode_flag)) {
 		urnic_count(e, URNIC_CTR_drop_opcode_qp_type);
 		return;
 	}
@@ -105,6 +108,10 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		urnic_count(e, URNIC_CTR_drop_addr_mismatch);
 		return;
 	}
+	if (cnp) {
+		urnic_roce_cc_rx_cnp(e, qp); /* for the QP's rate, not its transport */
+		return;
+	}
 	from_peer = ops->from_peer(qp, pkt);
 	urnic_engine_qp_wake(e, qp); /* what the packet leaves to do (an ACK, a response) */
 	urnic_roce_cc_rx_tos(e, qp, m->tos);
@@ -113,19 +120,15 @@ static void rx_qp(struct urnic_engine *e, struct urnic_qp *qp, const struct urni
 		learn_ip_id(e, qp, m->src_ip);
 }
 
-typedef void (*rx_fn)(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		      const struct urnic_rx_meta *m);
-
-/* fn takes the packet with the QP's counters selected, the packet counted there. */
 static void rx_counted(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_pkt *pkt,
-		       const struct urnic_rx_meta *m, rx_fn fn)
+		       const struct urnic_rx_meta *m)
 {
 	urnic_engine_serve(e, qp);
 	if (e->stats.cur_qp) {
 		e->stats.cur_qp[URNIC_CTR_rx_packets]++;
 		e->stats.cur_qp[URNIC_CTR_rx_bytes] += pkt->bytes;
 	}
-	fn(e, qp, pkt, m);
+	rx_qp(e, qp, pkt, m);
 	urnic_engine_serve(e, NULL);
 }
 
@@ -145,7 +148,7 @@ static void rx_mcast(struct urnic_engine *e, const struct urnic_pkt *pkt,
 		struct urnic_qp *qp = urnic_engine_qp_find(e, g->qpn[i]);
 
 		if (qp)
-			rx_counted(e, qp, pkt, m, rx_qp);
+			rx_counted(e, qp, pkt, m);
 	}
 }
 
@@ -185,12 +188,7 @@ void urnic_roce_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const 
 		urnic_count(e, URNIC_CTR_drop_unknown_qp);
 		return;
 	}
-	/* IBTA A17.9.3: a CNP is for the QP's rate, not its transport (roce/cc.c). */
-	if (pkt.bth.opcode == URNIC_OP_CNP) {
-		rx_counted(e, qp, &pkt, m, urnic_roce_cc_rx_cnp);
-		return;
-	}
 	e->rx_direct = m->direct;
-	rx_counted(e, qp, &pkt, m, rx_qp);
+	rx_counted(e, qp, &pkt, m);
 	e->rx_direct = NULL;
 }
