@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/roce/cc.h"
 #include "engine/roce/roce.h"
 #include "wire/byteorder.h"
 
@@ -125,7 +126,7 @@ void fab_bottleneck(struct fabric *f, uint64_t line_bps, const struct fab_link *
 	f->line_bps = line_bps;
 	f->link = *link;
 	f->link.free_ns = 0;
-	f->link.bytes = f->link.marked = f->link.dropped = f->link.max_queue_bytes = 0;
+	f->link.marked = f->link.dropped = f->link.max_queue_bytes = 0;
 	f->link.arrivals = f->link.queue_sum = 0;
 	f->link.late_arrivals = f->link.late_queue_sum = f->link.late_max_queue_bytes = 0;
 }
@@ -168,9 +169,8 @@ static enum fab_action through_links(struct fabric *f, struct fab_host *h, struc
 		return FAB_DROP;
 	}
 	l->free_ns = start + wire_ns(pi->len, l->rate_bps);
-	l->bytes += pi->len;
 	*at_ns = l->free_ns;
-	if (!(pi->tos & 0x03) || q < l->kmin_bytes)
+	if (!(pi->tos & URNIC_ECN_MASK) || q < l->kmin_bytes)
 		return FAB_PASS;
 	p = q >= l->kmax_bytes
 		    ? 1000000u
@@ -328,8 +328,8 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 		enqueue(f, &in);
 		break;
 	case FAB_MARK_CE:
-		if (pi.tos & 0x03) { /* ECT(0), ECT(1) or CE already */
-			in.tos |= 0x03;
+		if (pi.tos & URNIC_ECN_MASK) { /* ECT(0), ECT(1) or CE already */
+			in.tos |= URNIC_ECN_CE;
 			pi.fate = FAB_FATE_MARKED;
 		} else {
 			pi.fate = FAB_FATE_SENT;

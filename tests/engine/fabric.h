@@ -159,7 +159,7 @@ struct fab_link {
 	uint32_t pmax_ppm;
 	uint64_t free_ns; /* when the bytes queued so far have left */
 	/* Out. */
-	uint64_t bytes, marked, dropped, max_queue_bytes;
+	uint64_t marked, dropped, max_queue_bytes;
 	uint64_t arrivals, queue_sum; /* the queue each arrival found, summed */
 	uint64_t late_from_ns;	      /* ... and from this time on: */
 	uint64_t late_arrivals, late_queue_sum, late_max_queue_bytes;

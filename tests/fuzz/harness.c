@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/roce/cc.h"
 #include "engine/roce/roce.h"
 #include "mem/mw.h"
 #include "queue/tm.h"
@@ -1743,7 +1744,7 @@ static void rx(struct harness *h, const uint8_t *src, const uint8_t *dst, const 
 {
 	struct urnic_rx_meta m = {
 		.sport = PEER_SPORT,
-		.tos = len > 4 && (buf[4] & 0x80) ? 0x03 : 0,
+		.tos = len > 4 && (buf[4] & 0x80) ? URNIC_ECN_CE : 0, /* BTH byte 4 bit 7: FECN */
 		.ttl = URNIC_DEFAULT_TTL,
 		.now_ns = h->now_ns,
 	};
