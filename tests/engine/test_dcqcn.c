@@ -30,18 +30,23 @@ struct env {
 	struct fab_buf la, ra;
 };
 
+/* DCQCN on every host, with ConnectX's parameters for the port's rate. */
+static void dcqcn_on(struct fabric *f)
+{
+	for (int h = 0; h < f->nhosts; h++) {
+		f->hosts[h].e->cfg.dcqcn = true;
+		urnic_dcqcn_defaults(&f->hosts[h].e->cfg.dcqcn_params, LINE_BPS_G * 1000000000ull);
+	}
+}
+
 static void env_open(struct env *v, bool dcqcn, uint64_t len)
 {
 	struct fab_conn c = fab_conn_default();
 
 	c.mtu = MTU;
 	fab_pair_open(&v->p, &c, 7);
-	for (int h = 0; h < 2 && dcqcn; h++) {
-		struct urnic_engine *e = fab_engine(v->p.f, h);
-
-		e->cfg.dcqcn = true;
-		urnic_dcqcn_defaults(&e->cfg.dcqcn_params, LINE_BPS_G * 1000000000ull);
-	}
+	if (dcqcn)
+		dcqcn_on(v->p.f);
 	fab_buf_new(v->p.f, &v->la, 0, &v->p.pd[0], len, FAB_ALL_ACCESS);
 	fab_buf_new(v->p.f, &v->ra, 1, &v->p.pd[1], len, FAB_ALL_ACCESS);
 	fab_fill(v->la.p, len, 11);
@@ -94,6 +99,27 @@ static void check_cnp(const struct env *v, const struct fab_pktinfo *pi)
 	CHECK_EQ(pi->tos, 48 << 2);
 }
 
+/*
+ * One cut, then paced until the byte counter's increases on host's QP qp (a stage per
+ * RPG_BYTE_RESET bytes; the timer's 300 us never came) had the rate back at the line,
+ * then unpaced: of the after bytes sent in the ns after the CNP, those took at least
+ * their time at the line rate and at most their time at the cut rate (50 Gb/s), within
+ * a packet (pkt bytes) of time; the QP ends back at the line rate, no longer limited.
+ */
+static void check_paced_then_recovered(struct fabric *f, int host, const struct urnic_qp *qp,
+				       uint64_t ns, uint64_t after, uint64_t pkt, uint64_t len)
+{
+	const struct urnic_dcqcn_params *p = &f->hosts[host].e->cfg.dcqcn_params;
+	uint64_t limited = fab_ctr(f, host, URNIC_CTR_cc_rate_increases) * p->byte_reset;
+
+	CHECK(ns < p->time_reset_ns);
+	CHECK(after > limited && limited > len / 8);
+	CHECK((ns + 1) * LINE_BPS_G >= (limited - 2 * pkt) * 8);
+	CHECK(ns * (LINE_BPS_G / 2) <= (limited + pkt) * 8);
+	CHECK(!qp->cc.rp.limited);
+	CHECK_EQ(qp->cc.rp.rate_bps, LINE_BPS_G * 1000000000ull);
+}
+
 static void off_marks_nothing_and_ignores_cnps(void)
 {
 	enum { LEN = 65536 };
@@ -129,12 +155,10 @@ static void off_marks_nothing_and_ignores_cnps(void)
 static void one_mark_one_cut_then_recovery(void)
 {
 	enum { LEN = 4 << 20 };
-	const struct urnic_dcqcn_rp *rp;
 	struct env v;
-	uint64_t t_cnp = 0, t_last = 0, after = 0, cnps = 0, pkt_bytes = 0, limited;
+	uint64_t t_cnp = 0, t_last = 0, after = 0, cnps = 0, pkt_bytes = 0;
 
 	env_open(&v, true, LEN);
-	rp = &v.p.a->qp.cc.rp;
 	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PRED,
 						.pred = is_write,
 						.skip = 4,
@@ -165,19 +189,7 @@ static void one_mark_one_cut_then_recovery(void)
 	CHECK(fab_ctr(v.p.f, 0, URNIC_CTR_cc_paced) > 0);
 	CHECK(fab_ctr(v.p.f, 0, URNIC_CTR_cc_rate_increases) > 0);
 	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_retransmit_pkts), 0);
-	/* Paced after the cut until the byte counter's increases (a stage per
-	 * RPG_BYTE_RESET bytes; the timer's 300 us never came) had the rate back at the
-	 * line, then unpaced: those bytes took at least their time at the line rate and at
-	 * most their time at the cut rate (50 Gb/s), within a packet's time. */
-	limited = fab_ctr(v.p.f, 0, URNIC_CTR_cc_rate_increases) *
-		  v.p.f->hosts[0].e->cfg.dcqcn_params.byte_reset;
-	CHECK(t_last - t_cnp < v.p.f->hosts[0].e->cfg.dcqcn_params.time_reset_ns);
-	CHECK(after > limited && limited > LEN / 8);
-	CHECK((t_last - t_cnp + 1) * LINE_BPS_G >= (limited - 2 * pkt_bytes) * 8);
-	CHECK((t_last - t_cnp) * (LINE_BPS_G / 2) <= (limited + pkt_bytes) * 8);
-	/* The byte counter brought it back: the line rate, no longer limited. */
-	CHECK(!rp->limited);
-	CHECK_EQ(rp->rate_bps, LINE_BPS_G * 1000000000ull);
+	check_paced_then_recovered(v.p.f, 0, &v.p.a->qp, t_last - t_cnp, after, pkt_bytes, LEN);
 	env_close(&v);
 }
 
@@ -247,7 +259,7 @@ static void read_responses_are_paced(void)
 	enum { LEN = 4 << 20 };
 	struct urnic_cqe sc;
 	struct env v;
-	uint64_t t_cnp = 0, t_last = 0, after = 0, limited;
+	uint64_t t_cnp = 0, t_last = 0, after = 0;
 
 	env_open(&v, true, LEN);
 	fab_add_rule(v.p.f, &(struct fab_rule){ .match = FAB_M_PRED,
@@ -282,14 +294,8 @@ static void read_responses_are_paced(void)
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_rx_cnp), 1);
 	CHECK_EQ(fab_ctr(v.p.f, 1, URNIC_CTR_cc_rate_cuts), 1);
 	CHECK(fab_ctr(v.p.f, 1, URNIC_CTR_cc_paced) > 0);
-	/* Paced as the WRITE above: until the byte counter had the rate back at the line,
-	 * between the line rate and the cut one, within a packet's time. */
-	limited = fab_ctr(v.p.f, 1, URNIC_CTR_cc_rate_increases) *
-		  v.p.f->hosts[1].e->cfg.dcqcn_params.byte_reset;
-	CHECK(after > limited && limited > LEN / 8);
-	CHECK((t_last - t_cnp + 1) * LINE_BPS_G >= (limited - 2 * (MTU + 24)) * 8);
-	CHECK((t_last - t_cnp) * (LINE_BPS_G / 2) <= (limited + MTU + 24) * 8);
-	CHECK(!v.p.b->qp.cc.rp.limited);
+	/* Paced as the WRITE above, READ responses of MTU + 24 bytes on the wire. */
+	check_paced_then_recovered(v.p.f, 1, &v.p.b->qp, t_last - t_cnp, after, MTU + 24, LEN);
 	env_close(&v);
 }
 
@@ -330,10 +336,8 @@ static void incast(bool dcqcn, struct incast *out)
 		rx[i] = fab_qp_new(f, 1, &pd[1], 16, 16, true);
 		fab_connect(tx[i], rx[i], &c);
 	}
-	for (int h = 0; h < 3 && dcqcn; h++) {
-		f->hosts[h].e->cfg.dcqcn = true;
-		urnic_dcqcn_defaults(&f->hosts[h].e->cfg.dcqcn_params, LINE_BPS_G * 1000000000ull);
-	}
+	if (dcqcn)
+		dcqcn_on(f);
 	fab_bottleneck(f, LINE_BPS_G * 1000000000ull,
 		       &(struct fab_link){ .to = 1,
 					   .rate_bps = 10000000000ull,
