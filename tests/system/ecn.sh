@@ -41,24 +41,36 @@ marked() {
 			END { print n + 0 }'
 }
 
-# bw TAG ENV... : ib_write_bw between the two addresses, each side's counters in
-# $SYS_WORK/TAG.{server,client}.log.
+# bw TAG OPTS ENV... : ib_write_bw -s 65536 OPTS (-n N or -D SECONDS) between the two
+# addresses, each side's counters in $SYS_WORK/TAG.{server,client}.log. With BW_DURING
+# set, that command runs with the client's pid 2 s into the run.
 bw() {
 	_tag=$1
-	shift
+	_opts=$2
+	shift 2
+	case $_opts in
+	-n\ *) _iters=${_opts#-n } ;;
+	*) _iters='[0-9]+' ;;
+	esac
 	_s=$SYS_WORK/$_tag.server.log
 	_c=$SYS_WORK/$_tag.client.log
-	(ibv "$SRV_ADDR" env "$@" ib_write_bw -x 1 -F -s 65536 -n 500 -p "$PP_PORT") >"$_s" 2>&1 &
+	# shellcheck disable=SC2086 # OPTS' words
+	(ibv "$SRV_ADDR" env "$@" ib_write_bw -x 1 -F -s 65536 $_opts -p "$PP_PORT") >"$_s" 2>&1 &
 	_spid=$!
 	track $_spid
 	wait_listen $_spid "$PP_PORT" 10 || { cat "$_s"; fail "$_tag: server not listening"; }
-	(ibv "$CLI_ADDR" env "$@" ib_write_bw -x 1 -F -s 65536 -n 500 -p "$PP_PORT" \
+	# shellcheck disable=SC2086
+	(ibv "$CLI_ADDR" env "$@" ib_write_bw -x 1 -F -s 65536 $_opts -p "$PP_PORT" \
 		"$SRV_ADDR") >"$_c" 2>&1 &
 	_cpid=$!
 	track $_cpid
+	if [ -n "${BW_DURING:-}" ]; then
+		sleep 2
+		$BW_DURING $_cpid
+	fi
 	wait_exit $_cpid 120 || { cat "$_s" "$_c"; fail "$_tag: client failed"; }
 	wait_exit $_spid 20 || { cat "$_s" "$_c"; fail "$_tag: server failed"; }
-	grep -Eq '^ *65536 +500 ' "$_c" || { cat "$_c"; fail "$_tag: no result line"; }
+	grep -Eq "^ *65536 +$_iters " "$_c" || { cat "$_c"; fail "$_tag: no result line"; }
 	if grep -q -e 'AddressSanitizer' -e 'runtime error:' "$_s" "$_c"; then
 		cat "$_s" "$_c"
 		fail "$_tag: sanitizer report"
@@ -67,7 +79,7 @@ bw() {
 sum() { echo $(($(counter "$SYS_WORK/$1.server.log" "$2") + $(counter "$SYS_WORK/$1.client.log" "$2"))); }
 
 # Off: nothing ECN-capable, nothing marked, no CNP.
-bw off URNIC_CONGESTION=none
+bw off "-n 500" URNIC_CONGESTION=none
 [ "$(marked)" = 0 ] || fail "off: $(marked) packets were ECN-capable and marked"
 for c in rx_ecn_ce tx_cnp rx_cnp rx_cnp_cc_off cc_rate_cuts; do
 	[ "$(sum off $c)" = 0 ] || fail "off: $c = $(sum off $c)"
@@ -77,7 +89,7 @@ say "off: nothing marked, no CNP"
 # On, captured after the marking.
 PCAP=$SYS_WORK/ecn.pcap
 cap_start "$PCAP" "udp port 4791"
-bw on URNIC_CONGESTION=dcqcn
+bw on "-n 500" URNIC_CONGESTION=dcqcn
 cap_stop
 m=$(marked)
 ce=$(sum on rx_ecn_ce)
@@ -123,22 +135,13 @@ awk -v want="$cnps" '
 
 # Live: `urnic counters --qp` of the client shows its QP's DCQCN state mid-run.
 if [ -n "${URNIC_TOOL:-}" ] && [ -x "$URNIC_TOOL" ]; then
-	s=$SYS_WORK/live.server.log
-	c=$SYS_WORK/live.client.log
-	(ibv "$SRV_ADDR" env URNIC_CONGESTION=dcqcn ib_write_bw -x 1 -F -s 65536 -D 3 \
-		-p "$PP_PORT") >"$s" 2>&1 &
-	spid=$!
-	track $spid
-	wait_listen $spid "$PP_PORT" 10 || { cat "$s"; fail "live: server not listening"; }
-	(ibv "$CLI_ADDR" env URNIC_CONGESTION=dcqcn ib_write_bw -x 1 -F -s 65536 -D 3 \
-		-p "$PP_PORT" "$SRV_ADDR") >"$c" 2>&1 &
-	cpid=$!
-	track $cpid
-	sleep 2
-	"$URNIC_TOOL" counters --qp $cpid >"$SYS_WORK/live.qp" 2>&1 ||
-		{ cat "$SYS_WORK/live.qp"; fail "live: urnic counters --qp $cpid failed"; }
-	wait_exit $cpid 60 || { cat "$s" "$c"; fail "live: client failed"; }
-	wait_exit $spid 20 || { cat "$s" "$c"; fail "live: server failed"; }
+	live_qp() {
+		"$URNIC_TOOL" counters --qp "$1" >"$SYS_WORK/live.qp" 2>&1 ||
+			{ cat "$SYS_WORK/live.qp"; fail "live: urnic counters --qp $1 failed"; }
+	}
+	BW_DURING=live_qp
+	bw live "-D 3" URNIC_CONGESTION=dcqcn
+	BW_DURING=
 	# The QP's lines: its rate (Mb/s, up to the port's 100000; set from its first
 	# CNP on), its cuts so far; alpha (printed when not 0: it decays between CNPs).
 	qpv() { awk -v n="$1" '/^  QP / { qp = 1 } qp && $1 == n { print $2; exit }' \
