@@ -149,6 +149,11 @@ static void off_marks_nothing_and_ignores_cnps(void)
 		   sizeof(cnp), true);
 	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_drop_addr_mismatch), 1);
 	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp_cc_off), 1);
+	/* A reserved byte set (A17.9.3): a malformed header, dropped before any QP. */
+	cnp[12 + 7] = 1;
+	fab_inject(v.p.f, v.p.f->hosts[1].ip, 0, URNIC_ROCE_UDP_PORT, cnp, sizeof(cnp), true);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_drop_bad_header), 1);
+	CHECK_EQ(fab_ctr(v.p.f, 0, URNIC_CTR_rx_cnp_cc_off), 1);
 	env_close(&v);
 }
 
