@@ -235,7 +235,7 @@ struct urnic_uet_ses {
 	uint16_t msg_id;   /* REQ_STD, RSP, RSP_DATA */
 	uint16_t length14; /* REQ_SMALL, REQ_MEDIUM: request length; RSP_DATA(_SMALL): payload */
 	uint8_t ri_generation;
-	uint32_t job_id; /* 24 bits; not in RSP_DATA_SMALL */
+	uint32_t job_id; /* 24 bits */
 };
 
 /* A whole UET datagram (the UDP payload): its headers and where its payload lies. */

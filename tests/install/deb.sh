@@ -30,7 +30,8 @@ for f in usr/bin/urnic usr/bin/urnic-demo "$L/urnic/libibverbs.so.1" "$L/urnic/l
 	"$L/urnic/libmlx5.so.1" \
 	"$L/urnic/libefa.so.1" "$L/liburnic.so.1" "$L/liburnic.so" "$L/pkgconfig/urnic.pc" \
 	usr/share/man/man1/urnic.1 usr/share/man/man5/urnic.conf.5 usr/share/man/man7/urnic.7 \
-	usr/share/urnic/wireshark/xrceth.lua usr/share/doc/urnic/README.md \
+	usr/share/urnic/wireshark/xrceth.lua usr/share/urnic/wireshark/uet.lua \
+	usr/share/doc/urnic/README.md \
 	usr/share/doc/urnic/copyright; do
 	grep -qxF "$f" "$SYS_WORK/contents.log" || fail "the package has no $f"
 done

@@ -38,7 +38,8 @@ check_tree() {
 		"$INSTALL_LIBDIR/liburnic.so.1" "$INSTALL_LIBDIR/liburnic.so" \
 		"$INSTALL_LIBDIR/pkgconfig/urnic.pc" share/man/man1/urnic.1 \
 		share/man/man1/urnic-demo.1 share/man/man5/urnic.conf.5 share/man/man7/urnic.7 \
-		share/urnic/wireshark/xrceth.lua share/doc/urnic/README.md \
+		share/urnic/wireshark/xrceth.lua share/urnic/wireshark/uet.lua \
+		share/doc/urnic/README.md \
 		share/doc/urnic/copyright; do
 		[ -e "$P/$f" ] || fail "$f was not installed"
 	done

@@ -12,6 +12,8 @@
  *                                         random round trips as a pcapng for tshark
  *   test_wire_uet --expected PCAP FILE    decodes PCAP's frames (tests/wire/uet_vectors.py)
  *                                         and compares the fields FILE lists with ours
+ *   test_wire_uet --refuse PCAP           every frame of PCAP (uet_vectors.py --bad) is
+ *                                         refused, the reasons counted
  */
 #include <errno.h>
 #include <stdio.h>
@@ -791,8 +793,41 @@ static int compare_expected(const char *pcap_path, const char *expected_path)
 	return 0;
 }
 
+/* Every frame of a capture of malformed datagrams is refused; the reasons, counted. */
+static int refuse_all(const char *pcap_path)
+{
+	unsigned count[URNIC_UET_R_COUNT] = { 0 }, frames = 0;
+	struct wire_pcap pc;
+	struct wire_frame fr;
+	struct wire_udp u;
+
+	CHECK(wire_pcap_open(&pc, pcap_path) == 0);
+	while (wire_pcap_next(&pc, &fr) == 1) {
+		enum urnic_uet_reason r;
+
+		CHECK(wire_frame_udp(&fr, &u) && u.dport == URNIC_UET_UDP_PORT);
+		r = refused(u.payload, u.payload_bytes);
+		if (r == URNIC_UET_R_OK) {
+			fprintf(stderr, "frame %u accepted\n", fr.frame_no);
+			CHECK(0);
+		}
+		count[r]++;
+		frames++;
+	}
+	wire_pcap_close(&pc);
+	printf("ok %u frames of %s refused:", frames, pcap_path);
+	for (unsigned r = 1; r < URNIC_UET_R_COUNT; r++)
+		if (count[r])
+			printf(" %s %u", urnic_uet_reason_name((enum urnic_uet_reason)r), count[r]);
+	printf("\n");
+	CHECK(frames > 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--refuse"))
+		return refuse_all(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "--expected"))
 		return compare_expected(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "--pcap")) {
@@ -808,7 +843,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < NVECS; i++)
 			capture(vecs[i].bytes, vecs[i].len, (uint16_t)(0xb000 + i));
 	} else if (argc != 1) {
-		fprintf(stderr, "usage: %s [--pcap OUT | --expected PCAP FILE]\n", argv[0]);
+		fprintf(stderr, "usage: %s [--pcap OUT | --expected PCAP FILE | --refuse PCAP]\n",
+			argv[0]);
 		return 2;
 	}
 	RUN(test_hand_laid_packets);
