@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "engine/uet/pds.h"
+#include "engine/uet/reps.h"
 
 enum {
 	US = 1000,
@@ -47,6 +48,7 @@ struct event {
 	enum ev_kind kind;
 	struct urnic_uet_pds h;
 	uint16_t ev;
+	bool ce; /* a queue on the path marked it */
 };
 
 struct path {
@@ -54,6 +56,8 @@ struct path {
 	uint32_t loss_ppm;     /* requests and probes */
 	uint32_t ack_loss_ppm; /* ACKs and NACKs */
 	uint32_t trim_ppm;     /* requests only */
+	uint32_t mark_ppm;     /* ECN CE, requests only */
+	uint64_t dead_from_ns; /* drops everything from then on (0: never) */
 	bool dead;
 };
 
@@ -77,6 +81,12 @@ struct sim {
 	uint32_t lose_last; /* drop the first send of the last this many PSNs */
 	bool failed;
 	uint64_t done_at;
+	/* The multipath layer: REPS (reps.h) or, without it, a new entropy value per send. */
+	bool use_reps;
+	struct urnic_reps reps;
+	uint64_t freeze_on_loss_ns;
+	uint64_t count_from_ns; /* sends per path counted from then */
+	uint32_t sends_on[PATHS];
 };
 
 static uint64_t rnd(struct sim *s)
@@ -139,6 +149,18 @@ static struct event pop(struct sim *s)
 	return top;
 }
 
+/* Sets CE on the event just pushed (the one scheduled for at with the newest seq). */
+static void mark_last(struct sim *s, uint64_t at)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		if (s->heap[i].seq == s->seq - 1 && s->heap[i].at == at) {
+			s->heap[i].ce = true;
+			return;
+		}
+	}
+	CHECK(0);
+}
+
 /* A packet onto path ev % PATHS: it arrives after the path's delay plus up to 2 us of
  * jitter, unless the path drops it (or trims it, for a request). */
 static void transmit(struct sim *s, enum ev_kind kind, const struct urnic_uet_pds *h, uint16_t ev)
@@ -147,7 +169,8 @@ static void transmit(struct sim *s, enum ev_kind kind, const struct urnic_uet_pd
 	uint64_t at = s->now + p->delay_ns + rnd(s) % (2 * US);
 	bool request = kind == EV_DATA || kind == EV_PROBE;
 
-	if (p->dead || chance(s, request ? p->loss_ppm : p->ack_loss_ppm)) {
+	if (p->dead || (p->dead_from_ns && s->now >= p->dead_from_ns) ||
+	    chance(s, request ? p->loss_ppm : p->ack_loss_ppm)) {
 		if (request)
 			s->drops++;
 		else
@@ -159,6 +182,8 @@ static void transmit(struct sim *s, enum ev_kind kind, const struct urnic_uet_pd
 		kind = EV_TRIMMED;
 	}
 	push(s, at, kind, h, ev);
+	if (kind == EV_DATA && chance(s, p->mark_ppm))
+		mark_last(s, at);
 }
 
 static void send_data(struct sim *s, uint32_t psn, bool retx)
@@ -167,8 +192,10 @@ static void send_data(struct sim *s, uint32_t psn, bool retx)
 				   .next = URNIC_UET_NEXT_REQ_STD,
 				   .flags = retx ? URNIC_UET_F_RETX : 0,
 				   .psn = psn };
-	uint16_t ev = s->next_ev++;
+	uint16_t ev = s->use_reps ? urnic_reps_next(&s->reps, rnd(s), s->now) : s->next_ev++;
 
+	if (s->count_from_ns && s->now >= s->count_from_ns)
+		s->sends_on[ev % PATHS]++;
 	if (psn == s->start + s->total - 1)
 		h.flags |= URNIC_UET_F_AR; /* the last packet of the message asks for an ACK */
 	if (retx && s->arrivals[psn - s->start])
@@ -191,7 +218,7 @@ static void send_data(struct sim *s, uint32_t psn, bool retx)
 static void initiator(struct sim *s)
 {
 	uint32_t psn;
-	uint64_t next;
+	uint64_t next, timeouts = s->tx.st.timeouts;
 	enum urnic_pds_tx_action act;
 
 	if (s->now < s->next_send) {
@@ -204,6 +231,8 @@ static void initiator(struct sim *s)
 		s->next_send = s->now + SEND_GAP_NS;
 	}
 	act = urnic_pds_tx_timer(&s->tx, s->now, &next);
+	if (s->use_reps && s->tx.st.timeouts != timeouts)
+		urnic_reps_failure(&s->reps, s->now, 10 * s->tx.max_rtt_ns);
 	if (act == URNIC_PDS_TX_FAILED) {
 		s->failed = true;
 		return;
@@ -240,7 +269,7 @@ static void target(struct sim *s, const struct event *e)
 
 	switch (e->kind) {
 	case EV_DATA:
-		switch (urnic_pds_rx_packet(&s->rx, &e->h, PKT_BYTES, false)) {
+		switch (urnic_pds_rx_packet(&s->rx, &e->h, PKT_BYTES, e->ce)) {
 		case URNIC_PDS_RX_NEW:
 			s->arrivals[e->h.psn - s->start]++;
 			break;
@@ -298,6 +327,7 @@ static void sim_init(struct sim *s, uint32_t total, uint32_t start)
 	cfg.window = URNIC_PDS_WINDOW;
 	urnic_pds_tx_init(&s->tx, &cfg);
 	urnic_pds_rx_init(&s->rx, &cfg);
+	urnic_reps_init(&s->reps, 256);
 }
 
 /* Runs until every packet is acknowledged, the context fails or limit_ns passes. */
@@ -325,6 +355,10 @@ static void run(struct sim *s, uint64_t limit_ns)
 
 				urnic_pds_tx_ack(&s->tx, &e.h, s->now, &out);
 				CHECK(out.una - out.una_before <= s->total);
+				for (uint32_t i = 0; s->use_reps && i < out.n_evs; i++)
+					urnic_reps_delivered(&s->reps, out.evs[i], out.ecn);
+				if (s->use_reps && out.lost && s->freeze_on_loss_ns)
+					urnic_reps_failure(&s->reps, s->now, s->freeze_on_loss_ns);
 			} else if (e.kind == EV_NACK) {
 				urnic_pds_tx_nack(&s->tx, &e.h, s->now);
 				s->last_nack_at = s->now;
@@ -475,6 +509,115 @@ static void test_dead_path_survived(void)
 	free(S.arrivals);
 }
 
+static double share(const struct sim *s, unsigned path)
+{
+	uint32_t all = 0;
+
+	for (unsigned i = 0; i < PATHS; i++)
+		all += s->sends_on[i];
+	return all ? (double)s->sends_on[path] / all : 0;
+}
+
+/* With REPS, a dead path gets only the first window's exploration: far fewer losses than
+ * spraying blindly (a quarter of everything), and nearly the loss-free goodput. */
+static void test_reps_avoids_dead_path(void)
+{
+	sim_init(&S, 20000, 1000);
+	S.use_reps = true;
+	S.path[2].dead = true;
+	S.count_from_ns = 1;
+	run(&S, 1000000000);
+	report("REPS, one path dead", &S);
+	printf("    shares %.3f %.3f %.3f %.3f; recycled %llu, explored %llu\n", share(&S, 0),
+	       share(&S, 1), share(&S, 2), share(&S, 3), (unsigned long long)S.reps.st.recycled,
+	       (unsigned long long)S.reps.st.explored);
+	check_delivered_once(&S);
+	CHECK(S.drops < S.total / 50);
+	CHECK(goodput(&S) > 0.9);
+	CHECK_EQ(S.tx.st.timeouts, 0);
+	free(S.arrivals);
+}
+
+/* A path dies mid-transfer: within a few round trips it carries next to nothing, no data
+ * and no context lost (issue 30: a failed path abandoned within a few RTTs). */
+static void test_reps_leaves_path_that_dies(void)
+{
+	sim_init(&S, 40000, 1000);
+	S.use_reps = true;
+	S.path[1].dead_from_ns = 4000 * US;
+	S.count_from_ns = 4000 * US + 300 * US; /* about five round trips of the slowest path */
+	run(&S, 1000000000);
+	report("REPS, a path dies", &S);
+	printf("    shares after: %.4f %.4f %.4f %.4f\n", share(&S, 0), share(&S, 1), share(&S, 2),
+	       share(&S, 3));
+	check_delivered_once(&S);
+	CHECK(share(&S, 1) < 0.01);
+	CHECK(goodput(&S) > 0.9);
+	CHECK_EQ(S.tx.st.timeouts, 0);
+	free(S.arrivals);
+}
+
+/* A path losing 20% (issue 30's bad link) or marking half its packets carries less than
+ * its quarter, and the goodput holds. */
+static void test_reps_uses_bad_paths_less(void)
+{
+	sim_init(&S, 40000, 1000);
+	S.use_reps = true;
+	S.path[1].loss_ppm = 200000;
+	S.path[3].mark_ppm = 500000;
+	S.count_from_ns = 2000 * US;
+	run(&S, 1000000000);
+	report("REPS, lossy and marking paths", &S);
+	printf("    shares %.3f %.3f %.3f %.3f; recycled %llu, explored %llu, marked %llu\n",
+	       share(&S, 0), share(&S, 1), share(&S, 2), share(&S, 3),
+	       (unsigned long long)S.reps.st.recycled, (unsigned long long)S.reps.st.explored,
+	       (unsigned long long)S.reps.st.marked);
+	check_delivered_once(&S);
+	CHECK(share(&S, 1) < 0.1 && share(&S, 3) < 0.2);
+	CHECK(goodput(&S) > 0.9);
+	free(S.arrivals);
+}
+
+/* REPS by itself: a returned value is used once, a marked one never, random values when
+ * none is left; frozen, the known values are reused and nothing is explored. */
+static void test_reps_recycles_and_freezes(void)
+{
+	struct urnic_reps r;
+	uint16_t a, b;
+
+	urnic_reps_init(&r, 1);
+	CHECK_EQ(urnic_reps_next(&r, 0xabcd, 0), 0xabcd); /* the first window explores */
+	urnic_reps_delivered(&r, 5, false);
+	urnic_reps_delivered(&r, 6, false);
+	urnic_reps_delivered(&r, 7, true);
+	CHECK_EQ(urnic_reps_next(&r, 1, 0), 5);
+	CHECK_EQ(urnic_reps_next(&r, 1, 0), 6);
+	CHECK_EQ(urnic_reps_next(&r, 0x1234, 0), 0x1234);
+	CHECK(r.st.recycled == 2 && r.st.explored == 2 && r.st.marked == 1);
+	urnic_reps_failure(&r, 100, 50);
+	for (unsigned i = 0; i < 10; i++) {
+		a = urnic_reps_next(&r, 0x9999, 120);
+		CHECK(a == 5 || a == 6);
+	}
+	CHECK_EQ(r.st.frozen, 10);
+	b = urnic_reps_next(&r, 0x9999, 150); /* thawed, nothing valid: explore */
+	CHECK_EQ(b, 0x9999);
+	for (unsigned i = 0; i < URNIC_REPS_SLOTS + 3; i++)
+		urnic_reps_delivered(&r, (uint16_t)(100 + i), false);
+	/* The ring keeps the newest URNIC_REPS_SLOTS values, each for one use. */
+	{
+		uint64_t got[2] = { 0, 0 };
+
+		for (unsigned i = 0; i < URNIC_REPS_SLOTS; i++) {
+			a = urnic_reps_next(&r, 0x9999, 200);
+			CHECK(a >= 103 && a < 103 + URNIC_REPS_SLOTS);
+			CHECK(!(got[(a - 103) / 64] >> ((a - 103) % 64) & 1));
+			got[(a - 103) / 64] |= 1ull << ((a - 103) % 64);
+		}
+		CHECK_EQ(urnic_reps_next(&r, 0x7777, 200), 0x7777);
+	}
+}
+
 /* Nothing arrives any more: retry_max timeouts, backing off, then the context fails. */
 static void test_dead_network_fails_after_retries(void)
 {
@@ -563,7 +706,7 @@ static void test_target_window(void)
 	CHECK_EQ(urnic_pds_rx_packet(&rx, &h, 10, false), URNIC_PDS_RX_NEW);
 	urnic_pds_rx_ack(&rx, &ack);
 	CHECK(ack.type == URNIC_UET_ACK_CC && ack.cack_psn == 0xffffffffu);
-	CHECK(ack.flags == URNIC_UET_F_M); /* the CE of 0xfffffffe */
+	CHECK(ack.flags == 0); /* M tells of PSN 100, the newest, which was not marked */
 	CHECK_EQ(ack.ack_psn_offset, 101);
 	CHECK_EQ(ack.sack_psn_offset, 101); /* from PSN 100, the arrival not reported yet */
 	CHECK_EQ(ack.sack_bitmap, 1);
@@ -580,7 +723,12 @@ static void test_target_window(void)
 	CHECK_EQ(ack.sack_psn_offset, 1);
 	CHECK_EQ(ack.sack_bitmap, 1ull << 50);
 	CHECK(!urnic_pds_rx_ack_due(&rx) && rx.unacked == 0);
-	CHECK(rx.st.duplicates == 1 && rx.st.out_of_window == 1 && rx.st.delivered == 4);
+	h.psn = 101; /* a marked packet is acknowledged at once, with M */
+	CHECK_EQ(urnic_pds_rx_packet(&rx, &h, 10, true), URNIC_PDS_RX_NEW);
+	CHECK(urnic_pds_rx_ack_due(&rx));
+	urnic_pds_rx_ack(&rx, &ack);
+	CHECK(ack.flags == URNIC_UET_F_M && ack.ack_psn_offset == 102);
+	CHECK(rx.st.duplicates == 1 && rx.st.out_of_window == 1 && rx.st.delivered == 5);
 }
 
 int main(void)
@@ -591,6 +739,10 @@ int main(void)
 	RUN(test_trimmed_packet_resent_at_once);
 	RUN(test_lost_acks_cost_nothing);
 	RUN(test_dead_path_survived);
+	RUN(test_reps_avoids_dead_path);
+	RUN(test_reps_leaves_path_that_dies);
+	RUN(test_reps_uses_bad_paths_less);
+	RUN(test_reps_recycles_and_freezes);
 	RUN(test_dead_network_fails_after_retries);
 	RUN(test_hostile_acks_ignored);
 	RUN(test_target_window);

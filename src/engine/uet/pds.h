@@ -25,8 +25,9 @@
  * the RETX flag: exactly what was lost is resent.
  *
  * Out of scope here: ROD, RUDI and UUD; PDC establishment and close (SYN, CLOSE); which
- * entropy each packet takes (the multipath layer's) and how fast (the congestion
- * control's; this only reports what each ACK delivered, its RTT sample and ECN echo).
+ * entropy each packet takes (reps.h; this reports the values that came back) and how
+ * fast (the congestion control's; this reports what each ACK delivered, its RTT sample
+ * and ECN echo).
  */
 #ifndef URNIC_ENGINE_UET_PDS_H
 #define URNIC_ENGINE_UET_PDS_H
@@ -40,6 +41,7 @@ enum {
 	URNIC_PDS_WINDOW = 1024, /* PSNs in flight, and PSNs a target takes beyond its CACK */
 	URNIC_PDS_SACK_BITS = 64,
 	URNIC_PDS_SACK_REPORTS = 2, /* ACKs whose bitmap reports each arrival, at least */
+	URNIC_PDS_ACKED_EVS = 64,   /* entropy values an ACK's report lists, at most */
 };
 
 /* 32-bit PSN serial arithmetic (RFC 1982), as urnic_psn_* is for 24-bit PSNs. */
@@ -123,7 +125,13 @@ struct urnic_pds_acked {
 	uint32_t una;		  /* [una_before, una) newly covered by the CACK */
 	uint64_t delivered_bytes; /* newly acked or sacked */
 	uint64_t rtt_ns;	  /* a sample from a packet sent once, or 0 */
-	bool ecn;		  /* the target saw CE on what this ACK answers (M) */
+	bool ecn;		  /* the packet that caused the ACK was CE-marked (M) */
+	uint32_t lost;		  /* packets this ACK showed lost (by time) */
+	/* The entropy values of the packets it reported arrived and not marked (all but
+	 * the one that caused it, with M), for the multipath layer (reps.h); the first
+	 * URNIC_PDS_ACKED_EVS of them. */
+	uint32_t n_evs;
+	uint16_t evs[URNIC_PDS_ACKED_EVS];
 };
 
 /* What the timer wants done. */
@@ -179,7 +187,7 @@ struct urnic_pds_rx {
 	uint32_t ooo;	  /* out-of-order arrivals since the last ACK */
 	uint32_t rcvd_bytes;
 	bool ack_now; /* AR, a duplicate or a retransmission: do not wait */
-	bool ce;      /* CE-marked packet since the last ACK */
+	bool ce;      /* the newest arrival (ack_psn) was CE-marked */
 	bool retx;    /* a retransmission since the last ACK */
 	struct urnic_pds_rx_stats st;
 	uint64_t seen[URNIC_PDS_WINDOW / 64]; /* PSN p in (cack, cack + window]: bit p % WINDOW */

@@ -93,7 +93,11 @@ urnic_pds_rx_packet(struct urnic_pds_rx *rx, const struct urnic_uet_pds *h, uint
 	rx->unacked++;
 	rx->rcvd_bytes =
 		rx->rcvd_bytes + bytes < RCVD_BYTES_MAX ? rx->rcvd_bytes + bytes : RCVD_BYTES_MAX;
-	rx->ce |= ce;
+	/* M tells of the packet that causes the ACK (UE 1.0 PDS, ACK flags): a marked one
+	 * causes it at once, so the mark is not folded into other packets' ACK. */
+	rx->ce = ce;
+	if (ce)
+		rx->ack_now = true;
 	if (h->flags & URNIC_UET_F_RETX) {
 		/* A resent packet fills a hole the initiator waits on. */
 		rx->retx = true;

@@ -115,7 +115,7 @@ static void mark_lost(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p)
  * ACK quicker than the minimum RTT after a resend answers the first send, whose time is
  * gone, so it says nothing about later sends). */
 static void delivered(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p, uint64_t now,
-		      struct urnic_pds_acked *out)
+		      struct urnic_pds_acked *out, bool marked)
 {
 	if (p->state == URNIC_PDS_IN_FLIGHT) {
 		tx->inflight_bytes -= p->bytes;
@@ -124,6 +124,8 @@ static void delivered(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p, uint6
 		tx->st.spurious++;
 	}
 	out->delivered_bytes += p->bytes;
+	if (!marked && out->n_evs < URNIC_PDS_ACKED_EVS)
+		out->evs[out->n_evs++] = p->ev;
 	if ((p->sends == 1 || now - p->sent_ns >= tx->min_rtt_ns) && p->sent_ns > tx->rack_sent_ns)
 		tx->rack_sent_ns = p->sent_ns;
 }
@@ -139,9 +141,10 @@ static uint64_t reorder_window(const struct urnic_pds_tx *tx)
  * RTT and the reordering window have passed since; the next such deadline is kept. The
  * scan stops at the first packet sent once after that time: every later PSN was first
  * sent later still, and a resend of it is later again. */
-static void rack_detect(struct urnic_pds_tx *tx, uint64_t now)
+static uint32_t rack_detect(struct urnic_pds_tx *tx, uint64_t now)
 {
 	uint64_t wait = tx->max_rtt_ns + reorder_window(tx);
+	uint32_t lost = 0;
 
 	tx->rack_deadline_ns = 0;
 	for (uint32_t psn = tx->una; psn != tx->nxt; psn++) {
@@ -157,10 +160,12 @@ static void rack_detect(struct urnic_pds_tx *tx, uint64_t now)
 		if (now >= p->sent_ns + wait) {
 			mark_lost(tx, p);
 			tx->st.lost_reorder++;
+			lost++;
 		} else if (!tx->rack_deadline_ns || p->sent_ns + wait < tx->rack_deadline_ns) {
 			tx->rack_deadline_ns = p->sent_ns + wait;
 		}
 	}
+	return lost;
 }
 
 /* RFC 6298 §2: the smoothed RTT and its variation. */
@@ -210,6 +215,8 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 		      struct urnic_pds_acked *out)
 {
 	uint32_t cack = ack->cack_psn, end = cack + 1;
+	uint32_t trigger = cack + (uint32_t)(int32_t)ack->ack_psn_offset;
+	bool marked = (ack->flags & URNIC_UET_F_M) && !(ack->flags & URNIC_UET_F_P);
 	uint64_t rtt;
 	bool progress = false;
 
@@ -239,19 +246,19 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 		struct urnic_pds_tx_pkt *p = slot(tx, tx->una);
 
 		if (p->state != URNIC_PDS_SACKED)
-			delivered(tx, p, now, out);
+			delivered(tx, p, now, out, marked && tx->una == trigger);
 		p->state = URNIC_PDS_FREE;
 		tx->st.acked++;
 		progress = true;
 	}
 	if (!(ack->flags & URNIC_UET_F_P)) {
 		/* The PSN that caused the ACK arrived, whatever the bitmap says. */
-		uint32_t psn = cack + (uint32_t)(int32_t)ack->ack_psn_offset;
+		uint32_t psn = trigger;
 		struct urnic_pds_tx_pkt *p = slot(tx, psn);
 
 		if (sent_not_covered(tx, psn) &&
 		    (p->state == URNIC_PDS_IN_FLIGHT || p->state == URNIC_PDS_LOST)) {
-			delivered(tx, p, now, out);
+			delivered(tx, p, now, out, marked);
 			p->state = URNIC_PDS_SACKED;
 			tx->st.sacked++;
 			progress = true;
@@ -269,7 +276,7 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 			p = slot(tx, psn);
 			if (p->state != URNIC_PDS_IN_FLIGHT && p->state != URNIC_PDS_LOST)
 				continue;
-			delivered(tx, p, now, out);
+			delivered(tx, p, now, out, false);
 			p->state = URNIC_PDS_SACKED;
 			tx->st.sacked++;
 			progress = true;
@@ -284,7 +291,7 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 	out->una = tx->una;
 	out->rtt_ns = rtt;
 	out->ecn = (ack->flags & URNIC_UET_F_M) != 0;
-	rack_detect(tx, now);
+	out->lost = rack_detect(tx, now);
 }
 
 void urnic_pds_tx_nack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *nack, uint64_t now)
