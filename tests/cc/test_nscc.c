@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_nscc.c - NSCC (src/cc/nscc.h) closed through a modelled incast: eight senders with
+ * 100 Gb/s NICs send as much as their windows allow to one receiver behind a 25 Gb/s
+ * last hop, whose queue marks ECN as it grows (RED-like between K_MIN and K_MAX) and
+ * trims what does not fit its buffer (a NACK goes back; the payload is sent again).
+ *
+ *   sender 0..7 --2 us--> [ queue, 25 Gb/s, marks, trims ] --2 us--> receiver
+ *        ^                                                              |
+ *        +------------------------- ACK, 4 us -------------------------+
+ *
+ * Each packet is acknowledged with its RTT and its mark. Once the control settles
+ * (after SETTLE_NS) nothing is trimmed any more, the queue stays under a bound, the
+ * link stays busy, and the senders share it fairly (Jain's index, as issue 30 asks, at
+ * least 0.9). Without congestion control, printed beside, the queue sits at its limit
+ * and trims go on. The equations on their own: each quadrant moves the window the way
+ * nscc.h says.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/nscc.h"
+#include "check.h"
+
+enum {
+	US = 1000,
+	SENDERS = 8,
+	PKT = 4096,
+	NIC_BPS_G = 100,
+	LINK_BPS_G = 25,
+	K_MIN = 64 * 1024,  /* marking starts */
+	K_MAX = 256 * 1024, /* every packet marked */
+	BUFFER = 1024 * 1024,
+	HOP_NS = 2 * US,
+	ACK_NS = 4 * US,
+	SETTLE_NS = 3000 * US,
+	END_NS = 8000 * US,
+	EVENTS_MAX = 65536,
+};
+
+enum kind { ARRIVE_QUEUE, DEPART_QUEUE, ACK, NACK, SEND };
+
+struct event {
+	uint64_t at, seq;
+	enum kind kind;
+	unsigned src;
+	uint64_t sent_ns;
+	bool ce;
+};
+
+struct sender {
+	struct urnic_nscc cc;
+	uint64_t inflight;
+	uint64_t next_send;
+	bool send_pending;
+	uint64_t delivered_after; /* bytes acknowledged after SETTLE_NS */
+	uint32_t resend;	  /* trimmed packets to send again */
+};
+
+struct incast {
+	bool cc_on;
+	uint64_t now, seq, rng;
+	struct event heap[EVENTS_MAX];
+	unsigned n;
+	struct sender s[SENDERS];
+	uint64_t queue_bytes, queue_max_after, queue_free_at;
+	uint64_t trims, trims_after, marks;
+	uint64_t busy_after_ns;
+};
+
+static bool earlier(const struct event *a, const struct event *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static void push(struct incast *x, struct event e)
+{
+	unsigned i = x->n++;
+
+	CHECK(x->n <= EVENTS_MAX);
+	e.seq = x->seq++;
+	x->heap[i] = e;
+	while (i && earlier(&x->heap[i], &x->heap[(i - 1) / 2])) {
+		struct event t = x->heap[i];
+
+		x->heap[i] = x->heap[(i - 1) / 2];
+		x->heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+static struct event pop(struct incast *x)
+{
+	struct event top = x->heap[0];
+	unsigned i = 0;
+
+	x->heap[0] = x->heap[--x->n];
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, m = i;
+		struct event t;
+
+		if (l < x->n && earlier(&x->heap[l], &x->heap[m]))
+			m = l;
+		if (r < x->n && earlier(&x->heap[r], &x->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		t = x->heap[i];
+		x->heap[i] = x->heap[m];
+		x->heap[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+static uint64_t ser_ns(unsigned gbps)
+{
+	return (uint64_t)PKT * 8 / gbps; /* ns for one packet at gbps */
+}
+
+/* Without congestion control a sender keeps 1.5 BDP of its own NIC in flight. */
+static bool room(const struct incast *x, const struct sender *s)
+{
+	if (x->cc_on)
+		return urnic_nscc_room(&s->cc, s->inflight, PKT);
+	return s->inflight + PKT <= s->cc.maxwnd;
+}
+
+static void try_send(struct incast *x, unsigned i)
+{
+	struct sender *s = &x->s[i];
+
+	if (s->send_pending || !room(x, s))
+		return;
+	s->send_pending = true;
+	push(x, (struct event){ .at = s->next_send > x->now ? s->next_send : x->now,
+				.kind = SEND,
+				.src = i });
+}
+
+static void on_send(struct incast *x, unsigned i)
+{
+	struct sender *s = &x->s[i];
+
+	s->send_pending = false;
+	if (!room(x, s))
+		return;
+	if (s->resend)
+		s->resend--;
+	s->inflight += PKT;
+	s->next_send = x->now + ser_ns(NIC_BPS_G);
+	push(x, (struct event){
+			.at = x->now + HOP_NS, .kind = ARRIVE_QUEUE, .src = i, .sent_ns = x->now });
+	try_send(x, i);
+}
+
+/* The last hop: FIFO at LINK_BPS_G, marking by the depth a packet finds (RED-like),
+ * trimming what does not fit. */
+static void on_arrive(struct incast *x, const struct event *e)
+{
+	uint64_t start, q = x->queue_bytes;
+	bool ce = false;
+
+	if (q + PKT > BUFFER) {
+		x->trims++;
+		if (x->now >= SETTLE_NS)
+			x->trims_after++;
+		push(x, (struct event){ .at = x->now + HOP_NS + ACK_NS,
+					.kind = NACK,
+					.src = e->src,
+					.sent_ns = e->sent_ns });
+		return;
+	}
+	if (q > K_MIN)
+		ce = q >= K_MAX || x->rng++ % (K_MAX - K_MIN) < q - K_MIN;
+	x->marks += ce;
+	x->queue_bytes += PKT;
+	if (x->now >= SETTLE_NS && x->queue_bytes > x->queue_max_after)
+		x->queue_max_after = x->queue_bytes;
+	start = x->queue_free_at > x->now ? x->queue_free_at : x->now;
+	x->queue_free_at = start + ser_ns(LINK_BPS_G);
+	if (start >= SETTLE_NS && start < END_NS) /* the link's busy time in the window */
+		x->busy_after_ns += (x->queue_free_at < END_NS ? x->queue_free_at : END_NS) - start;
+	push(x, (struct event){ .at = x->queue_free_at,
+				.kind = DEPART_QUEUE,
+				.src = e->src,
+				.sent_ns = e->sent_ns,
+				.ce = ce });
+}
+
+static void run(struct incast *x)
+{
+	struct urnic_nscc_params p = { .link_bps = (uint64_t)NIC_BPS_G * 1000000000,
+				       .base_rtt_ns = 2 * HOP_NS + ACK_NS,
+				       .mtu = PKT,
+				       .trimming = true };
+
+	x->rng = 12345;
+	for (unsigned i = 0; i < SENDERS; i++) {
+		urnic_nscc_init(&x->s[i].cc, &p, 0);
+		x->s[i].next_send = i * 100; /* not all in the same nanosecond */
+		try_send(x, i);
+	}
+	while (x->n) {
+		struct event e = pop(x);
+		struct sender *s = &x->s[e.src];
+
+		x->now = e.at;
+		if (x->now >= END_NS)
+			break;
+		switch (e.kind) {
+		case SEND:
+			on_send(x, e.src);
+			break;
+		case ARRIVE_QUEUE:
+			on_arrive(x, &e);
+			break;
+		case DEPART_QUEUE:
+			x->queue_bytes -= PKT;
+			push(x, (struct event){ .at = x->now + HOP_NS + ACK_NS,
+						.kind = ACK,
+						.src = e.src,
+						.sent_ns = e.sent_ns,
+						.ce = e.ce });
+			break;
+		case ACK:
+			s->inflight -= PKT;
+			if (x->now >= SETTLE_NS)
+				s->delivered_after += PKT;
+			urnic_nscc_ack(&s->cc, x->now, PKT, x->now - e.sent_ns, e.ce, s->inflight);
+			try_send(x, e.src);
+			break;
+		case NACK:
+			s->inflight -= PKT;
+			s->resend++;
+			urnic_nscc_loss(&s->cc, x->now, PKT);
+			try_send(x, e.src);
+			break;
+		}
+	}
+}
+
+static double jain(const struct incast *x)
+{
+	double sum = 0, sq = 0;
+
+	for (unsigned i = 0; i < SENDERS; i++) {
+		sum += (double)x->s[i].delivered_after;
+		sq += (double)x->s[i].delivered_after * (double)x->s[i].delivered_after;
+	}
+	return sq ? sum * sum / (SENDERS * sq) : 0;
+}
+
+static double utilization(const struct incast *x)
+{
+	return (double)x->busy_after_ns / (double)(END_NS - SETTLE_NS);
+}
+
+static void report(const char *what, const struct incast *x)
+{
+	printf("  %s: busy %.3f, Jain %.3f, queue max %llu KB after %llu us, trims %llu (%llu "
+	       "after), marks %llu\n",
+	       what, utilization(x), jain(x), (unsigned long long)x->queue_max_after / 1024,
+	       (unsigned long long)SETTLE_NS / US, (unsigned long long)x->trims,
+	       (unsigned long long)x->trims_after, (unsigned long long)x->marks);
+}
+
+static struct incast X;
+
+static void test_incast_settles_fair_without_loss(void)
+{
+	memset(&X, 0, sizeof(X));
+	X.cc_on = false;
+	run(&X);
+	report("no congestion control", &X);
+	CHECK(X.trims_after > 1000); /* the comparison: the buffer overflows for ever */
+
+	memset(&X, 0, sizeof(X));
+	X.cc_on = true;
+	run(&X);
+	report("NSCC", &X);
+	for (unsigned i = 0; i < SENDERS; i++)
+		printf("    sender %u: cwnd %llu B, %llu decreases, %llu quick adapts\n", i,
+		       (unsigned long long)X.s[i].cc.cwnd,
+		       (unsigned long long)X.s[i].cc.st.decreases,
+		       (unsigned long long)X.s[i].cc.st.quick_adapts);
+	CHECK_EQ(X.trims_after, 0);
+	CHECK(jain(&X) >= 0.9);
+	CHECK(utilization(&X) >= 0.9);
+	CHECK(X.queue_max_after < BUFFER / 2);
+}
+
+/* The quadrants on their own. */
+static void test_quadrants(void)
+{
+	struct urnic_nscc_params p = { .link_bps = 100000000000ull,
+				       .base_rtt_ns = 10 * US,
+				       .mtu = PKT };
+	struct urnic_nscc n;
+	uint64_t w, now = 100 * US;
+
+	urnic_nscc_init(&n, &p, 0);
+	CHECK(n.bdp == 125000 && n.maxwnd == 187500 && n.cwnd == n.maxwnd);
+	CHECK(n.target_ns == 10 * US);
+	/* Marked, delay over target, average too: a decrease, then none for a base RTT. */
+	n.avg_delay_ns = 30 * US;
+	w = n.cwnd;
+	urnic_nscc_ack(&n, now += US, PKT, 10 * US + 30 * US, true, w);
+	CHECK(n.cwnd < w && n.cwnd >= w / 2 && n.st.decreases == 1);
+	w = n.cwnd;
+	urnic_nscc_ack(&n, now += US, PKT, 10 * US + 30 * US, true, w);
+	CHECK(n.st.decreases == 1);
+	/* Marked under target: held. */
+	urnic_nscc_ack(&n, now += US, PKT, 10 * US + 1 * US, true, w);
+	CHECK(n.st.held == 1);
+	/* Unmarked over target: fair increase, applied at the adjustment. */
+	for (unsigned i = 0; i < 20; i++)
+		urnic_nscc_ack(&n, now += 100, PKT, 10 * US + 20 * US, false, w);
+	CHECK_EQ(n.st.fair, 20);
+	CHECK(n.cwnd > w);
+	/* Unmarked near zero delay for more than a window: fast increase. */
+	w = n.cwnd;
+	for (unsigned i = 0; i < 200; i++)
+		urnic_nscc_ack(&n, now += 100, PKT, 10 * US, false, w);
+	CHECK(n.st.fast > 0 && n.cwnd > w);
+	/* A loss takes its bytes off and arms quick adapt. */
+	w = n.cwnd;
+	urnic_nscc_loss(&n, now, PKT);
+	CHECK(n.cwnd == w - PKT || n.cwnd == n.p.mtu);
+	CHECK(n.qa_pending);
+}
+
+int main(void)
+{
+	RUN(test_quadrants);
+	RUN(test_incast_settles_fair_without_loss);
+	return 0;
+}
