@@ -232,7 +232,7 @@ static void initiator(struct sim *s)
 	}
 	act = urnic_pds_tx_timer(&s->tx, s->now, &next);
 	if (s->use_reps && s->tx.st.timeouts != timeouts)
-		urnic_reps_failure(&s->reps, s->now, 10 * s->tx.max_rtt_ns);
+		urnic_reps_failure(&s->reps, s->now, 10 * s->tx.srtt_ns);
 	if (act == URNIC_PDS_TX_FAILED) {
 		s->failed = true;
 		return;

@@ -14,12 +14,10 @@
  * the cumulative ACK covers and marks what the bitmap and the PSN that caused the ACK
  * show.
  * Loss is inferred by time, not by gaps, because spraying reorders (RACK, RFC 8985 §6):
- * a packet is lost once a packet sent after it has been delivered and an RTT plus a
- * reordering window have passed since it was sent. The RTT is the recent high of the
- * samples, not their mean: packets sprayed over paths of different delays are reported
- * as late as the slowest path's round trip, and the mean would call them lost. A trimmed packet's
- * NACK marks it lost at once. With packets outstanding and no ACK for two RTTs, a probe (CTRL PROBE
- * with AR) asks the target for its state (RFC 8985 §7, tail loss probe); the
+ * a packet is lost once a packet sent after it has been delivered and the smoothed RTT
+ * plus a reordering window have passed since it was sent. A trimmed packet's NACK marks
+ * it lost at once. With packets outstanding and no ACK for two RTTs, a probe (CTRL
+ * PROBE with AR) asks the target for its state (RFC 8985 §7, tail loss probe); the
  * retransmission timeout is the backstop, and retry_max of them in a row, with no
  * progress between, fail the context. A lost packet is sent again with its own PSN and
  * the RETX flag: exactly what was lost is resent.
@@ -104,7 +102,6 @@ struct urnic_pds_tx {
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
 	uint64_t min_rtt_ns;
-	uint64_t max_rtt_ns;	   /* the recent high of the RTT samples: the slowest path's */
 	uint64_t rack_sent_ns;	   /* the latest send time of a packet known delivered */
 	uint64_t rack_deadline_ns; /* when the next packet sent before it may be lost; 0: none */
 	uint64_t progress_ns;	   /* the last ACK that delivered something, or the first send */

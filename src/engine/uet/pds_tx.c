@@ -143,7 +143,7 @@ static uint64_t reorder_window(const struct urnic_pds_tx *tx)
  * sent later still, and a resend of it is later again. */
 static uint32_t rack_detect(struct urnic_pds_tx *tx, uint64_t now)
 {
-	uint64_t wait = tx->max_rtt_ns + reorder_window(tx);
+	uint64_t wait = tx->srtt_ns + reorder_window(tx);
 	uint32_t lost = 0;
 
 	tx->rack_deadline_ns = 0;
@@ -177,15 +177,8 @@ static void rtt_sample(struct urnic_pds_tx *tx, uint64_t rtt)
 		tx->srtt_ns = rtt;
 		tx->rttvar_ns = rtt / 2;
 		tx->min_rtt_ns = rtt;
-		tx->max_rtt_ns = rtt;
 		return;
 	}
-	/* The high: taken at once, let go of by 1/64 of the gap per sample, so a path
-	 * that stops being slow stops counting within a few hundred samples. */
-	if (rtt >= tx->max_rtt_ns)
-		tx->max_rtt_ns = rtt;
-	else
-		tx->max_rtt_ns -= (tx->max_rtt_ns - rtt) / 64;
 	err = rtt > tx->srtt_ns ? rtt - tx->srtt_ns : tx->srtt_ns - rtt;
 	tx->rttvar_ns = (3 * tx->rttvar_ns + err) / 4;
 	tx->srtt_ns = (7 * tx->srtt_ns + rtt) / 8;
