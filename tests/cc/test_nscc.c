@@ -22,6 +22,7 @@
 
 #include "cc/nscc.h"
 #include "check.h"
+#include "sim_events.h"
 
 enum {
 	US = 1000,
@@ -42,7 +43,7 @@ enum {
 enum kind { ARRIVE_QUEUE, DEPART_QUEUE, ACK, NACK, SEND };
 
 struct event {
-	uint64_t at, seq;
+	struct sim_key key;
 	enum kind kind;
 	unsigned src;
 	uint64_t sent_ns;
@@ -60,58 +61,21 @@ struct sender {
 
 struct incast {
 	bool cc_on;
-	uint64_t now, seq, rng;
-	struct event heap[EVENTS_MAX];
-	unsigned n;
+	uint64_t now, rng;
+	struct sim_events q;
+	struct event events[EVENTS_MAX];
 	struct sender s[SENDERS];
 	uint64_t queue_bytes, queue_max_after, queue_free_at;
 	uint64_t trims, trims_after, marks;
 	uint64_t busy_after_ns;
 };
 
-static bool earlier(const struct event *a, const struct event *b)
+static void push(struct incast *x, uint64_t at, enum kind kind, unsigned src, uint64_t sent_ns,
+		 bool ce)
 {
-	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
-}
+	struct event e = { .key.at = at, .kind = kind, .src = src, .sent_ns = sent_ns, .ce = ce };
 
-static void push(struct incast *x, struct event e)
-{
-	unsigned i = x->n++;
-
-	CHECK(x->n <= EVENTS_MAX);
-	e.seq = x->seq++;
-	x->heap[i] = e;
-	while (i && earlier(&x->heap[i], &x->heap[(i - 1) / 2])) {
-		struct event t = x->heap[i];
-
-		x->heap[i] = x->heap[(i - 1) / 2];
-		x->heap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-}
-
-static struct event pop(struct incast *x)
-{
-	struct event top = x->heap[0];
-	unsigned i = 0;
-
-	x->heap[0] = x->heap[--x->n];
-	for (;;) {
-		unsigned l = 2 * i + 1, r = l + 1, m = i;
-		struct event t;
-
-		if (l < x->n && earlier(&x->heap[l], &x->heap[m]))
-			m = l;
-		if (r < x->n && earlier(&x->heap[r], &x->heap[m]))
-			m = r;
-		if (m == i)
-			break;
-		t = x->heap[i];
-		x->heap[i] = x->heap[m];
-		x->heap[m] = t;
-		i = m;
-	}
-	return top;
+	sim_events_push(&x->q, &e);
 }
 
 static uint64_t ser_ns(unsigned gbps)
@@ -134,9 +98,7 @@ static void try_send(struct incast *x, unsigned i)
 	if (s->send_pending || !room(x, s))
 		return;
 	s->send_pending = true;
-	push(x, (struct event){ .at = s->next_send > x->now ? s->next_send : x->now,
-				.kind = SEND,
-				.src = i });
+	push(x, s->next_send > x->now ? s->next_send : x->now, SEND, i, 0, false);
 }
 
 static void on_send(struct incast *x, unsigned i)
@@ -150,8 +112,7 @@ static void on_send(struct incast *x, unsigned i)
 		s->resend--;
 	s->inflight += PKT;
 	s->next_send = x->now + ser_ns(NIC_BPS_G);
-	push(x, (struct event){
-			.at = x->now + HOP_NS, .kind = ARRIVE_QUEUE, .src = i, .sent_ns = x->now });
+	push(x, x->now + HOP_NS, ARRIVE_QUEUE, i, x->now, false);
 	try_send(x, i);
 }
 
@@ -166,10 +127,7 @@ static void on_arrive(struct incast *x, const struct event *e)
 		x->trims++;
 		if (x->now >= SETTLE_NS)
 			x->trims_after++;
-		push(x, (struct event){ .at = x->now + HOP_NS + ACK_NS,
-					.kind = NACK,
-					.src = e->src,
-					.sent_ns = e->sent_ns });
+		push(x, x->now + HOP_NS + ACK_NS, NACK, e->src, e->sent_ns, false);
 		return;
 	}
 	if (q > K_MIN)
@@ -182,11 +140,7 @@ static void on_arrive(struct incast *x, const struct event *e)
 	x->queue_free_at = start + ser_ns(LINK_BPS_G);
 	if (start >= SETTLE_NS && start < END_NS) /* the link's busy time in the window */
 		x->busy_after_ns += (x->queue_free_at < END_NS ? x->queue_free_at : END_NS) - start;
-	push(x, (struct event){ .at = x->queue_free_at,
-				.kind = DEPART_QUEUE,
-				.src = e->src,
-				.sent_ns = e->sent_ns,
-				.ce = ce });
+	push(x, x->queue_free_at, DEPART_QUEUE, e->src, e->sent_ns, ce);
 }
 
 static void run(struct incast *x)
@@ -196,17 +150,20 @@ static void run(struct incast *x)
 				       .mtu = PKT,
 				       .trimming = true };
 
+	sim_events_init(&x->q, x->events, sizeof(struct event), EVENTS_MAX);
 	x->rng = 12345;
 	for (unsigned i = 0; i < SENDERS; i++) {
 		urnic_nscc_init(&x->s[i].cc, &p, 0);
 		x->s[i].next_send = i * 100; /* not all in the same nanosecond */
 		try_send(x, i);
 	}
-	while (x->n) {
-		struct event e = pop(x);
-		struct sender *s = &x->s[e.src];
+	while (sim_events_peek(&x->q)) {
+		struct event e;
+		struct sender *s;
 
-		x->now = e.at;
+		sim_events_pop(&x->q, &e);
+		s = &x->s[e.src];
+		x->now = e.key.at;
 		if (x->now >= END_NS)
 			break;
 		switch (e.kind) {
@@ -218,11 +175,7 @@ static void run(struct incast *x)
 			break;
 		case DEPART_QUEUE:
 			x->queue_bytes -= PKT;
-			push(x, (struct event){ .at = x->now + HOP_NS + ACK_NS,
-						.kind = ACK,
-						.src = e.src,
-						.sent_ns = e.sent_ns,
-						.ce = e.ce });
+			push(x, x->now + HOP_NS + ACK_NS, ACK, e.src, e.sent_ns, e.ce);
 			break;
 		case ACK:
 			s->inflight -= PKT;

@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "engine/uet/pds.h"
+#include "sim_events.h"
 #include "engine/uet/reps.h"
 
 enum {
@@ -43,8 +44,7 @@ enum ev_kind {
 };
 
 struct event {
-	uint64_t at;
-	uint64_t seq; /* ties broken by order of scheduling */
+	struct sim_key key;
 	enum ev_kind kind;
 	struct urnic_uet_pds h;
 	uint16_t ev;
@@ -62,9 +62,9 @@ struct path {
 };
 
 struct sim {
-	uint64_t now, seq, rng;
-	struct event heap[EVENTS_MAX];
-	unsigned n;
+	uint64_t now, rng;
+	struct sim_events q;
+	struct event events[EVENTS_MAX];
 	struct path path[PATHS];
 	struct urnic_pds_tx tx;
 	struct urnic_pds_rx rx;
@@ -102,63 +102,14 @@ static bool chance(struct sim *s, uint32_t ppm)
 	return ppm && rnd(s) % 1000000 < ppm;
 }
 
-static bool earlier(const struct event *a, const struct event *b)
-{
-	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
-}
-
 static void push(struct sim *s, uint64_t at, enum ev_kind kind, const struct urnic_uet_pds *h,
-		 uint16_t ev)
+		 uint16_t ev, bool ce)
 {
-	unsigned i = s->n++;
+	struct event e = { .key.at = at, .kind = kind, .ev = ev, .ce = ce };
 
-	CHECK(s->n <= EVENTS_MAX);
-	s->heap[i] = (struct event){ .at = at, .seq = s->seq++, .kind = kind, .ev = ev };
 	if (h)
-		s->heap[i].h = *h;
-	while (i && earlier(&s->heap[i], &s->heap[(i - 1) / 2])) {
-		struct event t = s->heap[i];
-
-		s->heap[i] = s->heap[(i - 1) / 2];
-		s->heap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-}
-
-static struct event pop(struct sim *s)
-{
-	struct event top = s->heap[0];
-	unsigned i = 0;
-
-	s->heap[0] = s->heap[--s->n];
-	for (;;) {
-		unsigned l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < s->n && earlier(&s->heap[l], &s->heap[m]))
-			m = l;
-		if (r < s->n && earlier(&s->heap[r], &s->heap[m]))
-			m = r;
-		if (m == i)
-			break;
-		struct event t = s->heap[i];
-
-		s->heap[i] = s->heap[m];
-		s->heap[m] = t;
-		i = m;
-	}
-	return top;
-}
-
-/* Sets CE on the event just pushed (the one scheduled for at with the newest seq). */
-static void mark_last(struct sim *s, uint64_t at)
-{
-	for (unsigned i = 0; i < s->n; i++) {
-		if (s->heap[i].seq == s->seq - 1 && s->heap[i].at == at) {
-			s->heap[i].ce = true;
-			return;
-		}
-	}
-	CHECK(0);
+		e.h = *h;
+	sim_events_push(&s->q, &e);
 }
 
 /* A packet onto path ev % PATHS: it arrives after the path's delay plus up to 2 us of
@@ -181,9 +132,7 @@ static void transmit(struct sim *s, enum ev_kind kind, const struct urnic_uet_pd
 		s->trims++;
 		kind = EV_TRIMMED;
 	}
-	push(s, at, kind, h, ev);
-	if (kind == EV_DATA && chance(s, p->mark_ppm))
-		mark_last(s, at);
+	push(s, at, kind, h, ev, kind == EV_DATA && chance(s, p->mark_ppm));
 }
 
 static void send_data(struct sim *s, uint32_t psn, bool retx)
@@ -283,7 +232,7 @@ static void target(struct sim *s, const struct event *e)
 			send_ack(s, &ack, e->ev);
 		} else if (!s->ack_timer) {
 			s->ack_timer = true;
-			push(s, s->now + DELAYED_ACK_NS, EV_ACK_TIMER, NULL, e->ev);
+			push(s, s->now + DELAYED_ACK_NS, EV_ACK_TIMER, NULL, e->ev, false);
 		}
 		return;
 	case EV_TRIMMED: {
@@ -316,6 +265,7 @@ static void sim_init(struct sim *s, uint32_t total, uint32_t start)
 	const uint64_t delay[PATHS] = { 10 * US, 12 * US, 15 * US, 30 * US };
 
 	memset(s, 0, sizeof(*s));
+	sim_events_init(&s->q, s->events, sizeof(struct event), EVENTS_MAX);
 	s->rng = 0x9e3779b97f4a7c15ull;
 	s->total = total;
 	s->start = start;
@@ -346,10 +296,11 @@ static void run(struct sim *s, uint64_t limit_ns)
 			t = s->timer_at ? s->timer_at : limit_ns;
 		if (s->timer_at && s->timer_at < t)
 			t = s->timer_at;
-		if (s->n && s->heap[0].at <= t) {
-			struct event e = pop(s);
+		if (sim_events_peek(&s->q) && sim_events_peek(&s->q)->at <= t) {
+			struct event e;
 
-			s->now = e.at;
+			sim_events_pop(&s->q, &e);
+			s->now = e.key.at;
 			if (e.kind == EV_ACK) {
 				struct urnic_pds_acked out;
 
