@@ -38,8 +38,10 @@
 enum {
 	URNIC_PDS_WINDOW = 1024, /* PSNs in flight, and PSNs a target takes beyond its CACK */
 	URNIC_PDS_SACK_BITS = 64,
-	URNIC_PDS_SACK_REPORTS = 2, /* ACKs whose bitmap reports each arrival, at least */
-	URNIC_PDS_ACKED_EVS = 64,   /* entropy values an ACK's report lists, at most */
+	URNIC_PDS_SACK_REPORTS = 2,   /* ACKs whose bitmap reports each arrival, at least */
+	URNIC_PDS_ACKED_EVS = 64,     /* entropy values an ACK's report lists, at most */
+	URNIC_PDS_REO_MULT_MAX = 64,  /* the reordering window's multiplier, at most */
+	URNIC_PDS_REO_PERSIST = 1024, /* packets delivered with no spurious loss to narrow it */
 };
 
 /* 32-bit PSN serial arithmetic (RFC 1982), as urnic_psn_* is for 24-bit PSNs. */
@@ -84,7 +86,7 @@ struct urnic_pds_tx_stats {
 	uint64_t lost_reorder; /* inferred lost by time (RACK) */
 	uint64_t lost_nack;    /* NACKed: trimmed, or inferred lost by the target */
 	uint64_t lost_timeout; /* marked lost by a retransmission timeout */
-	uint64_t spurious;     /* acknowledged after being marked lost, before resent */
+	uint64_t spurious;     /* marked lost, yet it had arrived (before or as it was resent) */
 	uint64_t probes;       /* tail loss probes asked for */
 	uint64_t timeouts;     /* retransmission timeouts */
 	uint64_t acks;	       /* ACKs taken */
@@ -102,6 +104,8 @@ struct urnic_pds_tx {
 	uint64_t srtt_ns;
 	uint64_t rttvar_ns;
 	uint64_t min_rtt_ns;
+	uint32_t reo_mult;	   /* RACK's reordering window, in quarters of the minimum RTT */
+	uint32_t reo_quiet;	   /* packets delivered since the last spurious loss */
 	uint64_t rack_sent_ns;	   /* the latest send time of a packet known delivered */
 	uint64_t rack_deadline_ns; /* when the next packet sent before it may be lost; 0: none */
 	uint64_t progress_ns;	   /* the last ACK that delivered something, or the first send */

@@ -47,6 +47,7 @@ void urnic_pds_tx_init(struct urnic_pds_tx *tx, const struct urnic_pds_cfg *cfg)
 	if (tx->cfg.window == 0 || tx->cfg.window > URNIC_PDS_WINDOW)
 		tx->cfg.window = URNIC_PDS_WINDOW;
 	tx->una = tx->nxt = cfg->start_psn;
+	tx->reo_mult = 1;
 }
 
 uint32_t urnic_pds_tx_outstanding(const struct urnic_pds_tx *tx)
@@ -117,11 +118,24 @@ static void mark_lost(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p)
 static void delivered(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p, uint64_t now,
 		      struct urnic_pds_acked *out, bool marked)
 {
-	if (p->state == URNIC_PDS_IN_FLIGHT) {
+	bool spurious =
+		p->state == URNIC_PDS_LOST || (p->sends > 1 && now - p->sent_ns < tx->min_rtt_ns);
+
+	if (p->state == URNIC_PDS_IN_FLIGHT)
 		tx->inflight_bytes -= p->bytes;
-	} else if (p->state == URNIC_PDS_LOST) {
+	else if (p->state == URNIC_PDS_LOST)
 		tx->lost--;
+	if (spurious) {
+		/* Taken for lost, yet it arrived: the paths reorder more than the window
+		 * allowed for. RFC 8985 §6.2 step 4 widens it (by DSACK there; here by the
+		 * packet being reported before its resend could have been). */
 		tx->st.spurious++;
+		if (tx->reo_mult < URNIC_PDS_REO_MULT_MAX)
+			tx->reo_mult++;
+		tx->reo_quiet = 0;
+	} else if (++tx->reo_quiet >= URNIC_PDS_REO_PERSIST && tx->reo_mult > 1) {
+		tx->reo_mult--; /* a long run without: narrow it again */
+		tx->reo_quiet = 0;
 	}
 	out->delivered_bytes += p->bytes;
 	if (!marked && out->n_evs < URNIC_PDS_ACKED_EVS)
@@ -130,11 +144,18 @@ static void delivered(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p, uint6
 		tx->rack_sent_ns = p->sent_ns;
 }
 
+/* RFC 8985 §6.2 step 4: a quarter of the minimum RTT times the multiplier spurious
+ * losses raise, at least the configured floor, at most the smoothed RTT. */
 static uint64_t reorder_window(const struct urnic_pds_tx *tx)
 {
-	uint64_t w = tx->min_rtt_ns / 4; /* RFC 8985 §6.2 step 4 */
+	uint64_t w = tx->min_rtt_ns / 4 * tx->reo_mult;
 
-	return w > tx->cfg.reorder_min_ns ? w : tx->cfg.reorder_min_ns;
+	if (w < tx->cfg.reorder_min_ns)
+		w = tx->cfg.reorder_min_ns;
+	return tx->srtt_ns && w > tx->srtt_ns
+		       ? (tx->srtt_ns > tx->cfg.reorder_min_ns ? tx->srtt_ns
+							       : tx->cfg.reorder_min_ns)
+		       : w;
 }
 
 /* RFC 8985 §6.2 step 5: packets sent before the latest one delivered are lost once an
