@@ -15,7 +15,9 @@
  * show.
  * Loss is inferred by time, not by gaps, because spraying reorders (RACK, RFC 8985 §6):
  * a packet is lost once a packet sent after it has been delivered and the smoothed RTT
- * plus a reordering window have passed since it was sent. A trimmed packet's NACK marks
+ * plus a reordering window have passed since it was sent; the window widens each time a
+ * packet taken for lost had arrived (links that queue unevenly reorder by more than a
+ * quarter RTT) and narrows after a long run without. A trimmed packet's NACK marks
  * it lost at once. With packets outstanding and no ACK for two RTTs, a probe (CTRL
  * PROBE with AR) asks the target for its state (RFC 8985 §7, tail loss probe); the
  * retransmission timeout is the backstop, and retry_max of them in a row, with no

@@ -150,12 +150,9 @@ static uint64_t reorder_window(const struct urnic_pds_tx *tx)
 {
 	uint64_t w = tx->min_rtt_ns / 4 * tx->reo_mult;
 
-	if (w < tx->cfg.reorder_min_ns)
-		w = tx->cfg.reorder_min_ns;
-	return tx->srtt_ns && w > tx->srtt_ns
-		       ? (tx->srtt_ns > tx->cfg.reorder_min_ns ? tx->srtt_ns
-							       : tx->cfg.reorder_min_ns)
-		       : w;
+	if (tx->srtt_ns && w > tx->srtt_ns)
+		w = tx->srtt_ns;
+	return w > tx->cfg.reorder_min_ns ? w : tx->cfg.reorder_min_ns;
 }
 
 /* RFC 8985 §6.2 step 5: packets sent before the latest one delivered are lost once an
