@@ -19,6 +19,12 @@
 #                  client connects one after the other and ucmatose's server, done with
 #                  its one, has closed its listener: TCP refuses the second, which siw's
 #                  rdma_connect reports at once, with no event.)
+#   siw_badstag    rping's exchange with a wrong STag (iw_badstag.c on urnic's side, rping
+#                  -C 1 in the VM): the server's RDMA READ names the client's buffer with
+#                  its key byte changed, the client's RNIC answers with a Terminate (RFC
+#                  5040 7.4.1: RDMAP, Remote Protection Error, Invalid STag) and both QPs
+#                  end in error, the READ flushed as siw flushes it: urnic serving, siw
+#                  terminates and urnic takes the Terminate; siw serving, the reverse
 #   siw_write_bw, siw_read_bw, siw_send_bw
 #                  perftest over rdma_cm (-R), 50 messages of 16 KiB
 # shellcheck disable=SC2034 # run.sh's variables
@@ -36,6 +42,8 @@ iw_scenario() {
 	# urnic 2^20 - 1): it cannot set the connection up and rejects it
 	siw_reject) TOOL=ucmatose CM=1 REJECT=1 SERVER_OPTS="-c 1 -C 4000000 -p $PP_PORT" \
 		CLIENT_OPTS="-c 1 -C 10 -p $PP_PORT" ;;
+	siw_badstag) TOOL=rping HOST_TOOL=${IW_BADSTAG:-iw_badstag} CM=1 BADSTAG=1 \
+		OPTS="-v -C 1 -S 64 -p $PP_PORT" ;;
 	siw_write_bw | siw_read_bw | siw_send_bw) TOOL=ib_${1#siw_} OPTS="-R -F -s 16384 -n 50" ;;
 	*) return 1 ;;
 	esac
@@ -56,6 +64,59 @@ iw_scenario() {
 #   with no malformed frame or expert warning of the iWARP dissectors;
 # - mpa_check.py frames every stream as whole FPDUs, checks every DDP/RDMAP header's
 #   version and every CRC (or that the CRC field is zero when it is not negotiated).
+# badstag_verdict: siw_badstag's own checks (iw_verdict's variables). The side that was
+# read from sent the Terminate RFC 5040 7.4.1 prescribes for an invalid STag (layer
+# RDMAP 0, error type Remote Protection 1, code Invalid STag 0x00, on the wire as tshark
+# dissects it); urnic counted the one it sent or took; the reader's READ was flushed
+# (IBV_WC_WR_FLUSH_ERR, as siw_sq_flush completes it: urnic's server prints status 5,
+# siw's rping server, which ignores flushed completions, fails waiting for the READ);
+# urnic's client, which terminated, had its posted receive flushed, and siw's rping
+# client, whose connection urnic's server closed, fails waiting for it.
+badstag_verdict() {
+	local term sender
+	[ "$HOST_RC" != 124 ] || fail "urnic's iw_badstag stalled"
+	[ "${VM_RC:-124}" != 124 ] || fail "siw's rping did not finish"
+	say "exit status: urnic $HOST_RC, siw ${VM_RC}"
+	say "urnic: $(grep '^iw_badstag: [cs]' "$HOST_LOG" | tail -1)"
+	say "siw: $(grep -E 'cq completion failed|wait for|DISCONNECT' "$OUTDIR/siw.log" | tr -d '\r' | tr '\n' ';')"
+	[ "$HOST_RC" = 0 ] || fail "urnic's iw_badstag did not see what it expects (status $HOST_RC)"
+	# rping exits 0 whatever its test returned: its log says how the ping ended
+	if [ "$DIR" = urnic_server ]; then
+		sender=$VM_IP
+		grep -q 'server: RDMA READ .* status 5 ' "$HOST_LOG" ||
+			fail "urnic's READ was not flushed (IBV_WC_WR_FLUSH_ERR)"
+		[ "$(ctr "$HOST_LOG" iw_term_rcvd)" -gt 0 ] || fail "urnic counted no Terminate received"
+		# siw 6.1 writes its control word in its own order (counters.def)
+		[ "$(ctr "$HOST_LOG" iw_term_rcvd_siw_order)" -gt 0 ] ||
+			fail "urnic did not read siw's Terminate in siw's order"
+		grep -q 'wait for RDMA_WRITE_ADV' "$OUTDIR/siw.log" ||
+			fail "siw's rping client did not fail waiting for the server"
+	else
+		sender=$HOST_IP
+		[ "$(ctr "$HOST_LOG" iw_term_sent)" -gt 0 ] || fail "urnic counted no Terminate sent"
+		grep -q 'client: .* receive status 5 ' "$HOST_LOG" ||
+			fail "urnic's client did not have its receive flushed"
+		grep -q 'wait for RDMA_READ_COMPLETE' "$OUTDIR/siw.log" ||
+			fail "siw's rping server did not fail waiting for its READ"
+	fi
+	term=$(tshark -2 -n --disable-heuristic rpcrdma_iwarp -r "$PCAP" -Y iwarp_rdma.terminate \
+		-T fields -e ip.src -e iwarp_rdma.term_layer -e iwarp_rdma.term_etype \
+		-e iwarp_rdma.term_etype_rdma -e iwarp_rdma.term_etype_ddp \
+		-e iwarp_rdma.term_errcode_rdma -e iwarp_rdma.term_errcode 2>/dev/null | head -1)
+	say "Terminate on the wire (source, layer, error types, codes): ${term:-none}"
+	printf '%s\n' "$term" | grep -q "^$sender	" || fail "no Terminate from $sender"
+	# urnic's own Terminate is RFC 5040 7.4.1's for an invalid STag: RDMAP (0), Remote
+	# Protection Error (1), Invalid STag (0). siw 6.1 sends the same in its own order of
+	# the control word, which Wireshark reads otherwise (docs/interop.md): only urnic's
+	# is checked here.
+	if [ "$DIR" = siw_server ]; then
+		# source, layer 0, (etype), RDMAP etype 1, (DDP etype), RDMAP code 0, (code)
+		printf '%s\n' "$term" |
+			grep -Eq "$(printf '^%s\t0x0*0\t[^\t]*\t0x0*1\t[^\t]*\t0x0*0(\t|$)' "$HOST_IP")" ||
+			fail "urnic's Terminate is not RDMAP, Remote Protection Error, Invalid STag"
+	fi
+}
+
 iw_verdict() {
 	local c ok clog=$HOST_LOG slog=$OUTDIR/siw.log n
 	mv "$OUTDIR/rxe.log" "$OUTDIR/siw.log"
@@ -63,7 +124,9 @@ iw_verdict() {
 	say "VM ready after ${T_READY}s, urnic's tool done after ${T_TOOL}s, total ${T_END}s"
 	say "urnic counters:$URNIC_CTR"
 	say "siw: $(grep -E '^link siw0|transport:' "$OUTDIR/siw.log" | tr -s ' \t' ' ' | tr '\n' ';')"
-	if [ "$REJECT" = 1 ]; then
+	if [ "$BADSTAG" = 1 ]; then
+		badstag_verdict
+	elif [ "$REJECT" = 1 ]; then
 		[ "$HOST_RC" != 124 ] || fail "urnic's $TOOL stalled"
 		[ "${VM_RC:-124}" != 124 ] || fail "siw's $TOOL did not finish"
 		say "exit status: urnic $HOST_RC, siw ${VM_RC}"

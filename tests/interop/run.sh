@@ -55,10 +55,11 @@ SCENARIOS="rc_pingpong rc_pingpong_s1 rc_pingpong_s65536 rc_pingpong_m1024 rc_pi
 	ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat
 	ud_pingpong uc_pingpong rc_pingpong_loss rping rping_loss ucmatose ucmatose_loss udaddy
 	udaddy_loss rstream riostream
-	siw_rping siw_rping_crc siw_ucmatose siw_reject siw_write_bw siw_read_bw siw_send_bw"
+	siw_rping siw_rping_crc siw_ucmatose siw_reject siw_badstag siw_write_bw siw_read_bw
+	siw_send_bw"
 scenario() {
 	TOOL=ibv_rc_pingpong OPTS="" MTU=1500 LOSS=0 CM_LOSS=0 GOLDEN_PKTS=100 CM=0 PINGS=0 UENV= CM_MATCH=
-	IW=0 SIW_CRC=0 REJECT=0 SERVER_OPTS='' CLIENT_OPTS=''
+	IW=0 SIW_CRC=0 REJECT=0 BADSTAG=0 HOST_TOOL='' SERVER_OPTS='' CLIENT_OPTS=''
 	CM_PS=262 CM_PORT=$PP_PORT # RDMA_PS_TCP
 	case $1 in
 	rc_pingpong) OPTS="-c" ;; # the defaults: 4096 bytes, 1000 iterations, MTU 1024
@@ -171,6 +172,9 @@ fi
 for c in qemu-system-x86_64 tcpdump tshark mergecap nft "$TOOL" $([ "$IW" = 1 ] && echo python3); do
 	command -v "$c" >/dev/null || fail "$c not found (scripts/deps.sh installs it)"
 done
+# a scenario whose urnic half is a program of urnic's own tests (HOST_TOOL), the VM's TOOL
+[ -z "$HOST_TOOL" ] || [ -x "$HOST_TOOL" ] ||
+	fail "urnic's half of $SC, '$HOST_TOOL', is not a program (CTest sets its path)"
 if [ ! -f "$IMG/vmlinuz" ] || [ ! -f "$IMG/initrd.img" ]; then
 	fail "no VM image in $IMG: run tests/interop/build-image.sh (CTest: interop_image)"
 fi
@@ -331,7 +335,7 @@ urnic_tool() {
 	fi
 	# shellcheck disable=SC2086 # OPTS is an option list
 	ip netns exec "$NS" env LD_LIBRARY_PATH="$LIBDIR" URNIC_ADDR=$UADDR $UENV \
-		URNIC_PRINT_COUNTERS=1 stdbuf -oL "$TOOL" $GARGS "${role[@]}" $opts "$@" \
+		URNIC_PRINT_COUNTERS=1 stdbuf -oL "${HOST_TOOL:-$TOOL}" $GARGS "${role[@]}" $opts "$@" \
 		>"$HOST_LOG" 2>&1 &
 	HOST_PID=$!
 	PIDS+=("$HOST_PID")
