@@ -31,39 +31,14 @@ LIB=$BUILD/lib
 [ -x "$EMU" ] || die "no $EMU: build urnic first (cmake --build $BUILD)"
 command -v ib_write_bw >/dev/null || die "ib_write_bw not found (perftest)"
 W=$(mktemp -d) || die mktemp
-NA=urnic-dcqcn-a.$$
-NB=urnic-dcqcn-b.$$
-cleanup() {
-	ip netns pids "$NA" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns pids "$NB" 2>/dev/null | xargs -r kill 2>/dev/null
-	[ -n "${EPID:-}" ] && kill "$EPID" 2>/dev/null
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ctr() {
-	_n=$1
-	shift
-	awk -v n="$_n" '$1 == n { s += $2 } END { print s + 0 }' "$@"
-}
+# shellcheck source=bench/linkemu.sh
+. "$URNIC_TOP/bench/linkemu.sh"
+emu_init dcqcn
 
 # run MODE: one run, its figures on one line
 run() {
 	mode=$1
-	ip netns add "$NA" && ip netns add "$NB" || die "cannot add network namespaces (root?)"
-	ip -n "$NA" link set lo up
-	ip -n "$NB" link set lo up
-	"$EMU" --ns-a "$NA" --ns-b "$NB" --rate "$RATE" --kmin "$KMIN" --kmax "$KMAX" \
-		>"$W/emu.$mode" 2>&1 &
-	EPID=$!
-	for _ in $(seq 50); do grep -q ready "$W/emu.$mode" && break; sleep 0.1; done
-	grep -q ready "$W/emu.$mode" || die "urnic-linkemu: $(cat "$W/emu.$mode")"
-	# MTU 4200: the devices' path MTU is 4096
-	ip -n "$NA" link set lemu mtu 4200 up
-	ip -n "$NB" link set lemu mtu 4200 up
+	emu_up "$W/emu.$mode" --rate "$RATE" --kmin "$KMIN" --kmax "$KMAX"
 	ip -n "$NA" addr add 10.10.0.1/32 dev lemu
 	ip -n "$NA" addr add 10.10.0.3/32 dev lemu
 	ip -n "$NB" addr add 10.10.0.2/32 dev lemu
@@ -87,11 +62,7 @@ run() {
 	# shellcheck disable=SC2086 # the pids
 	wait $pids
 	sleep 1
-	kill -INT "$EPID"
-	wait "$EPID"
-	EPID=
-	ip netns del "$NA"
-	ip netns del "$NB"
+	emu_down
 	bw0=$(awk '$1 == 65536 { print $4 }' "$W/cli0.$mode")
 	bw1=$(awk '$1 == 65536 { print $4 }' "$W/cli1.$mode")
 	# shellcheck disable=SC2046 # the emulator's "name value" pairs

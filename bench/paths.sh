@@ -50,23 +50,10 @@ if [ "$(id -u)" != 0 ]; then
 	die "needs root (network namespaces)"
 fi
 W=$(mktemp -d) || die mktemp
-NA=urnic-paths-a.$$
-NB=urnic-paths-b.$$
 PORT=$((20000 + $$ % 10000))
-cleanup() {
-	ip netns pids "$NA" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns pids "$NB" 2>/dev/null | xargs -r kill 2>/dev/null
-	[ -n "${EPID:-}" ] && kill "$EPID" 2>/dev/null
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ctr() {
-	awk -v n="$1" '$1 == n { s += $2 } END { print s + 0 }' "$2"
-}
+# shellcheck source=bench/linkemu.sh
+. "$URNIC_TOP/bench/linkemu.sh"
+emu_init paths
 
 # run TAG LABEL QPS EMU_OPTS...: one scenario, its figures on one line (files: TAG)
 run() {
@@ -74,18 +61,8 @@ run() {
 	label=$2
 	qps=$3
 	shift 3
-	if ! ip netns add "$NA" || ! ip netns add "$NB"; then
-		die "cannot add network namespaces"
-	fi
-	ip -n "$NA" link set lo up
-	ip -n "$NB" link set lo up
-	"$EMU" --ns-a "$NA" --ns-b "$NB" --links 4 --rate "$RATE" --delay 20 \
-		--kmin 65536 --kmax 262144 --pmax 10 "$@" >"$W/emu.$name" 2>&1 &
-	EPID=$!
-	for _ in $(seq 50); do grep -q ready "$W/emu.$name" && break; sleep 0.1; done
-	grep -q ready "$W/emu.$name" || die "urnic-linkemu: $(cat "$W/emu.$name")"
-	# MTU 4200: the devices' path MTU is 4096
-	for ns in "$NA" "$NB"; do ip -n "$ns" link set lemu mtu 4200 up; done
+	emu_up "$W/emu.$name" --links 4 --rate "$RATE" --delay 20 --kmin 65536 --kmax 262144 \
+		--pmax 10 "$@"
 	ip -n "$NA" addr add 10.20.0.1/32 dev lemu
 	ip -n "$NB" addr add 10.20.0.2/32 dev lemu
 	ip -n "$NA" route add 10.20.0.0/24 dev lemu
@@ -102,12 +79,8 @@ run() {
 		>"$W/cli.$name" 2>&1
 	rc=$?
 	sleep 0.5
-	kill -INT "$EPID"
-	wait "$EPID"
-	EPID=
 	ip netns pids "$NB" 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns del "$NA"
-	ip netns del "$NB"
+	emu_down
 	bw=$(awk '$1 == 65536 { print $4 }' "$W/cli.$name")
 	[ "$rc" = 0 ] && [ -n "$bw" ] || bw=failed
 	shares=$(awk '$1 == "link" { p[$2] = $4; t += $4 }
