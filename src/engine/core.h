@@ -97,6 +97,9 @@ struct urnic_engine_config {
 	/* An iWARP device (RFC 5040 over TCP, iwarp/iw_qp.h): its QPs are RC only, as siw's,
 	 * and speak RDMAP on the TCP connection the driver gives each of them. */
 	bool iwarp;
+	/* A UET device (UE 1.0 PDS and SES on UDP 4793, uet/uet_rc.h): its RC QPs are
+	 * carried by packet delivery contexts, its packets have no ICRC. */
+	bool uet;
 	/* The longest an MPA Responder's QP holds its FPDUs for an Initiator that agreed no
 	 * RTR (iwarp/iw_qp.h, URNIC_IW_AWAIT_FIRST_NS by default; 0: until the Initiator's
 	 * first FPDU, however long, as RFC 5044 7.1.2 says; URNIC_IW_HOLD_US). */

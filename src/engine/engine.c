@@ -13,6 +13,7 @@
 #include "engine/iwarp/iw_qp.h"
 #include "engine/raw.h"
 #include "engine/roce/roce.h"
+#include "engine/uet/uet_rc.h"
 #include "engine/slots.h"
 #include "mem/mw.h"
 #include "wire/psn.h"
@@ -72,6 +73,9 @@ static const struct urnic_qp_ops *ops_of(const struct urnic_engine *e, enum urni
 	/* siw offers RC only (RFC 5040 runs on a connection); other types are refused. */
 	if (e->cfg.iwarp)
 		return t == URNIC_QPT_RC ? &urnic_iw_rc_ops : NULL;
+	/* UET carries RC QPs (uet/uet_rc.h); its datagram service is not offered yet. */
+	if (e->cfg.uet)
+		return t == URNIC_QPT_RC ? &urnic_uet_rc_ops : NULL;
 	switch (t) {
 	case URNIC_QPT_RC:
 		return &urnic_roce_rc_ops;
@@ -95,7 +99,7 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 
 	qp->ops = ops_of(e, qp->type);
 	if (!qp->ops)
-		return e->cfg.iwarp ? -EOPNOTSUPP : -EINVAL;
+		return e->cfg.iwarp || e->cfg.uet ? -EOPNOTSUPP : -EINVAL;
 	/* QPN = owner << 20 | generation << 12 | index. Indexes 0 and 1 are QP0/QP1
 	 * (IBTA 3.5.3). The owner is the process's slot on a shared address, so QPNs are
 	 * unique per address and packets can be steered by them. A QPN must not come back
@@ -151,6 +155,7 @@ void urnic_engine_qp_remove(struct urnic_engine *e, struct urnic_qp *qp, uint64_
 	/* Its type 2B windows could serve no other QP; a later QP must not inherit them. */
 	urnic_mw_release_qp(&e->mrs, qp->qpn);
 	urnic_iw_qp_free(qp);
+	urnic_uet_qp_free(qp);
 
 	if (t->qps[i] == qp) {
 		t->qps[i] = NULL;
@@ -168,6 +173,7 @@ static void reset_protocol_state(struct urnic_qp *qp)
 {
 	urnic_engine_tm_drop_sq(qp);
 	urnic_iw_qp_free(qp); /* its connection is gone with the state (RFC 5040 6.2) */
+	urnic_uet_qp_free(qp);
 	memset(&qp->req, 0, sizeof(qp->req));
 	memset(&qp->comp, 0, sizeof(qp->comp));
 	memset(&qp->resp, 0, sizeof(qp->resp));

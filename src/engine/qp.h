@@ -276,6 +276,7 @@ struct urnic_qp_cc {
 struct urnic_qp_ops;
 struct urnic_rss;
 struct urnic_iw_qp;
+struct urnic_uet_qp;
 
 struct urnic_qp {
 	uint32_t qpn;
@@ -304,6 +305,9 @@ struct urnic_qp {
 	/* An iWARP QP's connection state (engine/iwarp/iw.h): set by urnic_iw_qp_connect,
 	 * freed when the QP is reset or removed; NULL otherwise. */
 	struct urnic_iw_qp *iw;
+	/* A UET device's RC QP's delivery context and messages (engine/uet/uet_rc.h): set
+	 * when the QP enters RTR, freed when it is reset or removed; NULL otherwise. */
+	struct urnic_uet_qp *uet;
 };
 
 /* Validation of ibv_modify_qp (IBTA 10.3, table 91). Returns 0 or -EINVAL.

@@ -15,7 +15,10 @@ struct urnic_txpkt *urnic_tx_begin(struct urnic_engine *e, const struct urnic_qp
 
 void urnic_tx_commit(struct urnic_engine *e, struct urnic_txpkt *p)
 {
-	if (urnic_txbatch_commit(&e->tx, p, e->cfg.ipv6, e->cfg.local_ip) < 0) {
+	int ret = e->cfg.uet ? urnic_txbatch_commit_plain(&e->tx, p)
+			     : urnic_txbatch_commit(&e->tx, p, e->cfg.ipv6, e->cfg.local_ip);
+
+	if (ret < 0) {
 		urnic_count(e, URNIC_CTR_drop_tx_failed);
 		return;
 	}

@@ -67,3 +67,20 @@ int urnic_txbatch_commit(struct urnic_txbatch *b, struct urnic_txpkt *p, bool ip
 	b->n++;
 	return 0;
 }
+
+int urnic_txbatch_commit_plain(struct urnic_txbatch *b, struct urnic_txpkt *p)
+{
+	uint8_t *d = p->wire;
+
+	if (p->payload_bytes > URNIC_TX_PAYLOAD_MAX || p->hdr_bytes > URNIC_TX_HDR_MAX)
+		return -EMSGSIZE;
+	memcpy(d, p->hdr, p->hdr_bytes);
+	d += p->hdr_bytes;
+	for (uint32_t i = 0; i < p->nfrags; i++) {
+		memcpy(d, p->frags[i].base, p->frags[i].len);
+		d += p->frags[i].len;
+	}
+	p->trailer_bytes = 0;
+	b->n++;
+	return 0;
+}

@@ -73,4 +73,7 @@ struct urnic_txpkt *urnic_txbatch_next(struct urnic_txbatch *b, const struct urn
 int urnic_txbatch_commit(struct urnic_txbatch *b, struct urnic_txpkt *p, bool ipv6,
 			 const uint8_t *src_ip);
 
+/* The same for a packet with no ICRC and no pad (a UET datagram: PDS, SES, payload). */
+int urnic_txbatch_commit_plain(struct urnic_txbatch *b, struct urnic_txpkt *p);
+
 #endif
