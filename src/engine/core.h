@@ -100,6 +100,9 @@ struct urnic_engine_config {
 	/* A UET device (UE 1.0 PDS and SES on UDP 4793, uet/uet_rc.h): its RC QPs are
 	 * carried by packet delivery contexts, its packets have no ICRC. */
 	bool uet;
+	/* NSCC off on its QPs (URNIC_CONGESTION=off): they send as the delivery
+	 * context's window allows. */
+	bool uet_cc_off;
 	/* The longest an MPA Responder's QP holds its FPDUs for an Initiator that agreed no
 	 * RTR (iwarp/iw_qp.h, URNIC_IW_AWAIT_FIRST_NS by default; 0: until the Initiator's
 	 * first FPDU, however long, as RFC 5044 7.1.2 says; URNIC_IW_HOLD_US). */

@@ -100,6 +100,8 @@ int urnic_engine_qp_add(struct urnic_engine *e, struct urnic_qp *qp)
 	qp->ops = ops_of(e, qp->type);
 	if (!qp->ops)
 		return e->cfg.iwarp || e->cfg.uet ? -EOPNOTSUPP : -EINVAL;
+	if (e->cfg.uet && qp->srq)
+		return -EOPNOTSUPP; /* UET's receives are the QP's own RQ's (uet/uet_int.h) */
 	/* QPN = owner << 20 | generation << 12 | index. Indexes 0 and 1 are QP0/QP1
 	 * (IBTA 3.5.3). The owner is the process's slot on a shared address, so QPNs are
 	 * unique per address and packets can be steered by them. A QPN must not come back
@@ -272,4 +274,6 @@ void urnic_engine_qp_apply(struct urnic_engine *e, struct urnic_qp *qp,
 	}
 	qp->state = next;
 	slot_note_state(e, qp);
+	if (qp->ops == &urnic_uet_rc_ops)
+		urnic_uet_qp_enter(e, qp, next);
 }

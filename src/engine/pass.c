@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 #include "engine/slots.h"
+#include "engine/uet/uet_int.h"
 
 /* Takes the doorbells of posts since the last pass into active and awaiting
  * (urnic_engine_doorbell: the acquire exchange makes the posts' WQEs visible). Inline:
@@ -55,6 +56,8 @@ static bool qp_quiet(const struct urnic_qp *qp)
 	    qp->comp.uc_hold_ns)
 		return false;
 	if (qp->resp.ack_pending || qp->resp.replying || qp->resp.ack_hold_ns)
+		return false;
+	if (qp->uet && !urnic_uet_quiet(qp))
 		return false;
 	return qp->state != URNIC_QPS_ERR || qp->srq || !rq_posted(qp);
 }

@@ -15,7 +15,9 @@
 
 #include "engine/roce/cc.h"
 #include "engine/roce/roce.h"
+#include "engine/uet/uet_rc.h"
 #include "wire/byteorder.h"
+#include "wire/uet.h"
 
 static void *xcalloc(size_t n, size_t sz)
 {
@@ -226,6 +228,17 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	pi.dst = host_by_ip(f, p->dst.ip);
 	pi.sport = p->dst.sport;
 	pi.len = len;
+	if (f->uet) {
+		struct urnic_uet_pkt u;
+
+		/* The engine only sends what its decoder takes. */
+		CHECK_EQ(urnic_uet_decode(&u, buf, len), URNIC_UET_R_OK);
+		pi.opcode = u.pds.type;
+		pi.psn = u.pds.type == URNIC_UET_ACK_CC ? u.pds.cack_psn : u.pds.psn;
+		pi.payload_bytes = (uint32_t)u.payload_bytes;
+		pi.ackreq = (u.pds.flags & URNIC_UET_F_AR) != 0;
+		goto decoded;
+	}
 	CHECK(urnic_pkt_decode(&pkt, buf, len) > 0); /* the engine only sends valid packets */
 	pi.opcode = pkt.bth.opcode;
 	pi.psn = pkt.bth.psn;
@@ -236,6 +249,7 @@ static void send_one(struct fabric *f, struct fab_host *h, const struct urnic_tx
 	pi.syndrome = pkt.aeth.syndrome;
 	pi.msn = pkt.aeth.msn;
 	pi.payload_bytes = pkt.payload_bytes;
+decoded:
 	pi.tos = p->dst.traffic_class;
 	pi.direct_flags = p->direct_flags;
 	pi.direct_nseg = p->direct_nseg;
@@ -497,6 +511,13 @@ void fab_clear_rules(struct fabric *f)
 	f->nrules = 0;
 }
 
+void fab_uet(struct fabric *f)
+{
+	f->uet = true;
+	for (int i = 0; i < f->nhosts; i++)
+		f->hosts[i].e->cfg.uet = true;
+}
+
 void fab_trace_clear(struct fabric *f)
 {
 	f->ntrace = 0;
@@ -555,7 +576,10 @@ static void rx(struct fabric *f, struct fab_host *d, const uint8_t *src_ip, uint
 
 	memcpy(m.src_ip, src_ip, 4);
 	memcpy(m.dst_ip, d->ip, 4);
-	urnic_roce_rx(d->e, &m, buf, len);
+	if (f->uet)
+		urnic_uet_rx(d->e, &m, buf, len);
+	else
+		urnic_roce_rx(d->e, &m, buf, len);
 }
 
 static bool deliver(struct fabric *f)

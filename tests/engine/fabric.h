@@ -186,6 +186,9 @@ struct fabric {
 	uint64_t steps;
 	/* fab_lanes: packets carry direct placement notes, as shared memory lanes do. */
 	bool lanes;
+	/* fab_uet: the hosts are UET devices (engine/uet/uet_rc.h); packets are UET
+	 * datagrams, traced by their PDS type and PSN (a ACK's: its CACK). */
+	bool uet;
 	bool direct_fail;	/* the direct writes fail as the kernel may refuse them */
 	bool pull_fail;		/* the direct reads (pulls) fail likewise */
 	uint32_t direct_writes; /* done */
@@ -207,6 +210,8 @@ void fab_bottleneck(struct fabric *f, uint64_t line_bps, const struct fab_link *
 void fab_lanes(struct fabric *f);
 
 struct fabric *fabric_new(int nhosts, uint64_t seed);
+/* Makes every host a UET device: call before creating QPs. */
+void fab_uet(struct fabric *f);
 /* Frees the fabric; CHECKs that every QP and MR was destroyed and nothing is queued
  * that the engines could not have seen (pool leak check, house style 7). */
 void fabric_free(struct fabric *f);

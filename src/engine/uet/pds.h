@@ -70,6 +70,7 @@ enum urnic_pds_pkt_state {
 	URNIC_PDS_IN_FLIGHT,
 	URNIC_PDS_SACKED, /* delivered out of order; freed when the CACK passes it */
 	URNIC_PDS_LOST,	  /* to be sent again */
+	URNIC_PDS_PARKED, /* refused for now by the target (RNR): sent again at park_until_ns */
 };
 
 struct urnic_pds_tx_pkt {
@@ -114,9 +115,11 @@ struct urnic_pds_tx {
 	uint64_t last_send_ns;
 	uint32_t backoff; /* RTO doublings since the last progress */
 	uint64_t probe_sent_ns;
-	uint16_t probe_id; /* the probe_opaque of the probe asked for */
-	bool probe_out;	   /* a probe asked for, its answer not seen */
-	bool failed;	   /* retry_max timeouts in a row: the context is dead */
+	uint16_t probe_id;	/* the probe_opaque of the probe asked for */
+	bool probe_out;		/* a probe asked for, its answer not seen */
+	bool failed;		/* retry_max timeouts in a row: the context is dead */
+	uint32_t parked;	/* packets in state PARKED */
+	uint64_t park_until_ns; /* when they are sent again */
 	struct urnic_pds_tx_stats st;
 	struct urnic_pds_tx_pkt pkt[URNIC_PDS_WINDOW];
 };
@@ -158,6 +161,9 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 		      struct urnic_pds_acked *out);
 /* A NACK for this context (not NT). */
 void urnic_pds_tx_nack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *nack, uint64_t now);
+/* The target refused the packet at psn for now (its receiver was not ready, the RNR NAK's
+ * case, IBTA 9.7.5.2.8): neither lost nor in flight until `until`, then sent again. */
+void urnic_pds_tx_park(struct urnic_pds_tx *tx, uint32_t psn, uint64_t until, uint64_t now);
 /* Runs the loss, probe and retransmission timers at now: the action due, and in *next_ns
  * when to call again (0: nothing outstanding). */
 enum urnic_pds_tx_action urnic_pds_tx_timer(struct urnic_pds_tx *tx, uint64_t now,
@@ -198,6 +204,9 @@ struct urnic_pds_rx {
 };
 
 void urnic_pds_rx_init(struct urnic_pds_rx *rx, const struct urnic_pds_cfg *cfg);
+/* What urnic_pds_rx_packet would say of psn, taking nothing: a packet the layer above
+ * refuses for now (its receiver is not ready) is checked first, then not taken. */
+enum urnic_pds_rx_verdict urnic_pds_rx_check(const struct urnic_pds_rx *rx, uint32_t psn);
 /* A request packet h (its PSN and flags) of bytes, ce when its IP header said CE. */
 enum urnic_pds_rx_verdict urnic_pds_rx_packet(struct urnic_pds_rx *rx,
 					      const struct urnic_uet_pds *h, uint32_t bytes,

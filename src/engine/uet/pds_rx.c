@@ -58,6 +58,15 @@ static bool received(const struct urnic_pds_rx *rx, uint32_t psn)
 	return d <= 0 || ((uint32_t)d <= rx->window && seen(rx, psn));
 }
 
+enum urnic_pds_rx_verdict urnic_pds_rx_check(const struct urnic_pds_rx *rx, uint32_t psn)
+{
+	int32_t d = urnic_pds_psn_diff(psn, rx->cack);
+
+	if (d > 0 && (uint32_t)d > rx->window)
+		return URNIC_PDS_RX_OUT_OF_WINDOW;
+	return received(rx, psn) ? URNIC_PDS_RX_DUPLICATE : URNIC_PDS_RX_NEW;
+}
+
 enum urnic_pds_rx_verdict
 urnic_pds_rx_packet(struct urnic_pds_rx *rx, const struct urnic_uet_pds *h, uint32_t bytes, bool ce)
 {

@@ -125,6 +125,8 @@ static void delivered(struct urnic_pds_tx *tx, struct urnic_pds_tx_pkt *p, uint6
 		tx->inflight_bytes -= p->bytes;
 	else if (p->state == URNIC_PDS_LOST)
 		tx->lost--;
+	else if (p->state == URNIC_PDS_PARKED)
+		tx->parked--;
 	if (spurious) {
 		/* Taken for lost, yet it arrived: the paths reorder more than the window
 		 * allowed for. RFC 8985 §6.2 step 4 widens it (by DSACK there; here by the
@@ -268,7 +270,8 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 		struct urnic_pds_tx_pkt *p = slot(tx, psn);
 
 		if (sent_not_covered(tx, psn) &&
-		    (p->state == URNIC_PDS_IN_FLIGHT || p->state == URNIC_PDS_LOST)) {
+		    (p->state == URNIC_PDS_IN_FLIGHT || p->state == URNIC_PDS_LOST ||
+		     p->state == URNIC_PDS_PARKED)) {
 			delivered(tx, p, now, out, marked);
 			p->state = URNIC_PDS_SACKED;
 			tx->st.sacked++;
@@ -285,7 +288,8 @@ void urnic_pds_tx_ack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *ack, 
 			if (!(ack->sack_bitmap >> i & 1) || !sent_not_covered(tx, psn))
 				continue;
 			p = slot(tx, psn);
-			if (p->state != URNIC_PDS_IN_FLIGHT && p->state != URNIC_PDS_LOST)
+			if (p->state != URNIC_PDS_IN_FLIGHT && p->state != URNIC_PDS_LOST &&
+			    p->state != URNIC_PDS_PARKED)
 				continue;
 			delivered(tx, p, now, out, false);
 			p->state = URNIC_PDS_SACKED;
@@ -329,6 +333,42 @@ void urnic_pds_tx_nack(struct urnic_pds_tx *tx, const struct urnic_uet_pds *nack
 	tx->st.nacks_other++;
 }
 
+void urnic_pds_tx_park(struct urnic_pds_tx *tx, uint32_t psn, uint64_t until, uint64_t now)
+{
+	struct urnic_pds_tx_pkt *p = slot(tx, psn);
+
+	if (!sent_not_covered(tx, psn))
+		return;
+	if (p->state == URNIC_PDS_IN_FLIGHT)
+		tx->inflight_bytes -= p->bytes;
+	else if (p->state == URNIC_PDS_LOST)
+		tx->lost--;
+	else
+		return;
+	p->state = URNIC_PDS_PARKED;
+	tx->parked++;
+	if (until > tx->park_until_ns)
+		tx->park_until_ns = until;
+	/* The refusal is an answer: the timeout starts again from it. */
+	tx->progress_ns = now;
+}
+
+/* The parked packets are due: lost, so sent again next. */
+static void unpark(struct urnic_pds_tx *tx, uint64_t now)
+{
+	for (uint32_t psn = tx->una; tx->parked && psn != tx->nxt; psn++) {
+		struct urnic_pds_tx_pkt *p = slot(tx, psn);
+
+		if (p->state == URNIC_PDS_PARKED) {
+			p->state = URNIC_PDS_LOST;
+			tx->parked--;
+			tx->lost++;
+		}
+	}
+	tx->park_until_ns = 0;
+	tx->progress_ns = now;
+}
+
 /* RFC 6298 §2.2-2.5 and §5.5: SRTT + 4 RTTVAR, at least rto_min, doubled per timeout in
  * a row, at most rto_max. */
 static uint64_t rto(const struct urnic_pds_tx *tx)
@@ -370,6 +410,13 @@ enum urnic_pds_tx_action urnic_pds_tx_timer(struct urnic_pds_tx *tx, uint64_t no
 		return URNIC_PDS_TX_NOTHING;
 	if (tx->rack_deadline_ns && now >= tx->rack_deadline_ns)
 		rack_detect(tx, now);
+	if (tx->parked && now >= tx->park_until_ns)
+		unpark(tx, now);
+	/* Only parked packets out: the target answered; nothing times out meanwhile. */
+	if (tx->parked && !tx->inflight_bytes && !tx->lost) {
+		earliest(next_ns, tx->park_until_ns);
+		return act;
+	}
 	if (now >= tx->progress_ns + rto(tx)) {
 		/* RFC 6298 §5.4-5.6: everything still in flight is resent, the timer backs
 		 * off; retry_max timeouts with no progress between them end the context. */
@@ -400,6 +447,8 @@ enum urnic_pds_tx_action urnic_pds_tx_timer(struct urnic_pds_tx *tx, uint64_t no
 	}
 	earliest(next_ns, tx->rack_deadline_ns);
 	earliest(next_ns, tx->progress_ns + rto(tx));
+	if (tx->parked)
+		earliest(next_ns, tx->park_until_ns);
 	if (!tx->probe_out && !tx->lost && tx->inflight_bytes)
 		earliest(next_ns, probe_at > now ? probe_at : now + 1);
 	return act;

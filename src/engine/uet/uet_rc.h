@@ -15,6 +15,7 @@
 #ifndef URNIC_ENGINE_UET_UET_RC_H
 #define URNIC_ENGINE_UET_UET_RC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,10 @@ void urnic_uet_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const u
 
 /* The RC ops of a UET device's QPs (engine.c gives them to every RC QP there). */
 extern const struct urnic_qp_ops urnic_uet_rc_ops;
+
+/* The QP (RC, on a UET device) entered state s: RTR sets up its delivery context (the QP
+ * errs if it cannot be allocated), RTS its sending side. */
+void urnic_uet_qp_enter(struct urnic_engine *e, struct urnic_qp *qp, enum urnic_qp_state s);
 
 /* Frees the QP's UET state (RESET, removal); nothing if it has none. */
 void urnic_uet_qp_free(struct urnic_qp *qp);
