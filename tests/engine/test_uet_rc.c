@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "engine/uet/pds.h"
 #include "engine/uet/uet_rc.h"
 #include "wire/uet.h"
 
@@ -317,6 +318,96 @@ static void test_refused_locally(void)
 	fabric_free(v.f);
 }
 
+/* A request of A's to B as a peer would build it: RUD, SES standard, payload. */
+static uint32_t forge(uint8_t *buf, const struct uenv *v, uint16_t spdcid, uint32_t psn,
+		      uint8_t opcode, uint64_t addr, uint32_t rkey, uint32_t n)
+{
+	struct urnic_uet_pds h = { .type = URNIC_UET_RUD_REQ,
+				   .next = URNIC_UET_NEXT_REQ_STD,
+				   .psn = psn,
+				   .spdcid = spdcid,
+				   .dpdcid = (uint16_t)v->b->qp.qpn };
+	struct urnic_uet_ses s = { .next = URNIC_UET_NEXT_REQ_STD,
+				   .opcode = opcode,
+				   .flags = URNIC_UET_SES_F_SOM | URNIC_UET_SES_F_EOM,
+				   .buffer_offset = addr,
+				   .mem_key = rkey,
+				   .request_length = n };
+	ssize_t a = urnic_uet_pds_encode(&h, buf, 64), b;
+
+	CHECK(a > 0);
+	b = urnic_uet_ses_encode(&s, buf + a, 64);
+	CHECK(b > 0);
+	memset(buf + a + b, 0x5a, n);
+	return (uint32_t)(a + b) + n;
+}
+
+/* Packets only a forger sends: each dropped and counted, no byte of B's memory touched,
+ * the connection unharmed. */
+static void test_hostile(void)
+{
+	struct fab_conn c = conn_4k();
+	struct uenv v;
+	struct urnic_cqe sc;
+	uint8_t buf[256], stranger[4] = { 10, 9, 9, 9 };
+	uint16_t apdc;
+	uint32_t len;
+
+	uenv_open(&v, &c, 11);
+	memset(v.ra.p, 0, BIG);
+	apdc = (uint16_t)v.a->qp.qpn;
+	/* From another address: no PDC of B's has that peer. */
+	len = forge(buf, &v, apdc, c.psn_a, URNIC_UET_SES_WRITE, v.ra.mr->iova, v.ra.mr->key, 64);
+	fab_inject(v.f, stranger, 1, URNIC_UET_EV_BASE, buf, len, false);
+	CHECK_EQ(fab_ctr(v.f, 1, URNIC_CTR_uet_drop_unknown_pdc), 1);
+	/* From A's address, another SPDCID. */
+	len = forge(buf, &v, (uint16_t)(apdc + 1), c.psn_a, URNIC_UET_SES_WRITE, v.ra.mr->iova,
+		    v.ra.mr->key, 64);
+	fab_inject(v.f, fab_engine(v.f, 0)->cfg.local_ip, 1, URNIC_UET_EV_BASE, buf, len, false);
+	CHECK_EQ(fab_ctr(v.f, 1, URNIC_CTR_uet_drop_unknown_pdc), 2);
+	/* Beyond the receive window: NACKed, not taken. */
+	len = forge(buf, &v, apdc, c.psn_a + URNIC_PDS_WINDOW + 5, URNIC_UET_SES_WRITE,
+		    v.ra.mr->iova, v.ra.mr->key, 64);
+	fab_inject(v.f, fab_engine(v.f, 0)->cfg.local_ip, 1, URNIC_UET_EV_BASE, buf, len, false);
+	CHECK_EQ(fab_ctr(v.f, 1, URNIC_CTR_uet_drop_out_of_window), 1);
+	/* Cut short, and an unknown PDS type. */
+	fab_inject(v.f, fab_engine(v.f, 0)->cfg.local_ip, 1, URNIC_UET_EV_BASE, buf, 20, false);
+	buf[0] = (uint8_t)(URNIC_UET_UUD_REQ << 3);
+	fab_inject(v.f, fab_engine(v.f, 0)->cfg.local_ip, 1, URNIC_UET_EV_BASE, buf, len, false);
+	CHECK_EQ(fab_ctr(v.f, 1, URNIC_CTR_uet_drop_bad_header), 2);
+	/* A READ response nobody asked for: taken (so not asked again), placed nowhere. */
+	{
+		struct urnic_uet_pds h = { .type = URNIC_UET_RUD_REQ,
+					   .next = URNIC_UET_NEXT_RSP_DATA,
+					   .psn = c.psn_b,
+					   .spdcid = (uint16_t)v.b->qp.qpn,
+					   .dpdcid = apdc };
+		struct urnic_uet_ses s = { .next = URNIC_UET_NEXT_RSP_DATA,
+					   .rsp_opcode = URNIC_UET_RSP_WITH_DATA,
+					   .return_code = URNIC_UET_RC_OK,
+					   .msg_id = 77,
+					   .read_msg_id = 77,
+					   .mod_len = 64,
+					   .length14 = 64 };
+		ssize_t a = urnic_uet_pds_encode(&h, buf, 64), b;
+
+		CHECK(a > 0);
+		b = urnic_uet_ses_encode(&s, buf + a, 64);
+		CHECK(b > 0);
+		fab_inject(v.f, fab_engine(v.f, 1)->cfg.local_ip, 0, URNIC_UET_EV_BASE, buf,
+			   (uint32_t)(a + b) + 64, false);
+		CHECK_EQ(fab_ctr(v.f, 0, URNIC_CTR_uet_drop_bad_ses), 1);
+	}
+	for (uint32_t i = 0; i < BIG; i++)
+		CHECK_EQ(v.ra.p[i], 0);
+	/* The connection goes on. */
+	post(v.a, 1, URNIC_WR_RDMA_WRITE, fab_sge(v.la.mr, 0, 5000), v.ra.mr->iova, v.ra.mr->key);
+	fab_wait_cqes(v.f, &v.a->scq, &sc, 1);
+	CHECK_CQE(sc, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 5000);
+	CHECK(memcmp(v.ra.p, v.la.p, 5000) == 0);
+	uenv_close(&v);
+}
+
 int main(void)
 {
 	test_ops_clean();
@@ -326,5 +417,6 @@ int main(void)
 	test_rnr();
 	test_dead_network();
 	test_refused_locally();
+	test_hostile();
 	return 0;
 }
