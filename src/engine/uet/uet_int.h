@@ -48,6 +48,9 @@ enum {
 	URNIC_UET_REQ_HDR = 12 + 44,
 	URNIC_UET_RSP_HDR = 12 + 20,
 	URNIC_UET_ACK_BYTES = 32 + 12,
+	/* New packets sent in a row on one entropy value: one GSO send's worth (64 KiB
+	 * at path MTU 4096), the granule of spraying. */
+	URNIC_UET_BURST_PKTS = 16,
 	/* What a pass sends per QP at most, so that one QP does not starve the others. */
 	URNIC_UET_BUDGET_PKTS = 64,
 };
@@ -105,6 +108,8 @@ struct urnic_uet_qp {
 	uint16_t lpdc, rpdc;
 	uint16_t ack_ev; /* the entropy value of this side's ACKs and NACKs */
 	bool cc_on;
+	uint16_t burst_ev;   /* the entropy value of the burst being sent */
+	uint32_t burst_left; /* its packets still to send */
 	struct urnic_pds_tx tx;
 	struct urnic_pds_rx rx;
 	struct urnic_reps reps;
