@@ -144,7 +144,8 @@ EXPORT int rdma_listen(struct rdma_cm_id *cid, int backlog)
 		uint64_t now;
 		uint32_t h;
 
-		if ((id->dev && id->dev != rd) || urnic_rdma_dev_iwarp(rd))
+		if ((id->dev && id->dev != rd) || urnic_rdma_dev_iwarp(rd) ||
+		    (!id->dev && urnic_rdma_dev_uet(rd)))
 			continue;
 		rc = urnic_rdma_dev_open_cm(rd);
 		if (rc)

@@ -116,6 +116,11 @@ struct urnic_rdma_dev *urnic_rdma_dev_by_ctx(struct ibv_context *ctx)
 	return NULL;
 }
 
+bool urnic_rdma_dev_uet(const struct urnic_rdma_dev *rd)
+{
+	return rd && rd->d->kind == URNIC_KIND_UET;
+}
+
 /* The device's CM, opened once for the process with the library's sink. */
 int urnic_rdma_dev_open_cm(struct urnic_rdma_dev *rd)
 {

@@ -82,6 +82,8 @@ static int hold(struct urnic_dev *d, int ps, uint16_t port, struct port_ent *e)
 		struct urnic_dev *on = d;
 
 		if (!on) {
+			if (urnic_rdma_dev_uet(&all[i]))
+				continue; /* no rdma_cm port space there (dev/cm.c) */
 			rc = urnic_rdma_dev_open_cm(&all[i]);
 			on = all[i].d;
 		}

@@ -162,6 +162,9 @@ struct urnic_rdma_dev *urnic_rdma_dev_by_addr(const struct sockaddr *sa);
 struct urnic_rdma_dev *urnic_rdma_dev_by_urnic(struct urnic_dev *d);
 struct urnic_rdma_dev *urnic_rdma_dev_by_ctx(struct ibv_context *ctx);
 int urnic_rdma_dev_open_cm(struct urnic_rdma_dev *rd);
+/* Whether rd is a UET device, which offers no rdma_cm (dev/cm.c refuses its CM with
+ * EOPNOTSUPP): a wildcard bind or listen passes it over. */
+bool urnic_rdma_dev_uet(const struct urnic_rdma_dev *rd);
 
 /* channel.c */
 void urnic_rdma_queue(struct urnic_rdma_channel *c, struct urnic_rdma_item *it);

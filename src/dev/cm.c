@@ -6,6 +6,8 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -61,6 +63,19 @@ int urnic_dev_cm_open(struct urnic_dev *d, const struct urnic_dev_cm_sink *sink)
 	 * rdma_cm port space. */
 	if (d->kind == URNIC_KIND_IWARP)
 		return -EPROTONOSUPPORT;
+	/* UE 1.0 sets a connection up with its first packet (PDS SYN), not with IB CM
+	 * MADs on QP 1, and urnic offers no rdma_cm port space over it yet: said once,
+	 * so that a program that walks every device learns why this one failed. */
+	if (d->kind == URNIC_KIND_UET) {
+		static atomic_flag said = ATOMIC_FLAG_INIT;
+
+		if (!atomic_flag_test_and_set(&said))
+			fprintf(stderr,
+				"urnic: %s (uet:%s): rdma_cm is not offered on UET devices: "
+				"connect their RC QPs with ibv_modify_qp\n",
+				d->name, d->addr_str);
+		return -EOPNOTSUPP;
+	}
 	ret = urnic_dev_get(d);
 	if (ret)
 		return ret;

@@ -4,7 +4,7 @@
  *
  * Configuration (README "Configuration"): URNIC_ADDR=[<kind>:]<ip>[,...] names the
  * devices' addresses (urnic0, urnic1, ...), each with its protocol before it (kinds.def:
- * `iwarp:`; a bare address is RoCEv2); else the file $URNIC_CONFIG (default
+ * `iwarp:`, `uet:`; a bare address is RoCEv2); else the file $URNIC_CONFIG (default
  * /etc/urnic.conf) with lines `device [<kind>:]<ip>`; else one device per IPv4 address of each
  * non-loopback interface that is up, as rxe adds one per netdev, and 127.0.0.1 if there
  * is none. URNIC_SPIN_US sets how long the engine polls before sleeping;
@@ -28,6 +28,7 @@
  */
 #include "dev/config.h"
 #include "wire/frame.h"
+#include "wire/uet.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -93,10 +94,16 @@ static long env_uint(const char *name, long def, unsigned long max)
 }
 
 /* Largest IB MTU that fits a netdev MTU with RoCEv2 headers (rxe: netdev MTU - 80); an
- * iWARP device's is the netdev MTU's own (siw_query_port: ib_mtu_int_to_enum(mtu)). */
+ * iWARP device's is the netdev MTU's own (siw_query_port: ib_mtu_int_to_enum(mtu)); a
+ * UET device's leaves room for IPv6, UDP and the largest PDS and SES request headers
+ * (wire/uet.h: 32 and 44 bytes), as rxe's 80 does for IPv6, UDP, BTH, RETH and ICRC. */
+enum { UET_HDR_ROOM = 40 + 8 + URNIC_UET_PDS_MAX_BYTES + URNIC_UET_SES_MAX_BYTES };
+
 static int ib_mtu_for(int netdev_mtu, enum urnic_dev_kind kind)
 {
-	int room = kind == URNIC_KIND_IWARP ? netdev_mtu : netdev_mtu - 80;
+	int room = kind == URNIC_KIND_IWARP ? netdev_mtu
+		   : kind == URNIC_KIND_UET ? netdev_mtu - UET_HDR_ROOM
+					    : netdev_mtu - 80;
 
 	if (room >= 4096)
 		return 5;
@@ -189,7 +196,8 @@ static enum urnic_dev_kind spec_kind(const char *spec, const char *from, const c
 		}
 		return (enum urnic_dev_kind)k;
 	}
-	bad("%s: device '%s': '%.*s' is not a device kind (roce, iwarp)", from, spec, (int)n, spec);
+	bad("%s: device '%s': '%.*s' is not a device kind (roce, iwarp, uet)", from, spec, (int)n,
+	    spec);
 	return URNIC_KIND_COUNT;
 }
 

@@ -88,12 +88,14 @@ void urnic_config_cc_apply(struct urnic_dev *const *devices, int ndevices)
 				continue;
 			found = true;
 			if (d->kind != URNIC_KIND_ROCE) {
+				/* UET's window is NSCC's (cc/nscc.h), iWARP's TCP's. */
 				if (!r->any && r->dcqcn)
 					urnic_config_bad(
-						"%s: '%s': %s is an %s device: TCP controls its "
+						"%s: '%s': %s is %s device: %s controls its "
 						"congestion",
 						r->from, r->text, d->name,
-						urnic_dev_kind_name(d->kind));
+						d->kind == URNIC_KIND_UET ? "a uet" : "an iwarp",
+						d->kind == URNIC_KIND_UET ? "NSCC" : "TCP");
 				continue;
 			}
 			d->dcqcn = r->dcqcn;

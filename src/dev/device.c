@@ -14,6 +14,7 @@
 #include "dev/odp.h"
 #include "dev/pipeline.h"
 #include "dev/trace.h"
+#include "engine/uet/uet_rc.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -109,6 +110,9 @@ static int start(struct urnic_dev *d)
 			goto free_mem;
 		}
 	}
+	/* RC QPs carried by UET's packet delivery contexts (engine/uet/uet_rc.h). */
+	if (d->kind == URNIC_KIND_UET)
+		d->eng->cfg.uet = true;
 	return 0;
 
 free_mem:
@@ -166,15 +170,48 @@ static int start_io_iwarp(struct urnic_dev *d)
 	return ret;
 }
 
+/*
+ * A UET device's transport before start_io's common part: UDP 4793, its own (udp.h), and
+ * a sending socket for each of the engine's entropy values, bound now rather than per
+ * QP: 32 fixed ports (uet_rc.h). What reads a BTH is RoCE's alone: packet rings
+ * (URNIC_RING: said and ignored, as an iWARP device says it) and shared memory lanes
+ * (URNIC_LOCAL: off without a word, as it is on by default).
+ */
+static int open_uet(struct urnic_dev *d)
+{
+	int ret;
+
+	if (urnic_dev_settings()->ring)
+		fprintf(stderr,
+			"urnic: %s (uet:%s): URNIC_RING applies to RoCEv2 devices only, not to "
+			"this one: receiving from the UDP socket\n",
+			d->name, d->addr_str);
+	ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str, URNIC_UDP_UET);
+	if (ret)
+		return ret;
+	for (uint16_t ev = 0; ev < URNIC_UET_EVS; ev++)
+		if (urnic_udp_prepare_sport(d->udp, (uint16_t)(URNIC_UET_EV_BASE + ev)) !=
+		    URNIC_UET_EV_BASE + ev)
+			fprintf(stderr,
+				"urnic: %s (uet:%s): UDP port %d is taken: packets of that "
+				"entropy value leave from port %d\n",
+				d->name, d->addr_str, URNIC_UET_EV_BASE + ev, d->udp->port);
+	return 0;
+}
+
 static int start_io(struct urnic_dev *d)
 {
 	const struct urnic_fault_conf *fault = urnic_dev_fault_conf();
 	const struct urnic_dev_settings *set = urnic_dev_settings();
+	bool uet = d->kind == URNIC_KIND_UET;
 	int ret;
 
 	if (d->kind == URNIC_KIND_IWARP)
 		return start_io_iwarp(d);
-	ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str);
+	if (uet)
+		ret = open_uet(d);
+	else
+		ret = urnic_udp_open(d->udp, d->ipv6, d->addr, d->addr_str, URNIC_UDP_ROCE);
 	if (ret)
 		return ret;
 	urnic_udp_offloads(d->udp, set->gso, set->gro); /* URNIC_NO_GSO, URNIC_NO_GRO */
@@ -196,7 +233,7 @@ static int start_io(struct urnic_dev *d)
 		fprintf(stderr, "urnic: %s (%s): fault injection %s\n", d->name, d->addr_str, spec);
 	}
 	/* URNIC_RING=1: receive from packet rings (transport/ring.h), else the socket. */
-	if (set->ring) {
+	if (set->ring && !uet) {
 		ret = urnic_udp_use_ring(d->udp);
 		if (ret)
 			fprintf(stderr,
@@ -206,7 +243,7 @@ static int start_io(struct urnic_dev *d)
 	}
 	/* URNIC_LOCAL (default on): urnic processes on this host get shared memory
 	 * lanes (transport/local.h). */
-	if (set->local) {
+	if (set->local && !uet) {
 		ret = urnic_udp_use_local(d->udp);
 		if (ret == -EADDRINUSE && d->udp->local.holder_uid != UINT32_MAX)
 			fprintf(stderr,

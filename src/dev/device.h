@@ -5,8 +5,9 @@
  * sockets, the clock and the threads here.
  *
  * A device is opened once per process however many contexts use it; the first QP binds
- * UDP 4791 on the address (an iWARP device binds nothing: its connection manager hands
- * it each QP's TCP connection, iw_conn.h) and starts the engine thread, the last close
+ * UDP 4791 on the address (a UET device 4793, and its entropy values' source ports; an
+ * iWARP device binds nothing: its connection manager hands it each QP's TCP
+ * connection, iw_conn.h) and starts the engine thread, the last close
  * stops it. The
  * engine thread busy-polls while there is work and a short while after, then sleeps in
  * ppoll on the socket and a doorbell eventfd, so an idle device costs no CPU; an
@@ -47,7 +48,7 @@ enum urnic_dev_kind {
 	URNIC_KIND_COUNT
 };
 
-/* The kind's name as URNIC_ADDR spells it ("roce", "iwarp"). */
+/* The kind's name as URNIC_ADDR spells it ("roce", "iwarp", "uet"). */
 const char *urnic_dev_kind_name(enum urnic_dev_kind k);
 
 /* How long the engine thread polls after its last work before it sleeps, when it may
@@ -94,7 +95,7 @@ enum urnic_dev_res { URNIC_RES_QP, URNIC_RES_CQ, URNIC_RES_SRQ, URNIC_RES_COUNT 
 struct urnic_dev {
 	char name[32];
 	char addr_str[64];
-	enum urnic_dev_kind kind; /* RoCEv2 unless the address was named `iwarp:` */
+	enum urnic_dev_kind kind; /* RoCEv2 unless the address was named `iwarp:` or `uet:` */
 	bool ipv6;
 	uint8_t addr[16];
 	/* RoCEv2: both the address GID (config.c says why twice); iWARP: gid[0] as siw's
@@ -169,8 +170,8 @@ void urnic_dev_res_put(struct urnic_dev *d, enum urnic_dev_res r);
 /* Creates (first user) or references the device's engine. Returns 0 or -errno. */
 int urnic_dev_get(struct urnic_dev *d);
 
-/* Binds <address>:4791 and starts the engine thread, once (the first QP). Returns 0 or
- * -errno: -EADDRINUSE when another process has the address. */
+/* Binds <address>:4791 (UET: 4793) and starts the engine thread, once (the first QP).
+ * Returns 0 or -errno: -EADDRINUSE when another process has the address. */
 int urnic_dev_start_io(struct urnic_dev *d);
 void urnic_dev_put(struct urnic_dev *d);
 

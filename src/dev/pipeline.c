@@ -13,6 +13,7 @@
 #include "dev/trace.h"
 #include "engine/raw.h"
 #include "engine/roce/roce.h"
+#include "engine/uet/uet_rc.h"
 
 #include <sched.h>
 #include <string.h>
@@ -59,6 +60,12 @@ bool urnic_dev_direct_ready(struct urnic_engine *e, const struct urnic_qp *qp)
 static void rx_to_engine(void *ctx, const struct urnic_rx_meta *m, const uint8_t *buf, size_t len)
 {
 	urnic_roce_rx(ctx, m, buf, len);
+}
+
+/* A UET device's sink: each UDP payload that arrived on port 4793 (uet_rc.h). */
+static void rx_to_uet(void *ctx, const struct urnic_rx_meta *m, const uint8_t *buf, size_t len)
+{
+	urnic_uet_rx(ctx, m, buf, len);
 }
 
 /*
@@ -179,7 +186,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	/* This pass sends what posts left to it (post_batch.h). */
 	urnic_post_batch_pass(&d->posts);
 	/* A traced device's packets go to the capture too (trace.h): one test per pass. */
-	struct urnic_udp_sink sink = { rx_to_engine, e, e->stats.counters };
+	struct urnic_udp_sink sink = { d->kind == URNIC_KIND_UET ? rx_to_uet : rx_to_engine, e,
+				       e->stats.counters };
 
 	if (d->iw)
 		return pass_iwarp(d, deadline, rx, now_ns);
@@ -209,7 +217,8 @@ static bool pass_locked(struct urnic_dev *d, uint64_t *deadline, bool rx, uint64
 	if (rx && d->raw_qps)
 		urnic_dev_raw_recv(d, now_ns);
 	did |= urnic_engine_pass(e, now_ns, deadline);
-	urnic_dev_cm_pass(d, now_ns, deadline);
+	if (d->kind != URNIC_KIND_UET) /* no QP 1 there: cm.c refuses rdma_cm on it */
+		urnic_dev_cm_pass(d, now_ns, deadline);
 	held = urnic_udp_deadline(d->udp); /* a delayed packet of the faulty wire */
 	if (held && (!*deadline || held < *deadline))
 		*deadline = held;

@@ -8,6 +8,7 @@
  */
 #include "dev/trace.h"
 #include "engine/roce/roce.h"
+#include "engine/uet/uet_rc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -103,7 +104,8 @@ static int if_of(struct trace_file *f, const struct urnic_dev *d, const struct u
 		}
 	if (f->nifs == URNIC_MAX_DEVICES)
 		return -ENOSPC;
-	ret = urnic_pcap_add_if(f->pcap, &f->ifs[f->nifs], d->name, d->ipv6, d->addr);
+	ret = urnic_pcap_add_if(f->pcap, &f->ifs[f->nifs], d->name, d->ipv6, d->addr,
+				d->kind == URNIC_KIND_UET ? "UET, UDP 4793" : "RoCEv2, UDP 4791");
 	if (ret)
 		return ret;
 	snprintf(f->if_dev[f->nifs], sizeof(f->if_dev[0]), "%s", d->name);
@@ -183,14 +185,17 @@ void urnic_dev_trace_rx(void *ctx, const struct urnic_rx_meta *m, const uint8_t 
 		.src = m->src_ip,
 		.dst = m->dst_ip,
 		.sport = m->sport,
-		.dport = URNIC_ROCE_UDP_PORT,
+		.dport = d->udp->port,
 		.tos = m->tos,
 		.ttl = m->ttl,
 		.ip_id = m->ip_id_hint,
 	};
 
 	memcpy(before, now, sizeof(before));
-	urnic_roce_rx(e, m, buf, len);
+	if (d->kind == URNIC_KIND_UET)
+		urnic_uet_rx(e, m, buf, len);
+	else
+		urnic_roce_rx(e, m, buf, len);
 	if (dropped(now, before, why, sizeof(why)))
 		g.reason = why;
 	/* The sender counts its IPv4 IDs (rxe): the ICRC was right for the one recovered

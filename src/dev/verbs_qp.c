@@ -15,6 +15,7 @@
 #include "dev/verbs_qp.h"
 #include "dev/iw_dev.h"
 #include "dev/raw_port.h"
+#include "engine/uet/uet_rc.h"
 
 #include <errno.h>
 
@@ -121,6 +122,10 @@ int urnic_dev_qp_modify(struct urnic_dev *d, struct urnic_qp *qp, struct urnic_q
 			(mask & URNIC_QP_DEST_QPN) ? attr->dest_qp_num : qp->attr.dest_qp_num;
 		uint16_t sport = urnic_udp_roce_sport(attr->peer.flow_label, qp->qpn, rqpn);
 
+		/* UET: the engine picks each packet's entropy value (engine/uet/reps.h);
+		 * the QP's own is one of them, whose socket exists (device.c). */
+		if (d->kind == URNIC_KIND_UET)
+			sport = (uint16_t)(URNIC_UET_EV_BASE + sport % URNIC_UET_EVS);
 		attr->peer.sport = urnic_udp_prepare_sport(d->udp, sport);
 		mask |= URNIC_QP_AV;
 	}

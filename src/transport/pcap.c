@@ -148,12 +148,12 @@ free_p:
 }
 
 int urnic_pcap_add_if(struct urnic_pcap *p, struct urnic_pcap_if *i, const char *name, bool ipv6,
-		      const uint8_t *addr)
+		      const uint8_t *addr, const char *proto)
 {
 	char a[INET6_ADDRSTRLEN], desc[128];
 
 	inet_ntop(ipv6 ? AF_INET6 : AF_INET, addr, a, sizeof(a));
-	snprintf(desc, sizeof(desc), "urnic %s on %s: RoCEv2, UDP 4791", name, a);
+	snprintf(desc, sizeof(desc), "urnic %s on %s: %s", name, a, proto);
 	pthread_mutex_lock(&p->lock);
 	if (p->nifs == UINT32_MAX) {
 		pthread_mutex_unlock(&p->lock);

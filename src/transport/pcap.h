@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pcap.h - the capture file of URNIC_PCAP: every RoCEv2 packet a device sends or
+ * pcap.h - the capture file of URNIC_PCAP: every RoCEv2 (or UET) packet a device sends or
  * receives, each as its own Ethernet frame as it is on the wire (a GSO send or a GRO
  * receive cut into its segments, each with its own IP and UDP headers and IPv4 ID), in
  * pcapng (draft-ietf-opsawg-pcapng: a section header, an interface description per
@@ -55,9 +55,10 @@ struct urnic_pcap_dgram {
 int urnic_pcap_open(struct urnic_pcap **out, const char *path);
 
 /* Adds an interface named name (a device: "urnic0") with address addr to the file and
- * fills i. Returns 0 or -ENOSPC (2^32 interfaces). */
+ * fills i; its description names the protocol it carries, proto ("RoCEv2, UDP 4791",
+ * "UET, UDP 4793"). Returns 0 or -ENOSPC (2^32 interfaces). */
 int urnic_pcap_add_if(struct urnic_pcap *p, struct urnic_pcap_if *i, const char *name, bool ipv6,
-		      const uint8_t *addr);
+		      const uint8_t *addr, const char *proto);
 
 /*
  * Records the len bytes at buf (UDP payloads back to back: each seg bytes but the last;

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * udp.c - the sockets of the RoCEv2 UDP transport (udp.h): the address's receiving socket
- * on port 4791, the sending sockets of the per-flow source ports, multicast groups' sockets,
- * the packet rings' set-up and the fault injector. Receiving is udp_rx.c, sending udp_tx.c.
+ * udp.c - the sockets of the UDP transport (udp.h): the address's receiving socket on
+ * port 4791 (UET: 4793), the sending sockets of the per-flow source ports, multicast
+ * groups' sockets, the packet rings' set-up and the fault injector. Receiving is
+ * udp_rx.c, sending udp_tx.c.
  */
 #include "transport/udp.h"
 #include "transport/udp_int.h"
 
 #include "wire/pkt.h"
+#include "wire/uet.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -45,7 +47,7 @@ static unsigned int ifindex_of(bool ipv6, const uint8_t *ip)
 }
 
 static int bound_socket(bool ipv6, const uint8_t *ip, unsigned int ifindex, uint16_t port,
-			bool receiver)
+			bool receiver, bool reuseport)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = urnic_udp_fill_addr(&ss, ipv6, ip, port);
@@ -83,9 +85,12 @@ static int bound_socket(bool ipv6, const uint8_t *ip, unsigned int ifindex, uint
 		setsockopt(fd, SOL_SOCKET, receiver ? SO_RCVBUF : SO_SNDBUF, &bufsz, sizeof(bufsz));
 	if (receiver)
 		setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
-	/* Every process on the address joins one group (transport/share.h); a sending
-	 * port may be wanted by several of them too (it hashes the two QPNs). */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+	/* Every process on a RoCEv2 address joins one group (transport/share.h); a
+	 * sending port may be wanted by several of them too (it hashes the two QPNs). A
+	 * UET address's port is one process's: without a BTH there is nothing to steer
+	 * by, and the kernel would spread the peers' packets over the group. */
+	if (reuseport)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
 	ret = bind(fd, (struct sockaddr *)&ss, len);
 	if (ret < 0) {
 		ret = -errno;
@@ -111,11 +116,11 @@ static void want_tos_ttl(int fd, bool ipv6)
 }
 
 /* Whether a line of /proc/net/udp or udp6 (proc(5): "sl: local_address:port ... uid")
- * is a socket on port 4791 that keeps ours from binding addr: on addr itself or on the
+ * is a socket on port want that keeps ours from binding addr: on addr itself or on the
  * wildcard address (IPv4 also on IPv6's, which may be dual-stack, or on its IPv4-mapped
  * form). Sets *uid and *exact (on addr itself). */
-static bool holder_line(const char *line, bool v6file, bool ipv6, const uint8_t *addr,
-			uint32_t *uid, bool *exact)
+static bool holder_line(const char *line, bool v6file, uint16_t want, bool ipv6,
+			const uint8_t *addr, uint32_t *uid, bool *exact)
 {
 	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	static const uint8_t any[16];
@@ -124,7 +129,7 @@ static bool holder_line(const char *line, bool v6file, bool ipv6, const uint8_t 
 	uint8_t ip[16];
 
 	if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %*s %*s %*s %*s %*s %u", hex, &port, uid) != 3 ||
-	    port != URNIC_ROCE_UDP_PORT || strlen(hex) != (v6file ? 32u : 8u))
+	    port != want || strlen(hex) != (v6file ? 32u : 8u))
 		return false;
 	/* Each 32-bit word is printed as the host reads it from the address's bytes. */
 	for (size_t w = 0; w < strlen(hex) / 8; w++) {
@@ -150,9 +155,13 @@ static bool holder_line(const char *line, bool v6file, bool ipv6, const uint8_t 
 
 /* The bind of addr:4791 failed with EADDRINUSE: a socket outside our reuseport group
  * holds the port (Linux admits to a group only sockets of the same effective uid that
- * all set SO_REUSEPORT, socket(7)). Says whose it is, from /proc/net/udp{,6}. */
-static void say_port_holder(bool ipv6, const uint8_t *addr, const char *addr_str)
+ * all set SO_REUSEPORT, socket(7)). Says whose it is, from /proc/net/udp{,6}. A UET
+ * address's port 4793 admits no second socket at all: a socket of this user there is
+ * most likely another urnic process on the same uet: address. */
+static void say_port_holder(const struct urnic_udp *u, const char *addr_str)
 {
+	bool ipv6 = u->ipv6;
+	const uint8_t *addr = u->addr;
 	static const char *const files[] = { "/proc/net/udp", "/proc/net/udp6" };
 	uint32_t found_uid = 0, uid;
 	bool found = false, exact;
@@ -164,7 +173,7 @@ static void say_port_holder(bool ipv6, const uint8_t *addr, const char *addr_str
 		if (!f)
 			continue;
 		while (fgets(line, sizeof(line), f))
-			if (holder_line(line, i == 1, ipv6, addr, &uid, &exact) &&
+			if (holder_line(line, i == 1, u->port, ipv6, addr, &uid, &exact) &&
 			    (exact || !found)) {
 				found = true;
 				found_uid = uid;
@@ -173,21 +182,43 @@ static void say_port_holder(bool ipv6, const uint8_t *addr, const char *addr_str
 			}
 		fclose(f);
 	}
-	if (!found)
-		return;
-	if (found_uid != (uint32_t)geteuid())
+	if (found && found_uid != (uint32_t)geteuid())
 		fprintf(stderr,
 			"urnic: UDP port %d on %s is held by another user's socket (uid %u): "
 			"this device cannot receive\n",
-			URNIC_ROCE_UDP_PORT, addr_str, found_uid);
-	else
+			u->port, addr_str, found_uid);
+	else if (!u->roce)
+		fprintf(stderr,
+			"urnic: UDP port %d on %s is held by another socket (another process "
+			"on uet:%s?): a UET address is one process's, it is not shared\n",
+			u->port, addr_str, addr_str);
+	else if (found)
 		fprintf(stderr,
 			"urnic: UDP port %d on %s is held by a socket of this user outside "
 			"urnic's SO_REUSEPORT group (a program that is not urnic)\n",
-			URNIC_ROCE_UDP_PORT, addr_str);
+			u->port, addr_str);
 }
 
-int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str)
+/* A UET address's receiving socket: its own, no group to join (udp.h). The share
+ * stays empty (no slot's name, fd -1), so that nothing is forwarded or read from it. */
+static int open_alone(struct urnic_udp *u, const char *addr_str)
+{
+	int fd;
+
+	memset(&u->share, 0, sizeof(u->share));
+	u->share.fd = -1;
+	for (uint32_t slot = 0; slot < URNIC_SHARE_SLOTS; slot++)
+		u->share.peer_fd[slot] = -1;
+	snprintf(u->share.addr_str, sizeof(u->share.addr_str), "%s", addr_str);
+	u->ifindex = ifindex_of(u->ipv6, u->addr);
+	fd = bound_socket(u->ipv6, u->addr, u->ifindex, u->port, true, false);
+	if (fd == -EADDRINUSE)
+		say_port_holder(u, addr_str);
+	return fd;
+}
+
+int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str,
+		   enum urnic_udp_proto proto)
 {
 	int fd, ret, lock, one = 1;
 
@@ -196,6 +227,14 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 		atomic_init(&u->groups[g].fd, -1);
 	u->ipv6 = ipv6;
 	memcpy(u->addr, addr, ipv6 ? 16 : 4);
+	u->roce = proto == URNIC_UDP_ROCE;
+	u->port = u->roce ? URNIC_ROCE_UDP_PORT : URNIC_UET_UDP_PORT;
+	if (!u->roce) {
+		fd = open_alone(u, addr_str);
+		if (fd < 0)
+			return fd;
+		goto bound;
+	}
 	lock = urnic_share_lock(addr_str);
 	ret = urnic_share_join(&u->share, addr_str);
 	if (ret) {
@@ -203,10 +242,10 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 		return ret;
 	}
 	u->ifindex = ifindex_of(ipv6, addr);
-	fd = bound_socket(ipv6, addr, u->ifindex, URNIC_ROCE_UDP_PORT, true);
+	fd = bound_socket(ipv6, addr, u->ifindex, u->port, true, true);
 	if (fd < 0) {
 		if (fd == -EADDRINUSE)
-			say_port_holder(ipv6, addr, addr_str);
+			say_port_holder(u, addr_str);
 		urnic_share_leave(&u->share);
 		urnic_share_unlock(lock);
 		return fd;
@@ -214,6 +253,7 @@ int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const ch
 	/* The group's steering program: every member attaches the same one. */
 	urnic_share_attach_steering(fd);
 	urnic_share_unlock(lock);
+bound:
 	u->fd = fd;
 	/* The buffers the data path writes are faulted in here, not by the first packets:
 	 * ~580 first-touch page faults in the first milliseconds of a stream cost a short
@@ -257,6 +297,8 @@ int urnic_udp_use_ring(struct urnic_udp *u)
 
 	if (u->ring_on)
 		return 0;
+	if (!u->roce)
+		return -EPROTONOSUPPORT; /* the rings' filter and steering read a BTH */
 	if (u->ipv6)
 		return -EAFNOSUPPORT;
 	/* Before 6.2 the kernel cannot describe a UDP GSO datagram in a virtio-net
@@ -275,6 +317,8 @@ int urnic_udp_use_local(struct urnic_udp *u)
 {
 	if (u->local.on)
 		return 0;
+	if (!u->roce)
+		return -EPROTONOSUPPORT; /* lanes are found by the BTH's QPN (local.h) */
 	return urnic_local_open(&u->local, u->ipv6, u->addr, u->share.slot);
 }
 
@@ -341,9 +385,11 @@ uint64_t urnic_udp_deadline(const struct urnic_udp *u)
 int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = urnic_udp_fill_addr(&ss, u->ipv6, ip, URNIC_ROCE_UDP_PORT);
+	socklen_t len = urnic_udp_fill_addr(&ss, u->ipv6, ip, u->port);
 	int one = 1, bufsz = 8 << 20, g, fd, ret;
 
+	if (!u->roce)
+		return -EOPNOTSUPP; /* UET has no multicast service (UE 1.0 has none) */
 	for (g = 0; g < URNIC_UDP_MAX_GROUPS && atomic_load(&u->groups[g].fd) >= 0; g++)
 		;
 	if (g == URNIC_UDP_MAX_GROUPS)
@@ -404,10 +450,10 @@ uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport)
 		if (u->sports[i].port == sport)
 			return sport;
 	if (u->nsports == URNIC_UDP_MAX_SPORTS)
-		return URNIC_ROCE_UDP_PORT;
-	fd = bound_socket(u->ipv6, u->addr, u->ifindex, sport, false);
+		return u->port;
+	fd = bound_socket(u->ipv6, u->addr, u->ifindex, sport, false, true);
 	if (fd < 0)
-		return URNIC_ROCE_UDP_PORT; /* taken by someone else: receivers ignore it */
+		return u->port; /* taken by someone else: receivers ignore it */
 	u->sports[u->nsports++] = (struct urnic_udp_sport){ sport, fd };
 	return sport;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * udp.h - RoCEv2 over kernel UDP sockets: one socket bound to <address>:4791 that
- * receives, and sending sockets bound to the kernel's per-flow source ports.
+ * udp.h - RoCEv2 (and UET) over kernel UDP sockets: one socket bound to <address>:4791
+ * (UET: 4793) that receives, and sending sockets bound to the per-flow source ports.
  *
  * RoCEv2 (IBTA Annex A17.2): destination port 4791; the source port carries flow
  * entropy, computed as the kernel's rdma_get_udp_sport() does (see engine/qp.h). Sends
@@ -11,6 +11,13 @@
  * (UDP_GRO) are cut back into RoCE packets at the segment size. DF is set (IP_PMTUDISC_DO) so
  * that Linux emits IP ID 0, which is what the ICRC is computed over; the segments of an
  * IPv4 GSO send get IDs 0, 1, 2, ... and their ICRCs are set for those (icrc_gso.h).
+ *
+ * A UET device's transport (URNIC_UDP_UET: UE 1.0 on UDP 4793, engine/uet/uet_rc.h) is
+ * the same sockets, batching, GSO, GRO, TOS, captures and faulty wire, without what is
+ * RoCE's: its packets carry no ICRC (no per-segment fix-up), they have no BTH to steer
+ * by (no share group: one process per address, share.h), and there are no shared
+ * memory lanes, packet rings or multicast groups. The source ports are the engine's
+ * entropy values, a fixed range bound at the device's start.
  * Context: the device's engine thread, under the device lock.
  */
 #ifndef URNIC_TRANSPORT_UDP_H
@@ -49,6 +56,12 @@ enum {
 /* How recent a record from a local lane must be for the socket to be read as rarely. */
 #define URNIC_UDP_LOCAL_BUSY_NS 1000000ull
 
+/* The protocol a transport carries: its port and what of the above applies. */
+enum urnic_udp_proto {
+	URNIC_UDP_ROCE, /* RoCEv2, UDP 4791 (IBTA Annex A17) */
+	URNIC_UDP_UET,	/* UE 1.0 PDS and SES, UDP 4793 (wire/uet.h) */
+};
+
 struct urnic_udp_sport {
 	uint16_t port;
 	int fd;
@@ -74,6 +87,11 @@ struct urnic_udp_group {
 
 struct urnic_udp {
 	int fd;
+	/* The port the address's socket is bound to and every packet is sent to (4791 or
+	 * 4793), and whether the packets are RoCEv2's (ICRC, BTH steering, lanes, rings,
+	 * groups). Set at open. */
+	uint16_t port;
+	bool roce;
 	bool ipv6;
 	uint8_t addr[16];
 	unsigned int ifindex; /* the address's interface: multicast joins and sends */
@@ -130,25 +148,28 @@ struct urnic_udp {
 	uint32_t id_delta[2][URNIC_TX_BATCH];
 };
 
-/* Joins the address's processes (share.h) and binds the receiving socket. Returns 0
- * or -errno (-EADDRINUSE: the port is held outside the group, e.g. by another user or
- * all 16 slots are taken; -EADDRNOTAVAIL: not a local address). u->share.slot is the
- * slot the engine's QPNs must carry. */
-int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str);
+/* Joins the address's processes (share.h) and binds the receiving socket to port 4791;
+ * for URNIC_UDP_UET binds port 4793 alone, joining no group. Returns 0 or -errno
+ * (-EADDRINUSE: the port is held outside the group, e.g. by another user or all 16
+ * slots are taken, or for UET by any other socket, said on stderr; -EADDRNOTAVAIL: not
+ * a local address). u->share.slot is the slot the engine's QPNs must carry (UET: 0). */
+int urnic_udp_open(struct urnic_udp *u, bool ipv6, const uint8_t *addr, const char *addr_str,
+		   enum urnic_udp_proto proto);
 
 /* Turns UDP GSO (runs of packets in one send) or GRO (several packets in one receive)
  * off when false; urnic_udp_open turns on both that the kernel has. */
 void urnic_udp_offloads(struct urnic_udp *u, bool gso, bool gro);
 void urnic_udp_close(struct urnic_udp *u);
 
-/* Receives from packet rings from now on (ring.h), if it can: IPv4 only, CAP_NET_RAW,
- * Linux 6.2 or later (virtio-net headers for UDP GSO). Returns 0 or -errno; on error
+/* Receives from packet rings from now on (ring.h), if it can: RoCEv2, IPv4 only,
+ * CAP_NET_RAW, Linux 6.2 or later (virtio-net headers for UDP GSO). Returns 0 or -errno; on error
  * the socket receives as before. Call after urnic_udp_open. */
 int urnic_udp_use_ring(struct urnic_udp *u);
 
 /* Sends to and receives from urnic processes on this host through shared memory
- * lanes (local.h) from now on, where the peer takes one. Returns 0 or -errno (then
- * everything goes by the socket). Call after urnic_udp_open. */
+ * lanes (local.h) from now on, where the peer takes one: RoCEv2 only (a lane is found
+ * by the BTH's QPN). Returns 0 or -errno (then everything goes by the socket). Call
+ * after urnic_udp_open. */
 int urnic_udp_use_local(struct urnic_udp *u);
 
 /* The fds that signal a received packet, the main one first, for sleeping on: the
@@ -167,7 +188,7 @@ int urnic_udp_set_fault(struct urnic_udp *u, const struct urnic_fault_conf *c, u
 uint64_t urnic_udp_deadline(const struct urnic_udp *u);
 
 /* Makes sure a sending socket exists for source port sport. Returns the port that
- * will really be used: sport, or 4791 when it cannot be bound. */
+ * will really be used: sport, or u->port (4791, 4793) when it cannot be bound. */
 uint16_t urnic_udp_prepare_sport(struct urnic_udp *u, uint16_t sport);
 
 /* Where received packets go: rx (the device points it at the engine's receive entry
@@ -189,8 +210,8 @@ int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t
 /* Joins the multicast group at ip (4 or 16 bytes as u->ipv6) on this address's
  * interface: a socket bound to the group and port 4791 that urnic_udp_recv reads too.
  * Returns 0 or -errno (-ENOMEM: no free slot; the kernel's join errors, e.g. -ENODEV
- * when the interface has no multicast route). urnic_udp_leave closes it. Context: the
- * device lock. */
+ * when the interface has no multicast route; -EOPNOTSUPP: UET, which has no
+ * multicast). urnic_udp_leave closes it. Context: the device lock. */
 int urnic_udp_join(struct urnic_udp *u, const uint8_t *ip);
 void urnic_udp_leave(struct urnic_udp *u, const uint8_t *ip);
 

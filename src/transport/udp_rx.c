@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * udp_rx.c - the receive side of the RoCEv2 UDP transport (udp.h): recvmmsg batches of the
- * address's socket, GRO super-packets cut back into RoCE packets, the packet rings, the
- * multicast groups' sockets and the packets other processes on the address forward
- * (share.h); each packet to the sink, through the fault injector if there is one.
+ * udp_rx.c - the receive side of the UDP transport (udp.h): recvmmsg batches of the
+ * address's socket, GRO super-packets cut back into RoCE (or UET) packets, the packet
+ * rings, the multicast groups' sockets and the packets other processes on the address
+ * forward (share.h); each packet to the sink, through the fault injector if there is
+ * one. A UET device's packets are all its own: no BTH to steer by, no group.
  */
 #include "transport/cm_ports.h"
 #include "transport/udp.h"
@@ -81,7 +82,7 @@ static void trace_drop(struct rx_pass *p, const struct urnic_share_rec *r, const
 		.src = r->src,
 		.dst = dst,
 		.sport = r->sport,
-		.dport = URNIC_ROCE_UDP_PORT,
+		.dport = p->u->port,
 		.tos = r->tos,
 		.ttl = r->ttl,
 		.ip_id = r->ip_id_hint,
@@ -123,7 +124,7 @@ static void deliver(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8
 		    uint32_t len)
 {
 	struct urnic_udp *u = p->u;
-	int owner = urnic_share_owner(&u->share, buf, len);
+	int owner;
 	struct urnic_share_rec r = {
 		.sport = sport,
 		.ip_id_hint = p->m.ip_id_hint,
@@ -133,6 +134,11 @@ static void deliver(struct rx_pass *p, const uint8_t *src, uint16_t sport, uint8
 		.len = len,
 	};
 
+	if (!u->roce) {
+		to_engine(p, src, sport, buf, len);
+		return;
+	}
+	owner = urnic_share_owner(&u->share, buf, len);
 	memcpy(r.src, src, u->ipv6 ? 16 : 4);
 	if (owner == URNIC_CM_PORT_UNHELD)
 		urnic_udp_unheld_keep(u, &r, p->m.now_ns);
@@ -453,5 +459,5 @@ int urnic_udp_recv(struct urnic_udp *u, const struct urnic_udp_sink *s, uint64_t
 		if (fd >= 0)
 			n += recv_batch(&p, fd, u->groups[g].ip);
 	}
-	return forwarded ? n + recv_forwarded(&p) : n;
+	return forwarded && u->share.fd >= 0 ? n + recv_forwarded(&p) : n;
 }

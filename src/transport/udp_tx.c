@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * udp_tx.c - the send side of the RoCEv2 UDP transport (udp.h): a batch's packets as
- * sendmmsg messages, runs to one peer as UDP GSO sends, with the ICRC of each IPv4 GSO
- * segment set for the IP ID Linux gives it (IBTA Annex A17.3.3, icrc_gso.h).
+ * udp_tx.c - the send side of the UDP transport (udp.h): a batch's packets as sendmmsg
+ * messages, runs to one peer as UDP GSO sends, with the ICRC of each RoCEv2 IPv4 GSO
+ * segment set for the IP ID Linux gives it (IBTA Annex A17.3.3, icrc_gso.h; a UET
+ * packet has no ICRC, so its segments are sent as the engine built them).
  */
 #include "transport/udp.h"
 #include "transport/udp_int.h"
@@ -20,7 +21,7 @@
 
 static int sport_fd(const struct urnic_udp *u, uint16_t port)
 {
-	if (port == URNIC_ROCE_UDP_PORT)
+	if (port == u->port)
 		return u->fd;
 	for (uint32_t i = 0; i < u->nsports; i++)
 		if (u->sports[i].port == port)
@@ -33,7 +34,7 @@ static uint16_t sent_port(const struct urnic_udp *u, uint16_t port)
 	for (uint32_t i = 0; i < u->nsports; i++)
 		if (u->sports[i].port == port)
 			return port;
-	return URNIC_ROCE_UDP_PORT;
+	return u->port;
 }
 
 static bool same_flow(const struct urnic_txpkt *a, const struct urnic_txpkt *b)
@@ -158,7 +159,7 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_txbatch *b, uint32_
 		do {
 			struct urnic_txpkt *p = &b->pkts[k];
 
-			if (!u->ipv6)
+			if (!u->ipv6 && u->roce)
 				set_ip_id(u, p, k, (uint16_t)nseg);
 			total += urnic_txpkt_bytes(p);
 			nseg++;
@@ -171,8 +172,8 @@ static uint32_t build_msgs(struct urnic_udp *u, struct urnic_txbatch *b, uint32_
 			 same_flow(first, &b->pkts[k]) && urnic_txpkt_bytes(&b->pkts[k]) <= seg &&
 			 total + urnic_txpkt_bytes(&b->pkts[k]) <= URNIC_UDP_GSO_MAX_BYTES);
 		m->msg_name = &u->tx_to[nmsg];
-		m->msg_namelen = urnic_udp_fill_addr(&u->tx_to[nmsg], u->ipv6, first->dst.ip,
-						     URNIC_ROCE_UDP_PORT);
+		m->msg_namelen =
+			urnic_udp_fill_addr(&u->tx_to[nmsg], u->ipv6, first->dst.ip, u->port);
 		u->tx_iov[nmsg] = (struct iovec){ first->wire, total };
 		m->msg_iov = &u->tx_iov[nmsg];
 		m->msg_iovlen = 1;
@@ -200,7 +201,7 @@ static void trace_msgs(const struct urnic_udp *u, const struct urnic_txbatch *b,
 			.src = u->addr,
 			.dst = first->dst.ip,
 			.sport = sent_port(u, first->dst.sport),
-			.dport = URNIC_ROCE_UDP_PORT,
+			.dport = u->port,
 			.tos = first->dst.traffic_class,
 			.ttl = URNIC_DEFAULT_TTL,
 			.reason = reason,
@@ -360,7 +361,7 @@ again:
 					 * packet by packet. */
 					u->gso = false;
 					i = u->tx_first_pkt[i];
-					for (uint32_t k = i; k < b->n; k++)
+					for (uint32_t k = i; k < b->n && u->roce; k++)
 						set_ip_id(u, &b->pkts[k], k, 0);
 					goto again;
 				}

@@ -6,7 +6,8 @@
  * port, ACTIVE while its address's interface is up (async.c), with RoCEv2 GIDs only,
  * as the kernel's GID cache holds them for rxe (which declares RoCE v2 alone,
  * RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP): index 1 the address itself (::ffff:a.b.c.d for
- * IPv4), and index 0, the default GID, the same (src/dev/config.c says why). The context is a full
+ * IPv4), and index 0, the default GID, the same (src/dev/config.c says why); a UET device
+ * shows the same, less what it lacks (uet.c), an iWARP one as siw (iwarp.c). The context is a full
  * verbs_context with abi_compat = __VERBS_ABI_IS_EXTENDED and sz = sizeof, as
  * verbs_init_context() in rdma-core does, so the inline wrappers find query_port and
  * query_device_ex.
@@ -145,6 +146,8 @@ static void fill_device_attr(const struct urnic_dev *d, struct ibv_device_attr *
 	a->phys_port_cnt = 1;
 	if (urnic_iw_dev(d))
 		urnic_iw_device_attr(d, a); /* iwarp.c: as siw's */
+	if (urnic_uet_dev(d))
+		urnic_uet_device_attr(a); /* uet.c: RoCEv2's, less what UET lacks */
 }
 
 URNIC_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
@@ -169,17 +172,28 @@ static int query_device_ex(struct ibv_context *context,
 		goto copy; /* siw: none of the extended capabilities below */
 	ex.max_dm_size = urnic_ctx_dev(context)->lim.max_dm_size; /* dev/dm.h */
 	/* IBTA 1.5 ATOMIC_WRITE and FLUSH to global visibility (as rxe 6.2+; no persistent
-	 * placement, see docs/differences-from-rxe.md). */
-	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags | URNIC_IBV_DEVICE_ATOMIC_WRITE |
-				 URNIC_IBV_DEVICE_FLUSH_GLOBAL;
+	 * placement, see docs/differences-from-rxe.md); not over UET (uet.c). */
+	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	if (!urnic_uet_dev(urnic_ctx_dev(context)))
+		ex.device_cap_flags_ex |=
+			URNIC_IBV_DEVICE_ATOMIC_WRITE | URNIC_IBV_DEVICE_FLUSH_GLOBAL;
 	urnic_odp_query_caps(&ex.odp_caps); /* odp.c */
 	/* XRC carries RC's operations; its receives come only from XRC SRQs. */
 	ex.xrc_odp_caps =
 		ex.odp_caps.per_transport_caps.rc_odp_caps & ~(uint32_t)IBV_ODP_SUPPORT_RECV;
+	/* A UET device has RC QPs only. */
+	if (urnic_uet_dev(urnic_ctx_dev(context))) {
+		ex.xrc_odp_caps = 0;
+		ex.odp_caps.per_transport_caps.uc_odp_caps = 0;
+		ex.odp_caps.per_transport_caps.ud_odp_caps = 0;
+	}
 	/* Completion timestamps count the device clock's nanoseconds: a 1 GHz "core". */
 	ex.completion_timestamp_mask = UINT64_MAX;
 	ex.hca_core_clock = URNIC_DEV_CLOCK_KHZ;
-	/* Tag matching on RC (tm.c, queue/tm.h): one SGE per tag, as mlx5. */
+	/* Tag matching on RC (tm.c, queue/tm.h): one SGE per tag, as mlx5; it takes an SRQ,
+	 * which a UET device does not have (uet.c). */
+	if (urnic_uet_dev(urnic_ctx_dev(context)))
+		goto copy;
 	ex.tm_caps.max_rndv_hdr_size = URNIC_TM_MAX_RNDV_HDR;
 	ex.tm_caps.max_num_tags = URNIC_TM_MAX_TAGS;
 	ex.tm_caps.flags = IBV_TM_CAP_RC;

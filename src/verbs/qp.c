@@ -102,8 +102,9 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* siw_create_qp: "only RC QP's supported". */
-	if (urnic_iw_dev(d) && init->qp_type != IBV_QPT_RC) {
+	/* siw_create_qp: "only RC QP's supported"; UET carries RC only too (uet.c), and
+	 * says so before the device takes its port. */
+	if ((urnic_iw_dev(d) || urnic_uet_dev(d)) && init->qp_type != IBV_QPT_RC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -118,15 +119,20 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 		errno = EINVAL;
 		return NULL;
 	}
-	/* The device takes its UDP port 4791 (iWARP: no port, its CM's connections carry
-	 * it), and opens its capture, with its first QP. */
+	/* The device takes its UDP port 4791 (UET: 4793; iWARP: no port, its CM's
+	 * connections carry it), and opens its capture, with its first QP. */
 	ret = urnic_dev_start_io(d);
 	if (ret) {
 		fprintf(stderr, "urnic: %s cannot start on %s%s: %s%s\n", d->name, d->addr_str,
-			urnic_iw_dev(d) ? "" : " UDP port 4791", strerror(-ret),
-			ret == -EADDRINUSE ? " (held by a program that is not urnic, by "
-					     "another user, or by 16 urnic processes already)"
-					   : "");
+			urnic_iw_dev(d)	   ? ""
+			: urnic_uet_dev(d) ? " UDP port 4793"
+					   : " UDP port 4791",
+			strerror(-ret),
+			ret != -EADDRINUSE ? ""
+			: urnic_uet_dev(d) ? " (held by another process: a UET address is one "
+					     "process's)"
+					   : " (held by a program that is not urnic, by "
+					     "another user, or by 16 urnic processes already)");
 		errno = -ret;
 		return NULL;
 	}
@@ -318,7 +324,9 @@ struct ibv_qp *urnic_create_qp_ex(struct ibv_context *context, struct ibv_qp_ini
 	    ((ex->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	     (ex->send_ops_flags & ~send_ops_of(ex->qp_type) ||
 	      (urnic_iw_dev(urnic_ctx_dev(context)) &&
-	       (ex->send_ops_flags & ~urnic_iw_send_ops()))))) {
+	       (ex->send_ops_flags & ~urnic_iw_send_ops())) ||
+	      (urnic_uet_dev(urnic_ctx_dev(context)) &&
+	       (ex->send_ops_flags & urnic_uet_no_send_ops()))))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -27,6 +27,11 @@ static struct urnic_vsrq *create_srq(struct ibv_pd *pd, struct ibv_srq_attr *att
 	struct urnic_vsrq *v;
 	int ret;
 
+	/* A UET QP's receives are its own RQ's (uet.c): the device has no SRQs. */
+	if (urnic_uet_dev(d)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (attr->max_wr == 0 || attr->max_wr > d->lim.max_srq_wr ||
 	    attr->max_sge > URNIC_MAX_SGE) {
 		errno = EINVAL;

@@ -408,6 +408,15 @@ bool urnic_iw_opcode_ok(uint32_t op);
 uint64_t urnic_iw_send_ops(void);
 int urnic_iw_modify_qp(struct urnic_vqp *v, struct ibv_qp_attr *attr, int mask);
 
+/* A UET device's verbs (uet.c): whether d is one; its device attributes over the RoCEv2
+ * ones; the ibv_wr_* operations it does not carry. Its part ID under
+ * urnic's vendor ID (0xffffff, as rxe: none) is the port it speaks on, UDP 4793; a
+ * RoCEv2 device's is 0, as rxe's. */
+enum { URNIC_UET_VENDOR_PART_ID = 4793 };
+bool urnic_uet_dev(const struct urnic_dev *d);
+void urnic_uet_device_attr(struct ibv_device_attr *a);
+uint64_t urnic_uet_no_send_ops(void);
+
 /* Fills the work request ops; shared by ibv_post_send and the ibv_wr_* API. */
 int urnic_fill_send_wqe(struct urnic_qp *qp, struct urnic_send_wqe *w,
 			const struct ibv_send_wr *wr);

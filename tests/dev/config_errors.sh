@@ -63,17 +63,17 @@ bad "URNIC_ADDR=' , ' names no address" "URNIC_ADDR= , "
 bad "URNIC_ADDR: device address '127.0.0.52' named twice" URNIC_ADDR=$ADDR,$ADDR
 bad "URNIC_ADDR: device address '::ffff:7f00:34' named twice" URNIC_ADDR=::ffff:7f00:34,::ffff:7f00:34
 bad "URNIC_ADDR: device address 'bogus' is not an IPv4 or IPv6 address" URNIC_ADDR=$ADDR,bogus
-# The device's kind before its address (src/dev/kinds.def): iwarp and roce are known,
-# uet is named but not yet supported, anything else is a mistake; a bare address is
-# RoCEv2, and `urnic devices` says which kind each device is.
-bad "URNIC_ADDR: device 'uet:$ADDR': kind 'uet' is not supported yet" URNIC_ADDR=uet:$ADDR
-bad "URNIC_ADDR: device 'iwrap:$ADDR': 'iwrap' is not a device kind \(roce, iwarp\)" \
+# The device's kind before its address (src/dev/kinds.def): iwarp, uet and roce are
+# known, anything else is a mistake; a bare address is RoCEv2, and `urnic devices` says
+# which kind each device is.
+bad "URNIC_ADDR: device 'iwrap:$ADDR': 'iwrap' is not a device kind \(roce, iwarp, uet\)" \
 	URNIC_ADDR=iwrap:$ADDR
 bad "URNIC_ADDR: device address 'iwarp:' is not an IPv4 or IPv6 address" URNIC_ADDR=iwarp:
 bad "URNIC_ADDR: device address 'iwarp:bogus' is not" URNIC_ADDR=iwarp:bogus
 bad "URNIC_ADDR: device address 'IWARP:$ADDR' is not" URNIC_ADDR=IWARP:$ADDR
 bad "URNIC_ADDR: device address '$ADDR' named twice" URNIC_ADDR=iwarp:$ADDR,$ADDR
 good URNIC_ADDR=iwarp:$ADDR
+good URNIC_ADDR=uet:$ADDR
 good URNIC_ADDR=roce:$ADDR
 good URNIC_ADDR=iwarp:::ffff:7f00:34
 good URNIC_ADDR=fe80::1
@@ -91,13 +91,16 @@ kind() {
 	fi
 }
 kind iwarp URNIC_ADDR=iwarp:$ADDR
+kind uet URNIC_ADDR=uet:$ADDR
+kind uet URNIC_ADDR=uet:::ffff:7f00:34
 kind roce URNIC_ADDR=$ADDR
 kind roce URNIC_ADDR=roce:$ADDR
 printf 'device iwarp:%s\n' $ADDR > "$T/iwarp.conf"
 kind iwarp -u URNIC_CONFIG=$T/iwarp.conf
 printf 'device uet:%s\n' $ADDR > "$T/uet.conf"
-bad "$T/uet.conf:1: device 'uet:$ADDR': kind 'uet' is not supported yet" -u URNIC_CONFIG=$T/uet.conf
-bad "$T/uet.conf:1: device 'uet:$ADDR': kind 'uet' is not supported yet" URNIC_CONFIG=$T/uet.conf
+kind uet -u URNIC_CONFIG=$T/uet.conf
+printf 'device uet:%s\n' bogus > "$T/uet-bad.conf"
+bad "$T/uet-bad.conf:1: device address 'uet:bogus' is not" -u URNIC_CONFIG=$T/uet-bad.conf
 bad "URNIC_SPIN_US='abc' is not a number in 0\.\.1000000" URNIC_SPIN_US=abc
 bad "URNIC_SPIN_US='-1'" URNIC_SPIN_US=-1
 bad "URNIC_SPIN_US='5x'" URNIC_SPIN_US=5x
@@ -137,6 +140,9 @@ bad "URNIC_CONGESTION: '127.0.0.99=dcqcn': no device has that address" \
 bad "URNIC_CONGESTION: 'x=dcqcn': 'x' is not an IPv4 or IPv6 address" URNIC_CONGESTION=x=dcqcn
 bad "URNIC_CONGESTION: '$ADDR=dcqcn': urnic0 is an iwarp device: TCP controls its congestion" \
 	URNIC_CONGESTION=$ADDR=dcqcn URNIC_ADDR=iwarp:$ADDR
+bad "URNIC_CONGESTION: '$ADDR=dcqcn': urnic0 is a uet device: NSCC controls its congestion" \
+	URNIC_CONGESTION=$ADDR=dcqcn URNIC_ADDR=uet:$ADDR
+good URNIC_CONGESTION=dcqcn URNIC_ADDR=uet:$ADDR
 bad "URNIC_CONGESTION: '' names no congestion control" URNIC_CONGESTION=
 printf 'congestion %s=dcqcn\n' $ADDR > "$T/cc.conf"
 good URNIC_CONFIG=$T/cc.conf

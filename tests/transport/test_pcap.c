@@ -122,7 +122,9 @@ static struct urnic_pcap *open_file(struct urnic_pcap_if *i, bool ipv6)
 
 	snprintf(path, sizeof(path), "/tmp/urnic-test-pcap.%ld.pcapng", (long)getpid());
 	CHECK_EQ(urnic_pcap_open(&p, path), 0);
-	CHECK_EQ(urnic_pcap_add_if(p, i, "urnic0", ipv6, ipv6 ? v6_src : v4_src), 0);
+	CHECK_EQ(
+		urnic_pcap_add_if(p, i, "urnic0", ipv6, ipv6 ? v6_src : v4_src, "RoCEv2, UDP 4791"),
+		0);
 	return p;
 }
 

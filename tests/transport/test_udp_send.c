@@ -120,7 +120,7 @@ static void test_one_buffer_per_message(void)
 	CHECK(setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz)) == 0);
 	CHECK(setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
 	CHECK(bind(rx, (struct sockaddr *)&a, sizeof(a)) == 0);
-	CHECK_EQ(urnic_udp_open(&u, false, src, "127.0.9.1"), 0);
+	CHECK_EQ(urnic_udp_open(&u, false, src, "127.0.9.1", URNIC_UDP_ROCE), 0);
 	CHECK(u.gso); /* loopback does UDP GSO: the runs below are runs */
 	qp.attr.peer.ip[0] = 127;
 	qp.attr.peer.ip[2] = 9;
@@ -173,7 +173,7 @@ static void test_buffers_resident(void)
 		      { en->tx.wire, sizeof(en->tx.wire) } };
 
 	CHECK(v && en);
-	CHECK_EQ(urnic_udp_open(v, false, src, "127.0.9.1"), 0);
+	CHECK_EQ(urnic_udp_open(v, false, src, "127.0.9.1", URNIC_UDP_ROCE), 0);
 	CHECK_EQ(urnic_engine_init(en, false, src, NULL, NULL, 1), 0);
 	for (int b = 0; b < 2; b++) {
 		uintptr_t start =

@@ -2,8 +2,9 @@
 /*
  * devices.c - `urnic devices`: the devices this process sees, through the verbs API
  * only (ibv_get_device_list, ibv_query_port, ibv_query_gid), as any application sees
- * them: name, kind (roce or iwarp, from the device's transport), address, GID (RoCEv2's
- * GID 1; iWARP's one GID, the MAC, as siw's), port state (ACTIVE while an interface that
+ * them: name, kind (roce, iwarp or uet: the device's transport, and for UET its part ID),
+ * address, GID (RoCEv2's and UET's GID 1; iWARP's one GID, the MAC, as siw's), port
+ * state (ACTIVE while an interface that
  * is up holds the address, else DOWN) and active MTU. A device that cannot be opened (a
  * bad configuration, said above by the library) is listed with the reason.
  */
@@ -62,6 +63,20 @@ static void mac_addr(const union ibv_gid *gid, char *buf, socklen_t len, char *g
 		snprintf(buf, len, "-");
 }
 
+/* A UET device is an InfiniBand-transport device, as RoCEv2's, with the part ID 4793
+ * (its UDP port) under urnic's vendor ID 0xffffff (src/verbs/verbs.h,
+ * URNIC_UET_VENDOR_PART_ID). */
+static const char *kind_of(struct ibv_context *ctx, bool iwarp)
+{
+	struct ibv_device_attr a;
+
+	if (iwarp)
+		return "iwarp";
+	if (ibv_query_device(ctx, &a) == 0 && a.vendor_id == 0xffffff && a.vendor_part_id == 4793)
+		return "uet";
+	return "roce";
+}
+
 static int show(struct ibv_device *dev)
 {
 	bool iwarp = dev->transport_type == IBV_TRANSPORT_IWARP;
@@ -93,9 +108,8 @@ static int show(struct ibv_device *dev)
 		gid_addr(&gid, addr, sizeof(addr));
 		inet_ntop(AF_INET6, gid.raw, gidstr, sizeof(gidstr));
 	}
-	printf("%-10s %-6s %-16s %-24s %-8s %d\n", ibv_get_device_name(dev),
-	       iwarp ? "iwarp" : "roce", addr, gidstr, state_name(port.state),
-	       mtu_bytes(port.active_mtu));
+	printf("%-10s %-6s %-16s %-24s %-8s %d\n", ibv_get_device_name(dev), kind_of(ctx, iwarp),
+	       addr, gidstr, state_name(port.state), mtu_bytes(port.active_mtu));
 close_device:
 	ibv_close_device(ctx);
 	return ret;
