@@ -93,16 +93,13 @@ static long env_uint(const char *name, long def, unsigned long max)
 	return (long)n;
 }
 
-/* Largest IB MTU that fits a netdev MTU with RoCEv2 headers (rxe: netdev MTU - 80); an
- * iWARP device's is the netdev MTU's own (siw_query_port: ib_mtu_int_to_enum(mtu)); a
- * UET device's leaves room for IPv6, UDP and the largest PDS and SES request headers
- * (wire/uet.h: 32 and 44 bytes), as rxe's 80 does for IPv6, UDP, BTH, RETH and ICRC. */
-enum { UET_HDR_ROOM = 40 + 8 + URNIC_UET_PDS_MAX_BYTES + URNIC_UET_SES_MAX_BYTES };
-
+/* Largest IB MTU that fits a netdev MTU less the headers: RoCEv2's 80 (rxe), UET's IPv6,
+ * UDP and largest PDS and SES (wire/uet.h), iWARP's none (siw_query_port). */
 static int ib_mtu_for(int netdev_mtu, enum urnic_dev_kind kind)
 {
+	int uet_room = 40 + 8 + URNIC_UET_PDS_MAX_BYTES + URNIC_UET_SES_MAX_BYTES;
 	int room = kind == URNIC_KIND_IWARP ? netdev_mtu
-		   : kind == URNIC_KIND_UET ? netdev_mtu - UET_HDR_ROOM
+		   : kind == URNIC_KIND_UET ? netdev_mtu - uet_room
 					    : netdev_mtu - 80;
 
 	if (room >= 4096)

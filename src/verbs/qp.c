@@ -88,6 +88,20 @@ struct urnic_vqp *urnic_vqp_new(struct urnic_dev *d)
 	return v;
 }
 
+/* The device could not start (urnic_dev_start_io's -errno ret): says where and why. */
+static void say_no_start(const struct urnic_dev *d, int ret)
+{
+	fprintf(stderr, "urnic: %s cannot start on %s%s: %s%s\n", d->name, d->addr_str,
+		urnic_iw_dev(d)	   ? ""
+		: urnic_uet_dev(d) ? " UDP port 4793"
+				   : " UDP port 4791",
+		strerror(-ret),
+		ret != -EADDRINUSE ? ""
+		: urnic_uet_dev(d) ? " (held by another process: a UET address is one process's)"
+				   : " (held by a program that is not urnic, by another user, or "
+				     "by 16 urnic processes already)");
+}
+
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init, bool qp_ex)
 {
 	struct urnic_dev *d = urnic_ctx_dev(pd->context);
@@ -123,16 +137,7 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *init
 	 * connections carry it), and opens its capture, with its first QP. */
 	ret = urnic_dev_start_io(d);
 	if (ret) {
-		fprintf(stderr, "urnic: %s cannot start on %s%s: %s%s\n", d->name, d->addr_str,
-			urnic_iw_dev(d)	   ? ""
-			: urnic_uet_dev(d) ? " UDP port 4793"
-					   : " UDP port 4791",
-			strerror(-ret),
-			ret != -EADDRINUSE ? ""
-			: urnic_uet_dev(d) ? " (held by another process: a UET address is one "
-					     "process's)"
-					   : " (held by a program that is not urnic, by "
-					     "another user, or by 16 urnic processes already)");
+		say_no_start(d, ret);
 		errno = -ret;
 		return NULL;
 	}
