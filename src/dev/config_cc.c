@@ -87,6 +87,10 @@ void urnic_config_cc_apply(struct urnic_dev *const *devices, int ndevices)
 			if (!r->any && (d->ipv6 != r->ipv6 || memcmp(d->addr, r->addr, 16) != 0))
 				continue;
 			found = true;
+			if (d->kind == URNIC_KIND_UET && !r->dcqcn) {
+				d->nscc_off = true; /* `none`: its QPs send as the window allows */
+				continue;
+			}
 			if (d->kind != URNIC_KIND_ROCE) {
 				/* UET's window is NSCC's (cc/nscc.h), iWARP's TCP's. */
 				if (!r->any && r->dcqcn)

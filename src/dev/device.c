@@ -93,6 +93,7 @@ static int start(struct urnic_dev *d)
 	d->eng->mrs.odp = urnic_dev_odp_ops(); /* on-demand regions' copies (odp.h) */
 	if (set->ack_hold_us >= 0)	       /* at most 1 s (config.c) */
 		d->eng->hold.max_ns = (uint32_t)set->ack_hold_us * 1000u;
+	d->eng->cfg.uet_cc_off = d->nscc_off; /* URNIC_CONGESTION=none on a uet device */
 	if (d->dcqcn) {
 		/* ConnectX's parameters for the port's rate, the 4X EDR (100 Gb/s) that
 		 * ibv_query_port reports (verbs/device.c). */

@@ -104,6 +104,7 @@ struct urnic_dev {
 	uint64_t guid;	  /* network order */
 	int active_mtu;	  /* IB MTU enum for the port */
 	bool dcqcn;	  /* URNIC_CONGESTION: DCQCN on its RC, UC and XRC QPs (engine/roce/cc.h) */
+	bool nscc_off;	  /* URNIC_CONGESTION=none on a uet device: NSCC off on its QPs */
 	uint32_t spin_ns; /* how long the engine polls after the last work */
 	struct urnic_limits lim;
 	_Atomic uint32_t nres[URNIC_RES_COUNT]; /* live objects, against lim */

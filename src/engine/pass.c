@@ -168,7 +168,8 @@ uint64_t urnic_engine_timers(struct urnic_engine *e, uint64_t now_ns)
 				slot_clear(t->active, i);
 				continue;
 			}
-			if (qp->state != URNIC_QPS_RTS)
+			/* A UET responder's READ responses have timers from RTR on. */
+			if (qp->state != URNIC_QPS_RTS && !(qp->uet && qp->state == URNIC_QPS_RTR))
 				continue;
 			urnic_engine_serve(e, qp);
 			qp->ops->timers(e, qp, &next, &hold);

@@ -354,6 +354,10 @@ static void test_hostile(void)
 	uint32_t len;
 
 	uenv_open(&v, &c, 11);
+	/* A first WRITE: B learns A's start PSN from its SYN (uet_int.h). */
+	post(v.a, 1, URNIC_WR_RDMA_WRITE, fab_sge(v.la.mr, 0, 5000), v.ra.mr->iova, v.ra.mr->key);
+	fab_wait_cqes(v.f, &v.a->scq, &sc, 1);
+	fabric_settle(v.f);
 	memset(v.ra.p, 0, BIG);
 	apdc = (uint16_t)v.a->qp.qpn;
 	/* From another address: no PDC of B's has that peer. */
@@ -379,9 +383,9 @@ static void test_hostile(void)
 	{
 		struct urnic_uet_pds h = { .type = URNIC_UET_RUD_REQ,
 					   .next = URNIC_UET_NEXT_RSP_DATA,
+					   .flags = URNIC_UET_F_SYN,
 					   .psn = c.psn_b,
-					   .spdcid = (uint16_t)v.b->qp.qpn,
-					   .dpdcid = apdc };
+					   .spdcid = (uint16_t)v.b->qp.qpn };
 		struct urnic_uet_ses s = { .next = URNIC_UET_NEXT_RSP_DATA,
 					   .rsp_opcode = URNIC_UET_RSP_WITH_DATA,
 					   .return_code = URNIC_UET_RC_OK,
@@ -401,11 +405,65 @@ static void test_hostile(void)
 	for (uint32_t i = 0; i < BIG; i++)
 		CHECK_EQ(v.ra.p[i], 0);
 	/* The connection goes on. */
-	post(v.a, 1, URNIC_WR_RDMA_WRITE, fab_sge(v.la.mr, 0, 5000), v.ra.mr->iova, v.ra.mr->key);
+	post(v.a, 2, URNIC_WR_RDMA_WRITE, fab_sge(v.la.mr, 0, 5000), v.ra.mr->iova, v.ra.mr->key);
 	fab_wait_cqes(v.f, &v.a->scq, &sc, 1);
-	CHECK_CQE(sc, 1, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 5000);
+	CHECK_CQE(sc, 2, URNIC_WC_SUCCESS, URNIC_WC_RDMA_WRITE, 5000);
 	CHECK(memcmp(v.ra.p, v.la.p, 5000) == 0);
 	uenv_close(&v);
+}
+
+/* perftest's READ server stays in RTR: it answers from there, in a PSN space its peer
+ * learns from the responses' SYN (it set no sq_psn, so the peer's rq_psn is not it). */
+static void test_read_from_rtr_responder(void)
+{
+	struct fab_conn c = conn_4k();
+	struct fabric *f = fabric_new(2, 12);
+	struct urnic_pd pd[2] = { { .handle = 1 }, { .handle = 1 } };
+	struct fab_qp *a, *b;
+	struct fab_buf la, rb;
+	struct urnic_cqe sc;
+	struct urnic_qp_attr at = { 0 };
+
+	fab_uet(f);
+	a = fab_qp_new(f, 0, &pd[0], 64, 64, true);
+	b = fab_qp_new(f, 1, &pd[1], 64, 64, true);
+	fab_buf_new(f, &la, 0, &pd[0], BIG, FAB_ALL_ACCESS);
+	fab_buf_new(f, &rb, 1, &pd[1], BIG, FAB_ALL_ACCESS);
+	fab_fill(rb.p, BIG, 5);
+	fab_connect_one(a, b, &c, c.psn_a, 0x777);
+	/* b: INIT -> RTR only. */
+	at.port_num = 1;
+	at.access = FAB_ALL_ACCESS;
+	CHECK_EQ(fab_modify(b, &at, URNIC_QPS_INIT,
+			    URNIC_QP_STATE | URNIC_QP_PKEY_INDEX | URNIC_QP_PORT |
+				    URNIC_QP_ACCESS_FLAGS),
+		 0);
+	at.peer = fab_peer(f, 0);
+	at.path_mtu = c.mtu;
+	at.dest_qp_num = a->qp.qpn;
+	at.rq_psn = c.psn_a;
+	at.max_dest_rd_atomic = 16;
+	at.min_rnr_timer = 12;
+	CHECK_EQ(fab_modify(b, &at, URNIC_QPS_RTR,
+			    URNIC_QP_STATE | URNIC_QP_AV | URNIC_QP_PATH_MTU | URNIC_QP_DEST_QPN |
+				    URNIC_QP_RQ_PSN | URNIC_QP_MAX_DEST_RD_ATOMIC |
+				    URNIC_QP_MIN_RNR_TIMER),
+		 0);
+	for (int i = 0; i < 20; i++)
+		post(a, (uint64_t)i, URNIC_WR_RDMA_READ, fab_sge(la.mr, (uint64_t)i * 40000, 40000),
+		     rb.mr->iova + (uint64_t)i * 40000, rb.mr->key);
+	for (int i = 0; i < 20; i++) {
+		fab_wait_cqes(f, &a->scq, &sc, 1);
+		CHECK_CQE(sc, (uint64_t)i, URNIC_WC_SUCCESS, URNIC_WC_RDMA_READ, 40000);
+	}
+	CHECK(memcmp(la.p, rb.p, 20 * 40000) == 0);
+	CHECK_EQ(b->qp.state, URNIC_QPS_RTR);
+	fabric_settle(f);
+	fab_buf_free(f, &la);
+	fab_buf_free(f, &rb);
+	fab_qp_free(a);
+	fab_qp_free(b);
+	fabric_free(f);
 }
 
 int main(void)
@@ -418,5 +476,6 @@ int main(void)
 	test_dead_network();
 	test_refused_locally();
 	test_hostile();
+	test_read_from_rtr_responder();
 	return 0;
 }

@@ -108,6 +108,15 @@ struct urnic_uet_qp {
 	uint16_t lpdc, rpdc;
 	uint16_t ack_ev; /* the entropy value of this side's ACKs and NACKs */
 	bool cc_on;
+	/* UE 1.0 PDS's 0-RTT establishment: each direction's packets carry SYN and their
+	 * offset from its start PSN until the first ACK comes back, and the receiver takes
+	 * the start from the first it sees. Only the requester's `sq_psn` is known to both
+	 * sides at RTR; a responder that stays in RTR (perftest's READ server) answers in a
+	 * PSN space its peer could not otherwise know. */
+	bool tx_synced;
+	uint32_t tx_start;
+	bool rx_synced;
+	uint32_t rx_start;
 	uint16_t burst_ev;   /* the entropy value of the burst being sent */
 	uint32_t burst_left; /* its packets still to send */
 	struct urnic_pds_tx tx;
@@ -133,14 +142,18 @@ struct urnic_uet_qp {
 	uint16_t rsp_msg_id;
 };
 
-/* uet_tx.c */
-bool urnic_uet_progress(struct urnic_engine *e, struct urnic_qp *qp);
-/* The requester's side of a received ACK_CC or NACK. */
-void urnic_uet_rx_ack(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_uet_pkt *pkt);
-void urnic_uet_rx_nack(struct urnic_engine *e, struct urnic_qp *qp,
-		       const struct urnic_uet_pds *nack);
-/* Completes the SQ's WQEs that are done, in post order. */
-void urnic_uet_complete_sq(struct urnic_engine *e, struct urnic_qp *qp);
+/* The requester's view of SQ slot idx. */
+static inline struct urnic_uet_wqe *urnic_uet_wqe_at(struct urnic_qp *qp, uint32_t idx)
+{
+	return &qp->uet->wqe[idx & qp->uet->sq_mask];
+}
+
+/* uet_out.c */
+/* A packet to the peer from entropy value ev, ECN-capable (NSCC reads the marks). */
+struct urnic_txpkt *urnic_uet_begin(struct urnic_engine *e, struct urnic_qp *qp, uint16_t ev);
+/* Encodes the PDS header and the SES header (if any) into p's header bytes. */
+bool urnic_uet_put_headers(struct urnic_engine *e, struct urnic_txpkt *p,
+			   const struct urnic_uet_pds *h, const struct urnic_uet_ses *s);
 /* An ACK_CC (with the refusal owed, if any) to the peer now. */
 void urnic_uet_send_ack(struct urnic_engine *e, struct urnic_qp *qp);
 /* A NACK for psn with code and payload. */
@@ -151,6 +164,19 @@ void urnic_uet_send_ctrl(struct urnic_engine *e, struct urnic_qp *qp,
 			 const struct urnic_uet_pds *h);
 /* The CTRL PROBE the delivery context asks for. */
 void urnic_uet_send_probe(struct urnic_engine *e, struct urnic_qp *qp);
+/* The QP's window, RTT and bytes in flight into its per-QP counters (their state). */
+void urnic_uet_publish_state(struct urnic_engine *e, const struct urnic_qp *qp);
+
+/* uet_tx.c */
+bool urnic_uet_progress(struct urnic_engine *e, struct urnic_qp *qp);
+/* Completes the SQ's WQEs that are done, in post order. */
+void urnic_uet_complete_sq(struct urnic_engine *e, struct urnic_qp *qp);
+
+/* uet_ack.c */
+/* The requester's side of a received ACK_CC or NACK. */
+void urnic_uet_rx_ack(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_uet_pkt *pkt);
+void urnic_uet_rx_nack(struct urnic_engine *e, struct urnic_qp *qp,
+		       const struct urnic_uet_pds *nack);
 
 /* uet_rx.c */
 /* A request (RUD_REQ with an SES request or RSP_DATA) for the QP. */
@@ -167,6 +193,10 @@ static inline bool urnic_uet_quiet(const struct urnic_qp *qp)
 
 	return u->tx.una == u->tx.nxt && !u->ack_pending && !u->rsp_pending && !u->job_count;
 }
+
+/* The QP a SYN request from src names by its SPDCID (no DPDCID: UE 1.0 PDS finds the
+ * PDC by {source, destination, SPDCID}). */
+struct urnic_qp *urnic_uet_syn_qp(struct urnic_engine *e, const uint8_t *src, uint16_t spdcid);
 
 /* The entropy value for random or recycled bits v: a UDP source port of the device's range. */
 static inline uint16_t urnic_uet_ev_port(uint64_t v)

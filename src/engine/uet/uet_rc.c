@@ -35,7 +35,10 @@ static int setup_rtr(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (!u)
 		return -ENOMEM;
-	u->njobs = qp->resp.res_count ? qp->resp.res_count : 1;
+	/* Twice the responder resources: a READ answered whole keeps its slot until its
+	 * responses are acknowledged (a lost one is rebuilt from it), and the requester
+	 * may ask again as soon as the data is in. */
+	u->njobs = 2 * (qp->resp.res_count ? qp->resp.res_count : 1);
 	u->jobs = calloc(u->njobs, sizeof(*u->jobs));
 	u->sq_mask = qp->sq.depth ? qp->sq.depth - 1 : 0;
 	u->wqe = calloc(qp->sq.depth ? qp->sq.depth : 1, sizeof(*u->wqe));
@@ -48,10 +51,12 @@ static int setup_rtr(struct urnic_engine *e, struct urnic_qp *qp)
 	u->lpdc = (uint16_t)qp->qpn;
 	u->rpdc = (uint16_t)qp->attr.dest_qp_num;
 	u->ack_ev = urnic_uet_ev_port(qp->qpn ^ qp->attr.dest_qp_num);
-	urnic_pds_cfg_default(&c, qp->attr.rq_psn);
-	urnic_pds_rx_init(&u->rx, &c);
+	/* The receive window starts with the peer's first SYN (uet_int.h); READ responses
+	 * sent in RTR take PSNs from here. */
 	urnic_pds_cfg_default(&c, qp->attr.sq_psn);
+	urnic_pds_rx_init(&u->rx, &c);
 	urnic_pds_tx_init(&u->tx, &c);
+	u->tx_start = qp->attr.sq_psn;
 	(void)e;
 	qp->uet = u;
 	return 0;
@@ -70,7 +75,25 @@ static void setup_rts(struct urnic_engine *e, struct urnic_qp *qp)
 	urnic_pds_cfg_default(&c, qp->attr.sq_psn);
 	/* RC's retry_cnt (IBTA 9.7.6.1.3): timeouts in a row without progress. */
 	c.retry_max = qp->attr.retry_cnt;
-	urnic_pds_tx_init(&u->tx, &c);
+	/* The QP's Local ACK Timeout (IBTA 9.7.6.1.3) is the least the timeout waits: a
+	 * queue deeper than the default floor (a 1 MiB buffer at 1 Gb/s holds 8 ms) made
+	 * every packet in flight time out and be sent again while it still waited there,
+	 * as RoCE's timer of the same attribute does not. Loss is found by time and tail
+	 * probes well before it. */
+	if (urnic_qp_rto_ns(qp->attr.timeout) > c.rto_min_ns)
+		c.rto_min_ns = urnic_qp_rto_ns(qp->attr.timeout);
+	if (c.rto_min_ns > c.rto_max_ns)
+		c.rto_max_ns = c.rto_min_ns;
+	if (u->tx.nxt == u->tx_start) {
+		urnic_pds_tx_init(&u->tx, &c);
+		u->tx_start = qp->attr.sq_psn;
+	} else {
+		/* READ responses went in RTR: their PSN space, which the peer learnt from
+		 * their SYN, goes on. */
+		u->tx.cfg.retry_max = c.retry_max;
+		u->tx.cfg.rto_min_ns = c.rto_min_ns;
+		u->tx.cfg.rto_max_ns = c.rto_max_ns;
+	}
 	urnic_reps_init(&u->reps, URNIC_UET_EVS);
 	u->cc_on = !e->cfg.uet_cc_off;
 	urnic_nscc_init(&u->cc, &p, e->now_ns);
@@ -114,7 +137,7 @@ static void op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *nex
 	enum urnic_pds_tx_action act;
 
 	(void)hold;
-	if (!u || qp->state != URNIC_QPS_RTS)
+	if (!u || (qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_RTR))
 		return;
 	timeouts = u->tx.st.timeouts;
 	act = urnic_pds_tx_timer(&u->tx, e->now_ns, &at);

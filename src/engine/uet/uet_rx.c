@@ -27,6 +27,19 @@ static struct urnic_qp *pdc_qp(struct urnic_engine *e, uint16_t dpdcid)
 	return qp;
 }
 
+struct urnic_qp *urnic_uet_syn_qp(struct urnic_engine *e, const uint8_t *src, uint16_t spdcid)
+{
+	/* Only the first window of each direction comes this way: a scan will do. */
+	for (uint32_t i = 2; i < e->qpt.end; i++) {
+		struct urnic_qp *qp = e->qpt.qps[i];
+
+		if (qp && qp->uet && qp->uet->rpdc == spdcid &&
+		    memcmp(src, qp->attr.peer.ip, e->cfg.ipv6 ? 16 : 4) == 0)
+			return qp;
+	}
+	return NULL;
+}
+
 /* A check of RC's failed (IBTA 9.7.5.2.4-5, class C): the packet is taken, so that it is
  * not sent again, the requester hears the return code for its message, and this QP
  * enters error as an RC responder does after such a NAK. */
@@ -198,6 +211,16 @@ static void rx_write(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 		rmsg_got(msg, pkt);
 }
 
+/* READs taken whose responses are not all sent: what max_dest_rd_atomic bounds. */
+static uint32_t unanswered(const struct urnic_uet_qp *u)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < u->job_count; k++)
+		n += !u->jobs[(u->job_head + k) % u->njobs].all_sent;
+	return n;
+}
+
 static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_uet_pkt *pkt,
 		    bool ce)
 {
@@ -225,10 +248,17 @@ static void rx_read(struct urnic_engine *e, struct urnic_qp *qp, const struct ur
 			return;
 		}
 	}
-	if (u->job_count == u->njobs) {
+	if (unanswered(u) >= u->njobs / 2) {
 		/* More READs than max_dest_rd_atomic (IBTA 9.7.5.1.3): invalid request. */
 		urnic_count(e, URNIC_CTR_refused_rd_atomic);
 		refuse(e, qp, pkt, URNIC_UET_RC_UNSUPPORTED_OP, ce);
+		return;
+	}
+	if (u->job_count == u->njobs) {
+		/* The slots hold READs answered whole whose ACK has not come: the requester
+		 * completed them and asked again before its ACK arrived. Not taken: it is
+		 * sent again. */
+		urnic_count(e, URNIC_CTR_uet_read_deferred);
 		return;
 	}
 	urnic_pds_rx_packet(&u->rx, &pkt->pds, 0, ce);
@@ -310,6 +340,27 @@ void urnic_uet_rx_request(struct urnic_engine *e, struct urnic_qp *qp,
 {
 	struct urnic_uet_qp *u = qp->uet;
 
+	if (pkt->pds.flags & URNIC_UET_F_SYN) {
+		/* 0-RTT establishment (UE 1.0 PDS): the start PSN is the packet's less its
+		 * offset; later SYNs must agree. */
+		uint32_t start = pkt->pds.psn - pkt->pds.psn_offset;
+
+		if (!u->rx_synced) {
+			struct urnic_pds_cfg c;
+
+			urnic_pds_cfg_default(&c, start);
+			urnic_pds_rx_init(&u->rx, &c);
+			u->rx_start = start;
+			u->rx_synced = true;
+		} else if (start != u->rx_start) {
+			urnic_count(e, URNIC_CTR_uet_drop_bad_header);
+			return;
+		}
+	} else if (!u->rx_synced) {
+		urnic_count(e, URNIC_CTR_uet_drop_unknown_pdc); /* no start PSN known yet */
+		return;
+	}
+
 	switch (urnic_pds_rx_check(&u->rx, pkt->pds.psn)) {
 	case URNIC_PDS_RX_OUT_OF_WINDOW:
 		urnic_count(e, URNIC_CTR_uet_drop_out_of_window);
@@ -360,7 +411,7 @@ static bool rc_shape(const struct urnic_uet_pkt *pkt)
 	case URNIC_UET_RUD_REQ:
 		return (pkt->pds.next == URNIC_UET_NEXT_REQ_STD ||
 			pkt->pds.next == URNIC_UET_NEXT_RSP_DATA) &&
-		       !(pkt->pds.flags & URNIC_UET_F_SYN);
+		       !pkt->pds.use_rsv_pdc;
 	case URNIC_UET_ACK_CC:
 		return pkt->pds.next == URNIC_UET_NEXT_NONE || pkt->pds.next == URNIC_UET_NEXT_RSP;
 	case URNIC_UET_NACK:
@@ -386,7 +437,9 @@ void urnic_uet_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const u
 		urnic_count(e, URNIC_CTR_uet_drop_bad_header);
 		return;
 	}
-	qp = pdc_qp(e, pkt.pds.dpdcid);
+	qp = pkt.pds.type == URNIC_UET_RUD_REQ && (pkt.pds.flags & URNIC_UET_F_SYN)
+		     ? urnic_uet_syn_qp(e, m->src_ip, pkt.pds.spdcid)
+		     : pdc_qp(e, pkt.pds.dpdcid);
 	/* The PDC is found by {source, destination, SPDCID} (UE 1.0 PDS): the QP's peer's. */
 	if (!qp || qp->uet->rpdc != pkt.pds.spdcid ||
 	    memcmp(m->src_ip, qp->attr.peer.ip, e->cfg.ipv6 ? 16 : 4) != 0) {
@@ -413,6 +466,8 @@ void urnic_uet_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const u
 		case URNIC_UET_CTRL: {
 			struct urnic_uet_pds ack = { 0 };
 
+			if (!qp->uet->rx_synced)
+				break;
 			urnic_pds_rx_probe(&qp->uet->rx, &pkt.pds, &ack);
 			ack.spdcid = qp->uet->lpdc;
 			ack.dpdcid = qp->uet->rpdc;

@@ -16,41 +16,14 @@
 #include "mem/odp.h"
 #include "mem/sge.h"
 
-enum {
-	ECN_MASK = 0x03,
-	ECN_ECT0 = 0x02, /* RFC 3168 §5: ECN-capable transport */
-};
-
-/* A packet to the peer from entropy value ev, ECN-capable (NSCC reads the marks). */
-static struct urnic_txpkt *begin(struct urnic_engine *e, struct urnic_qp *qp, uint16_t ev)
+/* Before the first ACK: SYN and the offset from the start PSN instead of the DPDCID. */
+static void syn(const struct urnic_uet_qp *u, struct urnic_uet_pds *h)
 {
-	struct urnic_txpkt *p = urnic_tx_begin(e, qp);
-
-	p->dst.sport = ev;
-	p->dst.traffic_class = (uint8_t)((qp->attr.peer.traffic_class & ~ECN_MASK) | ECN_ECT0);
-	return p;
-}
-
-/* Encodes the PDS header and the SES header into p's header bytes. */
-static bool put_headers(struct urnic_engine *e, struct urnic_txpkt *p,
-			const struct urnic_uet_pds *h, const struct urnic_uet_ses *s)
-{
-	ssize_t n = urnic_uet_pds_encode(h, p->hdr, sizeof(p->hdr)), m = 0;
-
-	if (n > 0 && s)
-		m = urnic_uet_ses_encode(s, p->hdr + n, sizeof(p->hdr) - (size_t)n);
-	if (n <= 0 || m < 0) {
-		/* Every header built here is one the decoder takes: a bug, not input. */
-		urnic_count(e, URNIC_CTR_drop_tx_failed);
-		return false;
-	}
-	p->hdr_bytes = (uint32_t)(n + m);
-	return true;
-}
-
-static struct urnic_uet_wqe *uwqe(struct urnic_qp *qp, uint32_t idx)
-{
-	return &qp->uet->wqe[idx & qp->uet->sq_mask];
+	if (u->tx_synced)
+		return;
+	h->flags |= URNIC_UET_F_SYN;
+	h->psn_offset = (uint16_t)(h->psn - u->tx_start);
+	h->dpdcid = 0;
 }
 
 static uint8_t ses_opcode(uint32_t wr_opcode)
@@ -78,7 +51,7 @@ static bool emit_request(struct urnic_engine *e, struct urnic_qp *qp, uint32_t p
 {
 	struct urnic_uet_qp *u = qp->uet;
 	struct urnic_send_wqe *w = rc_swqe(qp, r->ref);
-	struct urnic_uet_wqe *uw = uwqe(qp, r->ref);
+	struct urnic_uet_wqe *uw = urnic_uet_wqe_at(qp, r->ref);
 	bool imm = w->opcode == URNIC_WR_SEND_WITH_IMM || w->opcode == URNIC_WR_RDMA_WRITE_WITH_IMM;
 	bool remote = w->opcode != URNIC_WR_SEND && w->opcode != URNIC_WR_SEND_WITH_IMM;
 	struct urnic_uet_pds h = {
@@ -100,12 +73,13 @@ static bool emit_request(struct urnic_engine *e, struct urnic_qp *qp, uint32_t p
 		.header_data = imm ? w->imm_be : 0,
 		.request_length = w->length,
 	};
-	struct urnic_txpkt *p = begin(e, qp, ev);
+	struct urnic_txpkt *p = urnic_uet_begin(e, qp, ev);
 
 	/* A tail packet resent asks for its ACK at once: nothing behind it will. */
 	if (retx)
 		h.flags |= URNIC_UET_F_AR;
-	if (!put_headers(e, p, &h, &s))
+	syn(u, &h);
+	if (!urnic_uet_put_headers(e, p, &h, &s))
 		return false;
 	if (w->opcode != URNIC_WR_RDMA_READ && r->len &&
 	    urnic_roce_gather(e, qp, w, r->off, r->len, p) < 0) {
@@ -145,10 +119,11 @@ static bool emit_response(struct urnic_engine *e, struct urnic_qp *qp, uint32_t 
 		.msg_offset = r->off,
 		.length14 = r->len,
 	};
-	struct urnic_txpkt *p = begin(e, qp, ev);
+	struct urnic_txpkt *p = urnic_uet_begin(e, qp, ev);
 	struct urnic_mr_at at = { 0 };
 
-	if (!put_headers(e, p, &h, &s))
+	syn(u, &h);
+	if (!urnic_uet_put_headers(e, p, &h, &s))
 		return false;
 	if (r->len) {
 		/* IBTA 9.7.5.1.7 (o9-58): the key is resolved again for every response
@@ -284,7 +259,7 @@ static bool send_wqe_packet(struct urnic_engine *e, struct urnic_qp *qp, struct 
 			    bool *done)
 {
 	struct urnic_uet_qp *u = qp->uet;
-	struct urnic_uet_wqe *uw = uwqe(qp, qp->req.idx);
+	struct urnic_uet_wqe *uw = urnic_uet_wqe_at(qp, qp->req.idx);
 	uint32_t mtu = qp->attr.path_mtu, off = qp->req.off_bytes;
 	uint32_t len = w->length - off < mtu ? w->length - off : mtu;
 	struct urnic_uet_rec r = { .ref = qp->req.idx, .off = off, .kind = URNIC_UET_REC_REQ };
@@ -380,7 +355,7 @@ void urnic_uet_complete_sq(struct urnic_engine *e, struct urnic_qp *qp)
 
 	while (qp->state == URNIC_QPS_RTS && qp->comp.idx != qp->req.idx) {
 		struct urnic_send_wqe *w = rc_swqe(qp, qp->comp.idx);
-		struct urnic_uet_wqe *uw = uwqe(qp, qp->comp.idx);
+		struct urnic_uet_wqe *uw = urnic_uet_wqe_at(qp, qp->comp.idx);
 
 		if (roce_is_local_op(w->opcode) && w->done) {
 			urnic_roce_complete_swqe(e, qp, w->status);
@@ -400,180 +375,6 @@ void urnic_uet_complete_sq(struct urnic_engine *e, struct urnic_qp *qp)
 	}
 }
 
-static void publish_state(struct urnic_engine *e, const struct urnic_qp *qp)
-{
-	const struct urnic_uet_qp *u = qp->uet;
-
-	if (!e->stats.cur_qp)
-		return;
-	e->stats.cur_qp[URNIC_CTR_uet_cwnd_bytes] = u->cc_on ? u->cc.cwnd : 0;
-	e->stats.cur_qp[URNIC_CTR_uet_srtt_us] = u->tx.srtt_ns / 1000u;
-	e->stats.cur_qp[URNIC_CTR_uet_inflight_bytes] = u->tx.inflight_bytes;
-}
-
-void urnic_uet_rx_ack(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_uet_pkt *pkt)
-{
-	struct urnic_uet_qp *u = qp->uet;
-	struct urnic_pds_acked a;
-	uint64_t lost_before = u->tx.st.lost_reorder;
-	uint32_t done;
-
-	urnic_count(e, URNIC_CTR_uet_acks_rcvd);
-	urnic_pds_tx_ack(&u->tx, &pkt->pds, e->now_ns, &a);
-	for (uint32_t i = 0; i < a.n_evs; i++)
-		urnic_reps_delivered(&u->reps, a.evs[i], false);
-	if (a.ecn)
-		urnic_reps_delivered(&u->reps, 0, true);
-	if (u->cc_on) {
-		if (a.delivered_bytes)
-			urnic_nscc_ack(&u->cc, e->now_ns, a.delivered_bytes, a.rtt_ns, a.ecn,
-				       u->tx.inflight_bytes);
-		if (u->tx.st.lost_reorder > lost_before)
-			urnic_nscc_loss(&u->cc, e->now_ns,
-					(u->tx.st.lost_reorder - lost_before) * qp->attr.path_mtu);
-	}
-	if (pkt->pds.next == URNIC_UET_NEXT_RSP && pkt->ses.return_code != URNIC_UET_RC_OK) {
-		/* A refusal of the message msg_id: its WQE fails in order. */
-		uint8_t st = pkt->ses.return_code == URNIC_UET_RC_TOO_LONG ||
-					     pkt->ses.return_code == URNIC_UET_RC_UNSUPPORTED_OP
-				     ? URNIC_WC_REM_INV_REQ_ERR
-			     : pkt->ses.return_code == URNIC_UET_RC_HOST_UNSUCCESS_CMPL
-				     ? URNIC_WC_REM_OP_ERR
-				     : URNIC_WC_REM_ACCESS_ERR;
-
-		urnic_count(e, URNIC_CTR_uet_remote_errors_rcvd);
-		for (uint32_t i = qp->comp.idx; i != qp->req.idx + (qp->req.off_bytes ? 1 : 0);
-		     i++) {
-			if (uwqe(qp, i)->msg_id == pkt->ses.msg_id && rc_swqe(qp, i)->started) {
-				uwqe(qp, i)->status = st;
-				break;
-			}
-		}
-	}
-	/* READs answered whole and acknowledged free their slots, oldest first. */
-	while (u->job_count) {
-		struct urnic_uet_job *j = &u->jobs[u->job_head];
-
-		if (j->used && !(j->all_sent && urnic_pds_psn_diff(u->tx.una, j->last_psn) > 0))
-			break;
-		j->used = false;
-		u->job_head = (u->job_head + 1) % u->njobs;
-		u->job_count--;
-	}
-	publish_state(e, qp);
-	done = qp->comp.idx;
-	urnic_uet_complete_sq(e, qp);
-	/* Completions an ACK brought alone: the peer's answer is still to come, and the
-	 * application may wait for it on memory (ib_write_lat), where only the engine
-	 * thread takes it in (dev/pipeline.c asks it to watch the socket; roce/rc.c). */
-	if (qp->comp.idx != done)
-		e->hold.answers_due++;
-	urnic_engine_qp_wake(e, qp);
-}
-
-void urnic_uet_rx_nack(struct urnic_engine *e, struct urnic_qp *qp,
-		       const struct urnic_uet_pds *nack)
-{
-	struct urnic_uet_qp *u = qp->uet;
-
-	urnic_count(e, URNIC_CTR_uet_nacks_rcvd);
-	if (nack->nack_code != URNIC_UET_NACK_NO_SES_MSG_AVAIL) {
-		urnic_pds_tx_nack(&u->tx, nack, e->now_ns);
-		if (u->cc_on && (nack->nack_code == URNIC_UET_NACK_TRIMMED ||
-				 nack->nack_code == URNIC_UET_NACK_TRIMMED_LAST_HOP))
-			urnic_nscc_loss(&u->cc, e->now_ns, qp->attr.path_mtu);
-		urnic_engine_qp_wake(e, qp);
-		return;
-	}
-	/* The receiver was not ready (RC's RNR NAK, IBTA 9.7.5.2.8): the packet waits the
-	 * timer the NACK names, rnr_retry times at most (7: for ever). */
-	urnic_count(e, URNIC_CTR_uet_rnr_nacks_rcvd);
-	if (qp->attr.rnr_retry != 7) {
-		if (!u->rnr_left) {
-			const struct urnic_uet_rec *r =
-				&u->rec[nack->nack_psn & (URNIC_PDS_WINDOW - 1)];
-
-			if (r->kind == URNIC_UET_REC_REQ)
-				uwqe(qp, r->ref)->status = URNIC_WC_RNR_RETRY_EXC_ERR;
-			urnic_uet_complete_sq(e, qp);
-			return;
-		}
-		u->rnr_left--;
-	}
-	urnic_pds_tx_park(&u->tx, nack->nack_psn,
-			  e->now_ns + 1000ull * urnic_rnr_timer_us((uint8_t)(nack->payload & 0x1f)),
-			  e->now_ns);
-}
-
-void urnic_uet_send_ctrl(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_uet_pds *h)
-{
-	struct urnic_txpkt *p = begin(e, qp, qp->uet->ack_ev);
-
-	if (!put_headers(e, p, h, NULL))
-		return;
-	urnic_tx_commit(e, p);
-}
-
-void urnic_uet_send_ack(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	struct urnic_uet_qp *u = qp->uet;
-	struct urnic_uet_pds h = { 0 };
-	struct urnic_uet_ses s = {
-		.next = URNIC_UET_NEXT_RSP,
-		.list = URNIC_UET_LIST_EXPECTED,
-		.rsp_opcode = URNIC_UET_RSP_RESPONSE,
-		.return_code = u->rsp_code,
-		.msg_id = u->rsp_msg_id,
-	};
-	struct urnic_txpkt *p;
-
-	urnic_pds_rx_ack(&u->rx, &h);
-	h.spdcid = u->lpdc;
-	h.dpdcid = u->rpdc;
-	h.next = u->rsp_pending ? URNIC_UET_NEXT_RSP : URNIC_UET_NEXT_NONE;
-	p = begin(e, qp, u->ack_ev);
-	if (!put_headers(e, p, &h, u->rsp_pending ? &s : NULL))
-		return;
-	urnic_tx_commit(e, p);
-	u->ack_pending = false;
-	u->rsp_pending = false;
-	urnic_count(e, URNIC_CTR_uet_acks_sent);
-}
-
-void urnic_uet_send_nack(struct urnic_engine *e, struct urnic_qp *qp, uint32_t psn, uint8_t code,
-			 uint32_t payload)
-{
-	struct urnic_uet_pds h = {
-		.type = URNIC_UET_NACK,
-		.nack_code = code,
-		.nack_psn = psn,
-		.spdcid = qp->uet->lpdc,
-		.dpdcid = qp->uet->rpdc,
-		.payload = payload,
-	};
-
-	urnic_uet_send_ctrl(e, qp, &h);
-	urnic_count(e, URNIC_CTR_uet_nacks_sent);
-}
-
-void urnic_uet_send_probe(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	struct urnic_uet_qp *u = qp->uet;
-	struct urnic_uet_pds h = {
-		.type = URNIC_UET_CTRL,
-		.next = URNIC_UET_CTRL_PROBE,
-		.flags = URNIC_UET_F_AR,
-		.probe_opaque = u->tx.probe_id,
-		.psn = u->tx.nxt,
-		.spdcid = u->lpdc,
-		.dpdcid = u->rpdc,
-		.payload = u->tx.una,
-	};
-
-	urnic_uet_send_ctrl(e, qp, &h);
-	urnic_count(e, URNIC_CTR_uet_tx_probes);
-}
-
 bool urnic_uet_progress(struct urnic_engine *e, struct urnic_qp *qp)
 {
 	struct urnic_uet_qp *u = qp->uet;
@@ -581,21 +382,25 @@ bool urnic_uet_progress(struct urnic_engine *e, struct urnic_qp *qp)
 
 	if (!u || (qp->state != URNIC_QPS_RTS && qp->state != URNIC_QPS_RTR))
 		return false;
-	if (qp->state == URNIC_QPS_RTS) {
-		n += resend_lost(e, qp, URNIC_UET_BUDGET_PKTS);
-		if (qp->state != URNIC_QPS_RTS)
-			return true;
-		n += send_responses(e, qp, URNIC_UET_BUDGET_PKTS);
-		if (qp->state != URNIC_QPS_RTS)
-			return true;
-		n += send_new_work(e, qp, URNIC_UET_BUDGET_PKTS);
-		urnic_uet_complete_sq(e, qp);
-	}
+	/* A responder answers READs from RTR on (IBTA 10.3.1: it responds to requests);
+	 * its own requests wait for RTS. */
+	n += resend_lost(e, qp, URNIC_UET_BUDGET_PKTS);
+	if (qp->state == URNIC_QPS_ERR)
+		return true;
+	n += send_responses(e, qp, URNIC_UET_BUDGET_PKTS);
+	if (qp->state == URNIC_QPS_ERR)
+		return true;
+	/* The ACK first: a READ completed by this pass's responses is acknowledged before
+	 * the next one is asked for, so that the responder's slot is free for it. */
 	if (u->ack_pending || u->rsp_pending) {
 		urnic_uet_send_ack(e, qp);
 		n++;
 	}
+	if (qp->state == URNIC_QPS_RTS) {
+		n += send_new_work(e, qp, URNIC_UET_BUDGET_PKTS);
+		urnic_uet_complete_sq(e, qp);
+	}
 	if (n)
-		publish_state(e, qp);
+		urnic_uet_publish_state(e, qp);
 	return n != 0;
 }
