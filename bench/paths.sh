@@ -12,8 +12,9 @@
 # carried (its share of packets), lost, dropped and marked, and the RC retransmissions.
 # RoCEv2 pins a QP's packets to one UDP source port, so one QP uses one link, a loss
 # costs go-back-N, and a link that goes down fails its QPs ("failed": perftest's
-# completion error, retry exceeded); the UET transport (issue 30) is to be printed
-# beside it. A program
+# completion error, retry exceeded). The same scenarios then run over the UET transport
+# (`uet:` devices, UDP 4793: each QP sprays bursts of packets over entropy values, REPS
+# moves off paths that lose or mark, loss costs only what was lost; NSCC on). A program
 # that prints figures, not a test (-c, the short run CTest uses, checks that the topology
 # passes traffic: more than one link used by QPS QPs, data verified end to end).
 # Needs root (network namespaces).
@@ -67,14 +68,14 @@ run() {
 	ip -n "$NB" addr add 10.20.0.2/32 dev lemu
 	ip -n "$NA" route add 10.20.0.0/24 dev lemu
 	ip -n "$NB" route add 10.20.0.0/24 dev lemu
-	ip netns exec "$NB" env LD_LIBRARY_PATH="$LIB" URNIC_ADDR=10.20.0.2 \
+	ip netns exec "$NB" env LD_LIBRARY_PATH="$LIB" URNIC_ADDR="${KIND}10.20.0.2" \
 		URNIC_CONGESTION="$CONG" URNIC_PRINT_COUNTERS=1 \
 		ib_write_bw -x 1 -F -s 65536 -D "$DUR" -q "$qps" -p "$PORT" >"$W/srv.$name" 2>&1 &
 	sleep 0.5
 	# A QP whose link went down fails its work (retry exceeded), and perftest can wait
 	# for ever on a peer whose QPs failed: the client has DUR + 20 s.
 	timeout -s KILL $((DUR + 20)) ip netns exec "$NA" env LD_LIBRARY_PATH="$LIB" \
-		URNIC_ADDR=10.20.0.1 URNIC_CONGESTION="$CONG" URNIC_PRINT_COUNTERS=1 \
+		URNIC_ADDR="${KIND}10.20.0.1" URNIC_CONGESTION="$CONG" URNIC_PRINT_COUNTERS=1 \
 		ib_write_bw -x 1 -F -s 65536 -D "$DUR" -q "$qps" -p "$PORT" 10.20.0.2 \
 		>"$W/cli.$name" 2>&1
 	rc=$?
@@ -93,7 +94,7 @@ run() {
 		of=$(echo "$bw * 8000000 / ($RATE * 4)" | bc -l | xargs printf '%.2f')
 	fi
 	printf '%-18s %8s %5s  %s %7s %7s %7s %8s\n' "$label" "$bw" "$of" "$shares" "${14}" \
-		"$8" "$6" "$(ctr retransmit_pkts "$W/cli.$name")"
+		"$8" "$6" "$(ctr "$RTX" "$W/cli.$name")"
 	LAST_BW=$bw
 }
 
@@ -103,6 +104,8 @@ echo "# bench/paths.sh: ib_write_bw -s 65536 -D $DUR over RoCEv2, four links of"
 printf '%-18s %8s %5s  %-23s %7s %7s %7s %8s\n' scenario MB/s "/4" \
 	"packets on link 0..3" lost dropped marked retransm
 CONG=none
+KIND=
+RTX=retransmit_pkts
 if [ -n "$CHECK" ]; then
 	run spread "clean, $QPS QPs" "$QPS"
 	[ "$LAST_BW" != failed ] || die "the transfer over the links failed: $(tail -3 "$W/cli."*)"
@@ -121,3 +124,14 @@ run loss "1% loss, all" "$QPS" --loss 10000
 run lossy "link 0: 20% loss" "$QPS" --loss 0:200000
 run slow "link 0: 1/10 rate" "$QPS" --rate 0:$((RATE / 10))
 run down "link 0: down" "$QPS" --down 0:$((DUR * 500))
+# The UET transport: RC QPs over PDS RUD and SES on UDP 4793, with NSCC (a bare
+# `dcqcn` leaves uet devices to it).
+KIND=uet:
+RTX=uet_tx_resent
+CONG=dcqcn
+run uone "UET clean, 1 QP" 1
+run uspread "UET clean, $QPS QPs" "$QPS"
+run uloss "UET 1% loss, all" "$QPS" --loss 10000
+run ulossy "UET link 0: 20%" "$QPS" --loss 0:200000
+run uslow "UET link 0: 1/10" "$QPS" --rate 0:$((RATE / 10))
+run udown "UET link 0: down" "$QPS" --down 0:$((DUR * 500))
