@@ -21,10 +21,13 @@ CLI_ADDR=127.0.81.2
 ibv() {
 	_addr=$1
 	shift
-	# shellcheck disable=SC2086
+	_extra=
+	[ "$_addr" = "$SRV_ADDR" ] && _extra=$SRV_ENV
+	# shellcheck disable=SC2086 # SAN_ENV and _extra are lists of assignments
 	exec env LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-		URNIC_ADDR="uet:$_addr" URNIC_PRINT_COUNTERS=1 $SAN_ENV "$@"
+		URNIC_ADDR="uet:$_addr" URNIC_PRINT_COUNTERS=1 $SAN_ENV $_extra "$@"
 }
+SRV_ENV=
 
 # uet_check SERVER_LOG CLIENT_LOG: the run went over UET (each side sent or received
 # ACK_CCs; the client, which sends requests in every tool, received some) and lost no
@@ -93,4 +96,25 @@ for tool in ib_write_bw ib_send_bw ib_read_bw; do
 	perf "${tool}_64k" $tool -s 65536 -n 2000
 	perf "${tool}_8" $tool -s 8 -n 5000
 done
+
+# A capture of a UET transfer (the server's URNIC_PCAP, GSO sends cut into their
+# datagrams) as Wireshark sees it with urnic's dissector: every frame UET, requests,
+# ACK_CCs and more than one entropy value, nothing malformed and no expert finding.
+if command -v tshark >/dev/null; then
+	_pcap=$SYS_WORK/uet.pcap
+	_lua=$(dirname "$0")/../../tools/wireshark/uet.lua
+	SRV_ENV="URNIC_PCAP=$_pcap"
+	perf pcap_write ib_write_bw -s 65536 -n 100
+	_f=$(ls "$_pcap"* | head -1)
+	_t() { tshark -X lua_script:"$_lua" -r "$_f" "$@" 2>/dev/null; }
+	_all=$(_t | wc -l)
+	_bad=$(_t -Y '_ws.malformed || _ws.expert' | wc -l)
+	_req=$(_t -Y 'uet.pds.type == 2' | wc -l)
+	_ack=$(_t -Y 'uet.pds.type == 8' | wc -l)
+	_evs=$(_t -Y 'uet.pds.type == 2' -T fields -e udp.srcport | sort -u | wc -l)
+	[ "$_all" -gt 1600 ] && [ "$_bad" = 0 ] && [ "$_req" -ge 1600 ] && [ "$_ack" -gt 0 ] &&
+		[ "$_evs" -gt 1 ] ||
+		fail "capture: $_all frames, $_bad malformed or flagged, $_req requests, $_ack ACK_CC, $_evs entropy values"
+	say "capture: $_all frames dissected as UET ($_req requests, $_ack ACK_CC, $_evs entropy values), none malformed"
+fi
 say ok
