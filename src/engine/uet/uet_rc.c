@@ -125,11 +125,6 @@ static bool op_from_peer(const struct urnic_qp *qp, const struct urnic_pkt *pkt)
 	return false;
 }
 
-static bool op_progress(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	return urnic_uet_progress(e, qp);
-}
-
 static void op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *next, uint64_t *hold)
 {
 	struct urnic_uet_qp *u = qp->uet;
@@ -167,11 +162,6 @@ static void op_timers(struct urnic_engine *e, struct urnic_qp *qp, uint64_t *nex
 		*next = at;
 }
 
-static void op_flush(struct urnic_engine *e, struct urnic_qp *qp)
-{
-	urnic_rc_op_flush(e, qp);
-}
-
 static void op_release_held(struct urnic_engine *e, struct urnic_qp *qp, bool parting)
 {
 	/* Nothing is held: a pending ACK leaves with the pass, or now if the QP goes. */
@@ -190,9 +180,9 @@ const struct urnic_qp_ops urnic_uet_rc_ops = {
 	.connected = true,
 	.rx = op_rx,
 	.from_peer = op_from_peer,
-	.progress = op_progress,
+	.progress = urnic_uet_progress,
 	.timers = op_timers,
-	.flush = op_flush,
+	.flush = urnic_rc_op_flush, /* both queues, as every type's */
 	.release_held = op_release_held,
 	.enter_error = op_enter_error,
 };

@@ -120,25 +120,43 @@ static void rmsg_got(struct urnic_uet_rmsg *msg, const struct urnic_uet_pkt *pkt
 	}
 }
 
+/* The receive message of the SEND or WRITE with immediate pkt, and its WQE in *wqe; NULL
+ * when the packet was dealt with here: forged (it names an RSN completed before, on a PSN
+ * never seen), the receiver not ready (NACKed), or it contradicts what earlier packets of
+ * its message said (refused). */
+static struct urnic_uet_rmsg *rmsg_for(struct urnic_engine *e, struct urnic_qp *qp,
+				       const struct urnic_uet_pkt *pkt, bool ce, bool write,
+				       const struct urnic_recv_wqe **wqe)
+{
+	uint32_t rsn = pkt->ses.initiator;
+	struct urnic_uet_rmsg *msg = rmsg_of(qp, rsn, wqe);
+
+	if (!msg) {
+		if (rsn - qp->uet->rsn_next >= (uint32_t)-URNIC_UET_MSG_SLOTS)
+			urnic_count(e, URNIC_CTR_uet_drop_bad_ses);
+		else
+			not_ready(e, qp, pkt->pds.psn);
+		return NULL;
+	}
+	if (!rmsg_note(msg, pkt, write)) {
+		urnic_count(e, URNIC_CTR_uet_drop_bad_ses);
+		refuse(e, qp, pkt, URNIC_UET_RC_UNSUPPORTED_OP, ce);
+		return NULL;
+	}
+	return msg;
+}
+
 static void rx_send(struct urnic_engine *e, struct urnic_qp *qp, const struct urnic_uet_pkt *pkt,
 		    bool ce)
 {
 	const struct urnic_uet_ses *s = &pkt->ses;
 	const struct urnic_recv_wqe *wqe;
-	struct urnic_uet_rmsg *msg = rmsg_of(qp, s->initiator, &wqe);
+	struct urnic_uet_rmsg *msg = rmsg_for(e, qp, pkt, ce, false, &wqe);
 	uint32_t n = (uint32_t)pkt->payload_bytes;
 
-	if (!msg) {
-		if (s->initiator - qp->uet->rsn_next >= (uint32_t)-URNIC_UET_MSG_SLOTS) {
-			/* An RSN completed before, on a PSN never seen: forged. */
-			urnic_count(e, URNIC_CTR_uet_drop_bad_ses);
-			return;
-		}
-		not_ready(e, qp, pkt->pds.psn);
+	if (!msg)
 		return;
-	}
-	if (!rmsg_note(msg, pkt, false) || s->buffer_offset > s->request_length ||
-	    n > s->request_length - s->buffer_offset) {
+	if (s->buffer_offset > s->request_length || n > s->request_length - s->buffer_offset) {
 		urnic_count(e, URNIC_CTR_uet_drop_bad_ses);
 		refuse(e, qp, pkt, URNIC_UET_RC_UNSUPPORTED_OP, ce);
 		return;
@@ -169,20 +187,9 @@ static void rx_write(struct urnic_engine *e, struct urnic_qp *qp, const struct u
 		/* With immediate: it consumes a receive WQE (IBTA 9.7.5.1.6). */
 		const struct urnic_recv_wqe *wqe;
 
-		msg = rmsg_of(qp, s->initiator, &wqe);
-		if (!msg) {
-			if (s->initiator - qp->uet->rsn_next >= (uint32_t)-URNIC_UET_MSG_SLOTS) {
-				urnic_count(e, URNIC_CTR_uet_drop_bad_ses);
-				return;
-			}
-			not_ready(e, qp, pkt->pds.psn);
+		msg = rmsg_for(e, qp, pkt, ce, true, &wqe);
+		if (!msg)
 			return;
-		}
-		if (!rmsg_note(msg, pkt, true)) {
-			urnic_count(e, URNIC_CTR_uet_drop_bad_ses);
-			refuse(e, qp, pkt, URNIC_UET_RC_UNSUPPORTED_OP, ce);
-			return;
-		}
 	}
 	if (n) {
 		/* IBTA 9.7.5.1.7 (C9-50, o9-58): the R_Key, range and right for exactly these
@@ -449,10 +456,9 @@ void urnic_uet_rx(struct urnic_engine *e, const struct urnic_rx_meta *m, const u
 	urnic_engine_serve(e, qp);
 	if (qp->state != URNIC_QPS_RTR && qp->state != URNIC_QPS_RTS) {
 		urnic_count(e, URNIC_CTR_uet_drop_qp_state);
-	} else if (ce) {
-		urnic_count(e, URNIC_CTR_rx_ecn_ce);
-	}
-	if (qp->state == URNIC_QPS_RTR || qp->state == URNIC_QPS_RTS) {
+	} else {
+		if (ce)
+			urnic_count(e, URNIC_CTR_rx_ecn_ce);
 		switch (pkt.pds.type) {
 		case URNIC_UET_RUD_REQ:
 			urnic_uet_rx_request(e, qp, &pkt, ce);
